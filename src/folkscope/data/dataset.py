@@ -1,0 +1,297 @@
+"""Task-ready survey data: population, labels, weights, groups and fixed splits.
+
+A :class:`Dataset` takes raw rows and a :class:`~folkscope.tasks.TaskMetadata`,
+keeps the population, derives the 0/1 label and splits rows into
+train / (validation) / test with a fixed seed. The split is a permutation
+drawn from numpy's PCG64 generator, so the same data and seed give the same
+row ids on every run and machine. Survey weights (``PWGTP``) and group
+columns stay alongside the features for weighted and per-group metrics.
+
+Datasets are immutable: :meth:`Dataset.subsample` returns a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import ConfigError, EmptyPopulationError, UnknownColumnError
+from folkscope.tasks.task import TaskMetadata, get_task
+
+__all__ = ["ACSDataset", "Dataset", "Split"]
+
+Split = Literal["train", "val", "test"]
+_SPLITS: tuple[Split, ...] = ("train", "val", "test")
+
+
+@dataclass(frozen=True)
+class _SplitIds:
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+
+    def get(self, split: str) -> np.ndarray:
+        if split not in _SPLITS:
+            raise ConfigError(f"split must be one of {', '.join(_SPLITS)}, got {split!r}", parameter="split", value=split)
+        return getattr(self, split)
+
+
+def _check_fraction(name: str, value: float) -> float:
+    if not isinstance(value, (int, float)) or not 0.0 <= float(value) < 1.0:
+        raise ConfigError(f"{name} must be a fraction in [0, 1), got {value!r}", parameter=name, value=value)
+    return float(value)
+
+
+class Dataset:
+    """Rows of one task, split reproducibly.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Raw rows; its index is used as the row id (must be unique).
+    task : TaskMetadata or str
+        The task (population, label, features).
+    test_size, val_size : float
+        Fractions of the population held out (default 10% test, no validation).
+    seed : int
+        Seed of the split permutation (and default seed of :meth:`subsample`).
+    weight_column : str or None
+        Survey weight column; ``None`` or absent means unit weights.
+    provenance : dict, optional
+        Where the rows came from (source, year, states...), recorded in run folders.
+
+    Examples
+    --------
+    >>> from folkscope.data import load_bundled
+    >>> ds = Dataset(load_bundled("nist-national"), "NISTIncome")
+    >>> X, y = ds.get_test()
+    >>> X.shape[1] == len(ds.task.features), set(y.unique()) <= {0, 1}
+    (True, True)
+    """
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        task: TaskMetadata | str,
+        *,
+        test_size: float = 0.1,
+        val_size: float = 0.0,
+        seed: int = 42,
+        weight_column: str | None = "PWGTP",
+        provenance: dict[str, Any] | None = None,
+        _population: pd.DataFrame | None = None,
+        _splits: _SplitIds | None = None,
+    ) -> None:
+        self.task = get_task(task)
+        self.test_size = _check_fraction("test_size", test_size)
+        self.val_size = _check_fraction("val_size", val_size)
+        if self.test_size + self.val_size >= 1.0:
+            raise ConfigError(
+                f"test_size + val_size must leave rows for training, got {self.test_size} + {self.val_size}",
+                parameter="test_size",
+            )
+        self.seed = int(seed)
+        self.weight_column = weight_column if weight_column and (data is None or weight_column in data.columns) else None
+        self.provenance = dict(provenance or {})
+        if _population is not None and _splits is not None:
+            self._frame, self._splits = _population, _splits
+            return
+        self._frame = self._build_population(data)
+        self._splits = self._split(len(self._frame))
+
+    # -- construction --------------------------------------------------------------
+    def _build_population(self, data: pd.DataFrame) -> pd.DataFrame:
+        task = self.task
+        missing = [c for c in (*task.features, task.target.column, *(f.column for f in task.filters)) if c not in data.columns]
+        if missing:
+            raise UnknownColumnError(
+                f"task {task.name} needs column(s) {', '.join(dict.fromkeys(missing))}, which the data does not "
+                f"have (it has: {', '.join(map(str, data.columns))})",
+                parameter="data",
+                value=missing,
+            )
+        if not data.index.is_unique:
+            raise ConfigError("the data's index is used as row id and must be unique", parameter="data")
+        mask = task.population_mask(data)
+        if not mask.any():
+            filters = ", ".join(f.to_string() for f in task.filters) or "(none)"
+            raise EmptyPopulationError(
+                f"no row of {len(data)} passes the population filters of task {task.name}: {filters}; "
+                "loosen --use-population-filter or check the data's codes"
+            )
+        keep = [c for c in dict.fromkeys((*task.needed_columns, self.weight_column)) if c and c in data.columns]
+        frame = data.loc[mask, keep].copy()
+        frame[task.target_name] = task.labels(frame)
+        frame.index.name = "row_id"
+        return frame
+
+    def _split(self, n: int) -> _SplitIds:
+        order = np.random.default_rng(self.seed).permutation(n)
+        n_test = int(round(n * self.test_size))
+        n_val = int(round(n * self.val_size))
+        ids = self._frame.index.to_numpy()
+        pick = lambda part: np.sort(ids[part])  # noqa: E731 - sorted ids read better in outputs
+        return _SplitIds(
+            test=pick(order[:n_test]), val=pick(order[n_test : n_test + n_val]), train=pick(order[n_test + n_val :])
+        )
+
+    # -- access --------------------------------------------------------------------
+    @property
+    def data(self) -> pd.DataFrame:
+        """The whole population: features, target, label, weights and groups."""
+        return self._frame
+
+    @property
+    def name(self) -> str:
+        return self.task.name
+
+    def split_ids(self, split: Split) -> np.ndarray:
+        """Row ids of one split (sorted)."""
+        return self._splits.get(split)
+
+    def get_frame(self, split: Split) -> pd.DataFrame:
+        """Every kept column of one split (features, label, weight, groups)."""
+        return self._frame.loc[self._splits.get(split)]
+
+    def _xy(self, split: Split) -> tuple[pd.DataFrame, pd.Series]:
+        frame = self.get_frame(split)
+        return frame[list(self.task.features)], frame[self.task.target_name]
+
+    def get_train(self) -> tuple[pd.DataFrame, pd.Series]:
+        """Features and labels of the training split."""
+        return self._xy("train")
+
+    def get_val(self) -> tuple[pd.DataFrame, pd.Series]:
+        """Features and labels of the validation split (empty when ``val_size=0``)."""
+        return self._xy("val")
+
+    def get_test(self) -> tuple[pd.DataFrame, pd.Series]:
+        """Features and labels of the test split."""
+        return self._xy("test")
+
+    def weights(self, split: Split) -> np.ndarray:
+        """Survey weights of a split (ones when the data has no weight column)."""
+        ids = self._splits.get(split)
+        if self.weight_column is None:
+            return np.ones(len(ids))
+        return self._frame.loc[ids, self.weight_column].to_numpy(dtype=float)
+
+    def __getitem__(self, key: slice | Sequence[int]) -> tuple[pd.DataFrame, pd.Series]:
+        """Positional rows of the training split, as ``(X, y)`` (``clf.fit(*ds[0:100])``)."""
+        X, y = self.get_train()
+        return X.iloc[key], y.iloc[key]
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{s}={len(self._splits.get(s))}" for s in _SPLITS)
+        return f"{type(self).__name__}(task={self.task.name!r}, rows={len(self)}, {sizes}, seed={self.seed})"
+
+    # -- derived datasets ----------------------------------------------------------
+    def subsample(self, size: float | int, *, seed: int | None = None) -> Dataset:
+        """A new dataset keeping a random part of every split.
+
+        Parameters
+        ----------
+        size : float or int
+            A fraction in (0, 1] of each split, or an integer: at most that many
+            rows of each split.
+        seed : int, optional
+            Defaults to the dataset's seed; the same seed keeps the same ids.
+        """
+        is_fraction = isinstance(size, float) and 0.0 < size <= 1.0
+        is_count = isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size >= 1
+        if not (is_fraction or is_count):
+            raise ConfigError(
+                f"subsample size must be a fraction in (0, 1] or a positive row count, got {size!r}",
+                parameter="subsampling",
+                value=size,
+            )
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        parts = {}
+        for split in _SPLITS:
+            ids = self._splits.get(split)
+            k = int(round(len(ids) * size)) if is_fraction else min(int(size), len(ids))
+            if len(ids) and k == 0:
+                k = 1  # keep every non-empty split non-empty
+            parts[split] = np.sort(rng.choice(ids, size=k, replace=False)) if len(ids) else ids
+        splits = _SplitIds(**parts)
+        keep = np.concatenate([splits.train, splits.val, splits.test])
+        return type(self)(
+            data=None,  # type: ignore[arg-type]
+            task=self.task,
+            test_size=self.test_size,
+            val_size=self.val_size,
+            seed=self.seed,
+            weight_column=self.weight_column,
+            provenance={**self.provenance, "subsample": {"size": size, "seed": seed if seed is not None else self.seed}},
+            _population=self._frame.loc[np.sort(keep)],
+            _splits=splits,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes, label prevalence and provenance, for run configs and reports."""
+        out: dict[str, Any] = {"task": self.task.name, "rows": len(self), "seed": self.seed, **self.provenance}
+        for split in _SPLITS:
+            ids = self._splits.get(split)
+            labels = self._frame.loc[ids, self.task.target_name]
+            out[f"{split}_rows"] = int(len(ids))
+            out[f"{split}_prevalence"] = float(labels.mean()) if len(ids) else None
+        return out
+
+
+class ACSDataset(Dataset):
+    """A :class:`Dataset` whose rows come from the ACS: Census PUMS downloads or the bundled excerpt."""
+
+    @classmethod
+    def make_from_task(
+        cls,
+        task: TaskMetadata | str,
+        *,
+        cache_dir: str | Path | None = None,
+        survey_year: int | None = None,
+        horizon: str = "1-Year",
+        states: Sequence[str] | None = None,
+        excerpt: str = "nist-national",
+        seed: int = 42,
+        test_size: float = 0.1,
+        val_size: float = 0.0,
+        subsampling: float | int | None = None,
+        download: bool = True,
+    ) -> ACSDataset:
+        """Load the rows a task needs and build its dataset.
+
+        ``pums`` tasks (the five folktables tasks, and custom ones) read the
+        Census PUMS files for ``survey_year`` (default: the task's year, 2018),
+        ``horizon`` and ``states`` (default: all), downloading them once into
+        ``cache_dir`` (``--data-dir``; default ``$FOLKSCOPE_HOME/data``).
+        ``nist`` tasks read the bundled 2019 excerpt ``excerpt`` and work offline.
+
+        Examples
+        --------
+        >>> ds = ACSDataset.make_from_task("NISTIncome", subsampling=0.1)
+        >>> ds.task.name, ds.provenance["source"]
+        ('NISTIncome', 'nist-national')
+        """
+        task_obj = get_task(task)
+        if task_obj.source == "nist":
+            from folkscope.data.bundled import BUNDLED, load_bundled
+
+            data = load_bundled(excerpt)
+            provenance: dict[str, Any] = {"source": excerpt, "survey_year": BUNDLED[excerpt][1]}
+        else:
+            from folkscope.data.pums import load_pums
+
+            year = survey_year or task_obj.survey_year or 2018
+            columns = list(dict.fromkeys((*task_obj.needed_columns, "PWGTP")))
+            data = load_pums(states=states, year=year, horizon=horizon, data_dir=cache_dir, columns=columns, download=download)
+            data.index = pd.RangeIndex(len(data), name="row_id")
+            provenance = {"source": "census-pums", "survey_year": year, "horizon": horizon, "states": list(states) if states else "all"}
+        dataset = cls(data, task_obj, test_size=test_size, val_size=val_size, seed=seed, provenance=provenance)
+        return dataset.subsample(subsampling, seed=seed) if subsampling is not None else dataset  # type: ignore[return-value]

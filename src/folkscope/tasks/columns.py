@@ -1,0 +1,309 @@
+"""Column-to-text mappings: how one survey value becomes a short English phrase.
+
+A :class:`ColumnToText` is pure data (loaded from ``resources/*.json``), so
+new columns or datasets are added by writing a file, not code. Rendering is
+vectorised: a column is factorised, each *distinct* value is rendered once,
+and the texts are gathered back, so 160,000 rows cost a few hundred string
+formats rather than 160,000.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import ConfigError, DataError, UnknownColumnError
+
+__all__ = ["ColumnToText", "Granularity", "column_set", "get_column", "load_code_file"]
+
+Granularity = Literal["original", "low"]
+_UNITS = ("years_old", "hours", "minutes", "dollars", "percent", "number")
+
+
+def _format_number(value: float, unit: str) -> str:
+    """Render one numeric value with its unit (the only numeric formats we allow)."""
+    if unit == "dollars":
+        sign = "-" if value < 0 else ""
+        return f"{sign}${abs(int(round(value))):,}"
+    if unit == "number":
+        return f"{int(value)}" if float(value).is_integer() else f"{value:g}"
+    whole = int(round(value))
+    if unit == "years_old":
+        return f"{whole} years old"
+    if unit == "hours":
+        return f"{whole} hours"
+    if unit == "minutes":
+        return f"{whole} minutes"
+    return f"{whole}%"  # percent
+
+
+@dataclass(frozen=True)
+class LowGranularity:
+    """Coarser bins for the ``granularity=low`` prompt variation.
+
+    Exactly one of the four forms is set: numeric ``edges`` with ``labels``
+    (left-closed bins ``[e_i, e_{i+1})``), code ``groups``, label-prefix
+    ``prefix_groups`` (occupation families) or inclusive code ``ranges``.
+    """
+
+    edges: tuple[float, ...] = ()
+    labels: tuple[str, ...] = ()
+    groups: Mapping[int, str] = field(default_factory=dict)
+    prefix_groups: Mapping[str, str] = field(default_factory=dict)
+    ranges: tuple[tuple[int, int, str], ...] = ()
+
+    @classmethod
+    def from_json(cls, spec: Mapping[str, Any]) -> LowGranularity:
+        return cls(
+            edges=tuple(spec.get("edges", ())),
+            labels=tuple(spec.get("labels", ())),
+            groups={int(k): v for k, v in spec.get("groups", {}).items()},
+            prefix_groups=dict(spec.get("prefix_groups", {})),
+            ranges=tuple((int(lo), int(hi), str(lab)) for lo, hi, lab in spec.get("ranges", ())),
+        )
+
+
+@dataclass(frozen=True)
+class ColumnToText:
+    """How the values of one column read in a prompt.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the data (e.g. ``"AGEP"``).
+    description : str
+        Noun phrase used in ``"The <description> is: <value>."``.
+    kind : {"categorical", "numeric"}
+        Categorical values are codes looked up in ``values``; numeric values
+        are formatted with ``unit``.
+    values : mapping of int to str
+        Code labels (categorical only), from the Census codebook.
+    unit : str, optional
+        One of ``years_old, hours, minutes, dollars, percent, number``.
+    missing : str, optional
+        Text for a blank (not applicable) value. Without it a blank is an error.
+    raw_labels : mapping of int to str
+        Codebook labels before clean-up (used by prefix-based coarse groups).
+    top_code : (int, str), optional
+        A numeric top code with its own text (``501 -> "501% or more"``).
+    low : LowGranularity, optional
+        Coarse bins for ``granularity="low"``.
+
+    Examples
+    --------
+    >>> age = get_column("AGEP")
+    >>> age.sentence(42)
+    'The age is: 42 years old.'
+    >>> list(age.render(pd.Series([18, 67]), granularity="low"))
+    ['18 to 24 years old', '65 to 74 years old']
+    """
+
+    name: str
+    description: str
+    kind: Literal["categorical", "numeric"]
+    values: Mapping[int, str] = field(default_factory=dict)
+    unit: str | None = None
+    missing: str | None = None
+    raw_labels: Mapping[int, str] = field(default_factory=dict)
+    top_code: tuple[int, str] | None = None
+    low: LowGranularity | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("categorical", "numeric"):
+            raise ConfigError(
+                f"column {self.name}: kind must be 'categorical' or 'numeric', got {self.kind!r}",
+                parameter="kind",
+                value=self.kind,
+            )
+        if self.kind == "numeric" and self.unit not in _UNITS:
+            raise ConfigError(
+                f"column {self.name}: numeric unit must be one of {', '.join(_UNITS)}; got {self.unit!r}",
+                parameter="unit",
+                value=self.unit,
+            )
+        if self.kind == "categorical" and not self.values:
+            raise ConfigError(f"column {self.name}: a categorical column needs a 'values' map or 'codes_file'")
+
+    # -- one value -----------------------------------------------------------------
+    def value_text(self, value: Any, *, granularity: Granularity = "original") -> str:
+        """The phrase for a single value (see :meth:`render` for whole columns)."""
+        return str(self.render(pd.Series([value]), granularity=granularity).iloc[0])
+
+    def sentence(self, value: Any, *, granularity: Granularity = "original") -> str:
+        """``"The <description> is: <value>."`` for a single value."""
+        return f"The {self.description} is: {self.value_text(value, granularity=granularity)}."
+
+    # -- whole columns -------------------------------------------------------------
+    def render(self, series: pd.Series, *, granularity: Granularity = "original") -> pd.Series:
+        """Render a whole column to text, one format per distinct value.
+
+        Raises
+        ------
+        DataError
+            If the column has blanks and no ``missing`` text, or codes the
+            codebook does not list (the message lists them).
+        """
+        if granularity not in ("original", "low"):
+            raise ConfigError(
+                f"granularity must be 'original' or 'low', got {granularity!r}",
+                parameter="granularity",
+                value=granularity,
+            )
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        texts = [self._render_one(u, granularity) for u in uniques]
+        has_missing = bool((codes < 0).any())
+        if has_missing:
+            if self.missing is None:
+                raise DataError(
+                    f"column {self.name} has {(codes < 0).sum()} blank values and no text for "
+                    "'missing'; filter those rows out or add a 'missing' label to the column definition"
+                )
+            texts.append(self.missing)
+        lookup = np.array(texts, dtype=object)
+        return pd.Series(lookup[codes], index=series.index, name=self.name, dtype=object)
+
+    def _render_one(self, value: Any, granularity: Granularity) -> str:
+        number = float(value)
+        if math.isnan(number):  # float NaN that factorize kept (object columns)
+            if self.missing is None:
+                raise DataError(f"column {self.name} has blank values and no text for 'missing'")
+            return self.missing
+        if granularity == "low" and self.low is not None:
+            return self._render_low(number)
+        if self.kind == "numeric":
+            if self.top_code is not None and number >= self.top_code[0]:
+                return self.top_code[1]
+            return _format_number(number, str(self.unit))
+        code = int(number)
+        if code != number or code not in self.values:
+            raise DataError(
+                f"column {self.name}: code {value!r} is not in its codebook "
+                f"({len(self.values)} known codes); check the survey year's data dictionary "
+                "or extend the column's 'values'"
+            )
+        return self.values[code]
+
+    def _render_low(self, number: float) -> str:
+        low = self.low
+        assert low is not None  # checked by the caller
+        if low.edges:
+            idx = int(np.searchsorted(low.edges, number, side="right")) - 1
+            if 0 <= idx < len(low.labels):
+                return low.labels[idx]
+            raise DataError(f"column {self.name}: value {number} is outside its coarse bins {low.edges}")
+        code = int(number)
+        if low.groups:
+            if code in low.groups:
+                return low.groups[code]
+        elif low.prefix_groups:
+            raw = self.raw_labels.get(code, "")
+            family = low.prefix_groups.get(raw[:3])
+            if family is not None:
+                return family
+        elif low.ranges:
+            for lo, hi, label in low.ranges:
+                if lo <= code <= hi:
+                    return label
+        # a code without a coarse group keeps its detailed label
+        return self._render_one(number, "original")
+
+
+def load_code_file(path: str, *, strip_prefix: str | None = None, strip_suffix: str | None = None) -> tuple[dict[int, str], dict[int, str]]:
+    """Parse a PUMS code list (``"0010 .MGR-Chief Executives"``) into two maps.
+
+    Returns the cleaned labels and the raw labels, both keyed by integer code.
+    ``strip_prefix`` / ``strip_suffix`` are regular expressions removed from
+    each label (occupation family prefixes, state abbreviations).
+    """
+    text = resources.files("folkscope.tasks").joinpath("resources", "codes", path).read_text("utf-8")
+    clean: dict[int, str] = {}
+    raw: dict[int, str] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        match = re.match(r"^\s*(\d+)\s+\.(.*)$", line)
+        if match is None:
+            raise DataError(f"code file {path}, line {lineno}: expected '<code> .<label>', got {line!r}")
+        code, label = int(match.group(1)), match.group(2).strip()
+        raw[code] = label
+        if strip_prefix:
+            label = re.sub(strip_prefix, "", label)
+        if strip_suffix:
+            label = re.sub(strip_suffix, "", label)
+        clean[code] = label.strip()
+    return clean, raw
+
+
+def _from_json(name: str, spec: Mapping[str, Any]) -> ColumnToText:
+    values = {int(k): v for k, v in spec.get("values", {}).items()}
+    raw: dict[int, str] = {}
+    if "codes_file" in spec:
+        values, raw = load_code_file(
+            spec["codes_file"], strip_prefix=spec.get("strip_prefix"), strip_suffix=spec.get("strip_suffix")
+        )
+    top = spec.get("top_code")
+    unknown = set(spec) - {
+        "description", "kind", "values", "codes_file", "strip_prefix", "strip_suffix",
+        "unit", "missing", "top_code", "low",
+    }  # fmt: skip
+    if unknown:
+        raise ConfigError(f"column {name}: unknown keys {sorted(unknown)} in its definition")
+    return ColumnToText(
+        name=name,
+        description=spec["description"],
+        kind=spec["kind"],
+        values=values,
+        unit=spec.get("unit"),
+        missing=spec.get("missing"),
+        raw_labels=raw,
+        top_code=(int(top["value"]), str(top["label"])) if top else None,
+        low=LowGranularity.from_json(spec["low"]) if "low" in spec else None,
+    )
+
+
+@lru_cache(maxsize=None)
+def _load_json_columns(filename: str) -> dict[str, ColumnToText]:
+    text = resources.files("folkscope.tasks").joinpath("resources", filename).read_text("utf-8")
+    data = json.loads(text)
+    return {name: _from_json(name, spec) for name, spec in data.items() if not name.startswith("_")}
+
+
+_COLUMN_SETS = {"acs": ("acs_columns.json",), "nist": ("acs_columns.json", "nist_columns.json")}
+
+
+def column_set(name: str = "acs") -> dict[str, ColumnToText]:
+    """All column mappings of a dataset family (``"acs"`` or ``"nist"``), as a fresh dict.
+
+    The NIST excerpt shares PUMS columns (AGEP, SEX, ...) and overrides or
+    adds its own recodes (HISP, EDU, ...).
+    """
+    if name not in _COLUMN_SETS:
+        raise ConfigError(
+            f"unknown column set {name!r}; known: {', '.join(_COLUMN_SETS)}", parameter="columns", value=name
+        )
+    merged: dict[str, ColumnToText] = {}
+    for filename in _COLUMN_SETS[name]:
+        merged.update(_load_json_columns(filename))
+    return merged
+
+
+def get_column(name: str, *, columns: str = "acs") -> ColumnToText:
+    """Look up one column mapping, with an error listing the known columns."""
+    known = column_set(columns)
+    if name not in known:
+        raise UnknownColumnError(
+            f"no text mapping for column {name!r} in the {columns!r} column set; "
+            f"known columns: {', '.join(sorted(known))}",
+            parameter="column",
+            value=name,
+        )
+    return known[name]

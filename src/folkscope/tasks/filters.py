@@ -1,0 +1,148 @@
+"""Population filters: small, parsed (never eval'd) conditions on columns.
+
+Syntax, one condition per string (combine several with ``&`` or pass a list):
+
+============================  =========================================
+``COL=V``                     equal to V (``COL==V`` too)
+``COL!=V``                    not equal to V
+``COL>V``, ``COL>=V``         greater than (or equal)
+``COL<V``, ``COL<=V``         less than (or equal)
+``COL=LO..HI``                inclusive range
+``COL=V1|V2|V3``              one of several values
+============================  =========================================
+
+Values are numbers, or bare strings for text columns. A row with a blank in
+the filtered column never passes (a blank is not ``< 65``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import FilterSyntaxError, UnknownColumnError
+
+__all__ = ["PopulationFilter", "apply_filters", "parse_filters"]
+
+_PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|=|!=|>=|<=|>|<)\s*(.+?)\s*$")
+
+
+def _parse_value(text: str, source: str) -> float | str:
+    text = text.strip()
+    if not text:
+        raise FilterSyntaxError(f"population filter {source!r} has an empty value", parameter="filter", value=source)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+@dataclass(frozen=True)
+class PopulationFilter:
+    """One parsed condition.
+
+    Examples
+    --------
+    >>> PopulationFilter.parse("AGEP=18..35")
+    PopulationFilter(column='AGEP', op='range', values=(18.0, 35.0))
+    >>> PopulationFilter.parse("AGEP>16").to_string()
+    'AGEP>16'
+    """
+
+    column: str
+    op: str  # one of = != > >= < <= range in
+    values: tuple[float | str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> PopulationFilter:
+        """Parse ``COL<op>VALUE``; raise :class:`FilterSyntaxError` naming the problem."""
+        if not isinstance(text, str):
+            raise FilterSyntaxError(f"a population filter must be a string, got {text!r}", parameter="filter", value=text)
+        match = _PATTERN.match(text)
+        if match is None:
+            raise FilterSyntaxError(
+                f"cannot parse population filter {text!r}: expected COLUMN<op>VALUE with op one of "
+                "= != > >= < <=, e.g. 'AGEP>16', 'SEX=2', 'AGEP=18..35' or 'RAC1P=1|2'",
+                parameter="filter",
+                value=text,
+            )
+        column, op, raw = match.groups()
+        op = "=" if op == "==" else op
+        if op == "=" and ".." in raw:
+            lo_text, _, hi_text = raw.partition("..")
+            lo, hi = _parse_value(lo_text, text), _parse_value(hi_text, text)
+            if not isinstance(lo, float) or not isinstance(hi, float):
+                raise FilterSyntaxError(f"range bounds in {text!r} must be numbers", parameter="filter", value=text)
+            if lo > hi:
+                raise FilterSyntaxError(f"empty range in {text!r}: {lo:g} > {hi:g}", parameter="filter", value=text)
+            return cls(column, "range", (lo, hi))
+        if op == "=" and "|" in raw:
+            return cls(column, "in", tuple(_parse_value(v, text) for v in raw.split("|")))
+        value = _parse_value(raw, text)
+        if op in (">", ">=", "<", "<=") and not isinstance(value, float):
+            raise FilterSyntaxError(f"{op} in {text!r} needs a number, got {raw!r}", parameter="filter", value=text)
+        return cls(column, op, (value,))
+
+    def to_string(self) -> str:
+        """The canonical text form (stable, used in config fingerprints)."""
+
+        def fmt(v: float | str) -> str:
+            return f"{v:g}" if isinstance(v, float) else v
+
+        if self.op == "range":
+            return f"{self.column}={fmt(self.values[0])}..{fmt(self.values[1])}"
+        if self.op == "in":
+            return f"{self.column}=" + "|".join(fmt(v) for v in self.values)
+        return f"{self.column}{self.op}{fmt(self.values[0])}"
+
+    def mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Boolean mask of the rows that pass (blanks never pass)."""
+        if self.column not in frame.columns:
+            raise UnknownColumnError(
+                f"population filter {self.to_string()!r} names column {self.column!r}, which the data "
+                f"does not have; available: {', '.join(map(str, frame.columns))}",
+                parameter="filter",
+                value=self.column,
+            )
+        col = frame[self.column]
+        v = self.values
+        if self.op == "range":
+            result = (col >= v[0]) & (col <= v[1])
+        elif self.op == "in":
+            result = col.isin(list(v))
+        elif self.op == "=":
+            result = col == v[0]
+        elif self.op == "!=":
+            result = (col != v[0]) & col.notna()
+        elif self.op == ">":
+            result = col > v[0]
+        elif self.op == ">=":
+            result = col >= v[0]
+        elif self.op == "<":
+            result = col < v[0]
+        else:
+            result = col <= v[0]
+        return np.asarray(pd.Series(result).fillna(False), dtype=bool)
+
+
+def parse_filters(spec: str | Iterable[str] | None) -> tuple[PopulationFilter, ...]:
+    """Parse one string (conditions joined by ``&``) or a sequence of strings."""
+    if spec is None:
+        return ()
+    parts: Sequence[str] = spec.split("&") if isinstance(spec, str) else [p for s in spec for p in str(s).split("&")]
+    parsed = tuple(PopulationFilter.parse(p) for p in parts if p.strip())
+    if isinstance(spec, str) and spec.strip() and not parsed:
+        raise FilterSyntaxError(f"population filter {spec!r} holds no condition", parameter="filter", value=spec)
+    return parsed
+
+
+def apply_filters(frame: pd.DataFrame, filters: Iterable[PopulationFilter]) -> np.ndarray:
+    """Combined boolean mask of several filters (all must pass)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for flt in filters:
+        mask &= flt.mask(frame)
+    return mask

@@ -1,0 +1,336 @@
+"""Prediction tasks as immutable data: features, a binary target, a population, a question.
+
+The five folktables ACS tasks and the offline NIST-excerpt tasks are defined
+in ``resources/tasks.json``; :func:`get_task` returns them and
+:meth:`TaskMetadata.make_task` builds custom ones (any column as target, any
+feature subset, any population). Tasks are frozen: deriving a variant
+(:meth:`TaskMetadata.with_features`, :meth:`TaskMetadata.with_filters`)
+returns a new object and never changes the registry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import ConfigError, TargetError, UnknownColumnError, UnknownTaskError
+from folkscope.tasks.columns import ColumnToText, column_set
+from folkscope.tasks.filters import PopulationFilter, apply_filters, parse_filters
+
+__all__ = ["Choice", "Target", "TaskMetadata", "get_task", "list_tasks"]
+
+_OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "==": np.equal}
+_OP_WORDS = {">": "above", ">=": "at least", "<": "below", "<=": "at most", "==": "equal to"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer option of a multiple-choice question and the label it stands for."""
+
+    text: str
+    label: int
+
+
+@dataclass(frozen=True)
+class Target:
+    """How a column becomes the binary label: a threshold, or a set of positive codes.
+
+    Examples
+    --------
+    >>> Target("PINCP", op=">", value=50000).name
+    'PINCP>50000'
+    >>> Target("MIG", positive=(1,)).name
+    'MIG==1'
+    """
+
+    column: str
+    op: str | None = None
+    value: float | None = None
+    positive: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.op is not None and self.op not in _OPS:
+            raise ConfigError(
+                f"target threshold operator must be one of {', '.join(_OPS)}, got {self.op!r}",
+                parameter="threshold",
+                value=self.op,
+            )
+        if (self.op is None) != (self.value is None):
+            raise ConfigError("a target threshold needs both an operator and a value", parameter="threshold")
+        if self.op is not None and self.positive:
+            raise ConfigError("give a target either a threshold or positive values, not both", parameter="target")
+
+    @property
+    def name(self) -> str:
+        """Column name of the label in row-level outputs (``PINCP>50000``)."""
+        if self.op is not None:
+            return f"{self.column}{self.op}{self.value:g}"
+        if self.positive:
+            return f"{self.column}==" + "|".join(f"{v:g}" for v in self.positive)
+        return self.column
+
+    def labels(self, frame: pd.DataFrame) -> np.ndarray:
+        """The 0/1 label of every row; blanks in the target column raise."""
+        if self.column not in frame.columns:
+            raise UnknownColumnError(
+                f"target column {self.column!r} is not in the data", parameter="target", value=self.column
+            )
+        col = frame[self.column]
+        if col.isna().any():
+            raise TargetError(
+                f"target column {self.column} has {int(col.isna().sum())} blank values in the population; "
+                "add a population filter that excludes them"
+            )
+        values = col.to_numpy(dtype=float)
+        if self.op is not None:
+            return _OPS[self.op](values, float(self.value)).astype(np.int8)  # type: ignore[arg-type]
+        if self.positive:
+            return np.isin(values, np.asarray(self.positive, dtype=float)).astype(np.int8)
+        distinct = np.unique(values)
+        if not np.all(np.isin(distinct, (0.0, 1.0))):
+            shown = ", ".join(f"{v:g}" for v in distinct[:8]) + (" ..." if len(distinct) > 8 else "")
+            raise TargetError(
+                f"target column {self.column} is not binary (values: {shown}); give a threshold "
+                f"(e.g. threshold=('>', 50000)) or the positive codes (e.g. positive=[1])"
+            )
+        return values.astype(np.int8)
+
+
+@dataclass(frozen=True)
+class TaskMetadata:
+    """A binary prediction task on survey data.
+
+    Parameters
+    ----------
+    name : str
+        Task name (``"ACSIncome"``).
+    features : tuple of str
+        Columns shown to the model, in prompt order.
+    target : Target
+        How the label is derived.
+    filters : tuple of PopulationFilter
+        Who is in the population.
+    question, choices, numeric_question
+        The multiple-choice question with its answer options (label order
+        does not matter; the prompt layer shuffles for order-bias correction)
+        and the question used for numeric risk prompting.
+    source : {"pums", "nist", "custom"}
+        Where the rows come from: the Census PUMS download, the bundled
+        NIST excerpt, or a frame the user supplies.
+    columns : str
+        Column-text mapping set (``"acs"`` or ``"nist"``).
+    survey_year : int, optional
+        Year quoted in the prompt's task description.
+    sensitive_attributes : tuple of str
+        Group columns reported by fairness metrics (default race and sex).
+    description : str
+        One line for humans (reports, ``folkscope tasks``).
+    """
+
+    name: str
+    features: tuple[str, ...]
+    target: Target
+    filters: tuple[PopulationFilter, ...] = ()
+    question: str = ""
+    choices: tuple[Choice, ...] = ()
+    numeric_question: str = ""
+    source: str = "custom"
+    columns: str = "acs"
+    survey_year: int | None = None
+    sensitive_attributes: tuple[str, ...] = ("RAC1P", "SEX")
+    description: str = ""
+    column_texts: Mapping[str, ColumnToText] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.features:
+            raise ConfigError(f"task {self.name}: needs at least one feature", parameter="features")
+        if len(set(self.features)) != len(self.features):
+            raise ConfigError(f"task {self.name}: duplicate features in {self.features}", parameter="features")
+        if self.target.column in self.features:
+            raise ConfigError(
+                f"task {self.name}: the target column {self.target.column} cannot also be a feature",
+                parameter="features",
+                value=self.target.column,
+            )
+        labels = sorted(c.label for c in self.choices)
+        if self.choices and labels != [0, 1]:
+            raise ConfigError(f"task {self.name}: choices must cover labels 0 and 1 once each, got {labels}")
+        if not self.column_texts:
+            object.__setattr__(self, "column_texts", column_set(self.columns))
+        missing = [c for c in self.features if c not in self.column_texts]
+        if missing:
+            raise UnknownColumnError(
+                f"task {self.name}: no text mapping for feature(s) {', '.join(missing)} in the "
+                f"{self.columns!r} column set; known: {', '.join(sorted(self.column_texts))}",
+                parameter="features",
+                value=missing,
+            )
+
+    # -- derived views -------------------------------------------------------------
+    @property
+    def target_name(self) -> str:
+        """Name of the label column (``PINCP>50000``)."""
+        return self.target.name
+
+    @property
+    def needed_columns(self) -> tuple[str, ...]:
+        """Every column the task reads: features, target, filters, groups, weight."""
+        cols = [*self.features, self.target.column, *(f.column for f in self.filters), *self.sensitive_attributes]
+        return tuple(dict.fromkeys(cols))
+
+    def column_to_text(self, column: str) -> ColumnToText:
+        """The text mapping of one feature column."""
+        if column not in self.column_texts:
+            raise UnknownColumnError(f"task {self.name} has no text mapping for column {column!r}", value=column)
+        return self.column_texts[column]
+
+    def population_mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Rows of ``frame`` inside the task's population."""
+        return apply_filters(frame, self.filters)
+
+    def labels(self, frame: pd.DataFrame) -> np.ndarray:
+        """0/1 labels of ``frame`` (rows assumed inside the population)."""
+        return self.target.labels(frame)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description (for run configs and fingerprints)."""
+        out = asdict(self)
+        out.pop("column_texts")
+        out["filters"] = [f.to_string() for f in self.filters]
+        out["target_name"] = self.target_name
+        return out
+
+    # -- variants ------------------------------------------------------------------
+    def with_features(self, features: Sequence[str] | str) -> TaskMetadata:
+        """Same task with another feature subset (``--use-feature-subset``)."""
+        if isinstance(features, str):
+            features = [f.strip() for f in features.split(",") if f.strip()]
+        if not features:
+            raise ConfigError("feature subset is empty", parameter="use_feature_subset", value=features)
+        return replace(self, features=tuple(features))
+
+    def with_filters(self, filters: str | Iterable[str]) -> TaskMetadata:
+        """Same task with extra population filters (``--use-population-filter``)."""
+        return replace(self, filters=(*self.filters, *parse_filters(filters)))
+
+    @classmethod
+    def make_task(
+        cls,
+        name: str,
+        *,
+        features: Sequence[str],
+        target: str,
+        threshold: tuple[str, float] | None = None,
+        positive: Sequence[float] | None = None,
+        filters: str | Iterable[str] | None = None,
+        question: str | None = None,
+        choices: Sequence[tuple[str, int]] | None = None,
+        numeric_question: str | None = None,
+        columns: str = "acs",
+        source: str = "custom",
+        survey_year: int | None = None,
+        sensitive_attributes: Sequence[str] = ("RAC1P", "SEX"),
+        description: str = "",
+    ) -> TaskMetadata:
+        """Build a custom task; the question is written from the target's text mapping if not given.
+
+        Examples
+        --------
+        >>> t = TaskMetadata.make_task("Old", features=["SEX", "SCHL"], target="AGEP", threshold=(">", 40))
+        >>> t.target_name, t.question
+        ('AGEP>40', "Is this person's age above 40 years old?")
+        """
+        tgt = Target(
+            target,
+            op=threshold[0] if threshold else None,
+            value=float(threshold[1]) if threshold else None,
+            positive=tuple(float(p) for p in positive) if positive else (),
+        )
+        subject, predicate = _phrase(tgt, column_set(columns).get(target))
+        question = question or f"Is {subject} {predicate}?"
+        numeric_question = numeric_question or f"What is the probability that {subject} is {predicate}?"
+        choice_objs = tuple(Choice(t, int(lab)) for t, lab in choices) if choices else (Choice("No", 0), Choice("Yes", 1))
+        return cls(
+            name=name,
+            features=tuple(features),
+            target=tgt,
+            filters=parse_filters(filters),
+            question=question,
+            choices=choice_objs,
+            numeric_question=numeric_question,
+            source=source,
+            columns=columns,
+            survey_year=survey_year,
+            sensitive_attributes=tuple(sensitive_attributes),
+            description=description or f"Custom task: predict {tgt.name}.",
+        )
+
+
+def _phrase(tgt: Target, col: ColumnToText | None) -> tuple[str, str]:
+    """Subject and predicate of a generated question: ("this person's age", "above 40 years old")."""
+    subject = f"this person's {col.description if col else tgt.column}"
+    if tgt.op is not None and tgt.value is not None:
+        shown = col.value_text(tgt.value) if col is not None and col.kind == "numeric" else f"{tgt.value:g}"
+        return subject, f"{_OP_WORDS[tgt.op]} {shown}"
+    positive = tgt.positive or (1.0,)
+    if col is not None and col.kind == "categorical":
+        return subject, " or ".join(f"\"{col.value_text(v)}\"" for v in positive)
+    return subject, " or ".join(f"{v:g}" for v in positive)
+
+
+def _task_from_json(name: str, spec: Mapping[str, Any]) -> TaskMetadata:
+    tgt_spec = spec["target"]
+    thr = tgt_spec.get("threshold")
+    target = Target(
+        tgt_spec["column"],
+        op=thr["op"] if thr else None,
+        value=float(thr["value"]) if thr else None,
+        positive=tuple(float(p) for p in tgt_spec.get("positive", ())),
+    )
+    return TaskMetadata(
+        name=name,
+        features=tuple(spec["features"]),
+        target=target,
+        filters=parse_filters(spec.get("filters", [])),
+        question=spec["question"],
+        choices=tuple(Choice(c["text"], int(c["label"])) for c in spec["choices"]),
+        numeric_question=spec["numeric_question"],
+        source=spec["source"],
+        columns=spec.get("columns", "acs"),
+        survey_year=spec.get("survey_year"),
+        description=spec.get("description", ""),
+    )
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Mapping[str, TaskMetadata]:
+    text = resources.files("folkscope.tasks").joinpath("resources", "tasks.json").read_text("utf-8")
+    data = json.loads(text)
+    return {name: _task_from_json(name, spec) for name, spec in data.items() if not name.startswith("_")}
+
+
+def list_tasks() -> list[str]:
+    """Names of the predefined tasks."""
+    return list(_registry())
+
+
+def get_task(name: str | TaskMetadata) -> TaskMetadata:
+    """A predefined task by name (tasks are immutable, so the registry cannot be altered)."""
+    if isinstance(name, TaskMetadata):
+        return name
+    registry = _registry()
+    if name not in registry:
+        raise UnknownTaskError(
+            f"unknown task {name!r}; known tasks: {', '.join(registry)} "
+            "(or build one with TaskMetadata.make_task)",
+            parameter="task",
+            value=name,
+        )
+    return registry[name]
