@@ -14,7 +14,8 @@ import sys
 from typing import Any
 
 from folkscope.errors import ConfigError
-from folkscope.prompting.config import FewShotConfig, PromptConfig, field_doc, parse_variations
+from folkscope.prompting.config import FewShotConfig, PromptConfig, field_doc
+from folkscope.prompting.variations import parse_variations
 
 __all__ = ["DESCRIPTION", "add_arguments", "add_prompt_arguments", "prompt_config_from_args", "register", "run"]
 

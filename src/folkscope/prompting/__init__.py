@@ -1,0 +1,111 @@
+"""The prompt layer: the one place that knows how a row, a condition or a problem becomes a prompt.
+
+Configuration (:class:`PromptConfig`, :class:`FewShotConfig`,
+:func:`parse_variations`), rendering (:class:`PromptRenderer`,
+:func:`render_prompts`, :func:`render_dataset` into a :class:`PromptBatch`
+of :class:`RenderedPrompt`), the engine-facing :class:`Prompt` (text, or
+chat messages plus prefill), chat rendering through a tokenizer's own
+template (:func:`render_chat`), reading chain-of-thought answers
+(:func:`strip_thinking`, :func:`parse_probability`), exports (JSONL, Hugging
+Face datasets) and the prompt shapes of the other parts (:func:`qa_prompt`,
+:func:`likelihood_prompt`, :func:`numeric_problem_prompt`).
+
+Importing this package loads numpy and pandas only; transformers and
+datasets are imported inside the functions that need them.
+"""
+
+from folkscope.prompting.answers import parse_probability, strip_thinking
+from folkscope.prompting.chat import load_tokenizer, render_chat, render_chats
+from folkscope.prompting.config import (
+    PROMPT_FORMAT_VERSION,
+    FewShotConfig,
+    PromptConfig,
+    PromptConfigWarning,
+    field_doc,
+)
+from folkscope.prompting.export import export_hf_dataset, iter_prompt_records, prompts_frame, write_prompts_jsonl
+from folkscope.prompting.features import feature_order, join_label, render_feature_block
+from folkscope.prompting.fewshot import (
+    ExamplePool,
+    class_counts,
+    draw_examples,
+    draw_for_rows,
+    row_keys,
+    row_uniforms,
+)
+from folkscope.prompting.orderings import LETTERS, AnswerOrdering, answer_orderings, option_text
+from folkscope.prompting.renderer import PromptBatch, PromptRenderer, render_dataset, render_prompts
+from folkscope.prompting.shapes import (
+    LIKELIHOOD_BINS,
+    LikelihoodBin,
+    likelihood_prompt,
+    numeric_problem_prompt,
+    qa_prompt,
+)
+from folkscope.prompting.templates import (
+    ANSWER_PREFILL,
+    COT_INSTRUCTION,
+    INFO_HEADER,
+    NUMERIC_ANSWER_LEAD,
+    NUMERIC_PREFILL,
+    QUESTION_HEADER,
+    few_shot_description,
+    task_description,
+)
+from folkscope.prompting.types import ChatMessage, Prompt, RenderedPrompt
+from folkscope.prompting.variations import FORMATS, GRANULARITIES, VARIATION_KEYS, format_variations, parse_variations
+
+__all__ = [
+    "ANSWER_PREFILL",
+    "COT_INSTRUCTION",
+    "FORMATS",
+    "GRANULARITIES",
+    "INFO_HEADER",
+    "LETTERS",
+    "LIKELIHOOD_BINS",
+    "NUMERIC_ANSWER_LEAD",
+    "NUMERIC_PREFILL",
+    "PROMPT_FORMAT_VERSION",
+    "QUESTION_HEADER",
+    "VARIATION_KEYS",
+    "AnswerOrdering",
+    "ChatMessage",
+    "ExamplePool",
+    "FewShotConfig",
+    "LikelihoodBin",
+    "Prompt",
+    "PromptBatch",
+    "PromptConfig",
+    "PromptConfigWarning",
+    "PromptRenderer",
+    "RenderedPrompt",
+    "answer_orderings",
+    "class_counts",
+    "draw_examples",
+    "draw_for_rows",
+    "export_hf_dataset",
+    "feature_order",
+    "few_shot_description",
+    "field_doc",
+    "format_variations",
+    "iter_prompt_records",
+    "join_label",
+    "likelihood_prompt",
+    "load_tokenizer",
+    "numeric_problem_prompt",
+    "option_text",
+    "parse_probability",
+    "parse_variations",
+    "prompts_frame",
+    "qa_prompt",
+    "render_chat",
+    "render_chats",
+    "render_dataset",
+    "render_feature_block",
+    "render_prompts",
+    "row_keys",
+    "row_uniforms",
+    "strip_thinking",
+    "task_description",
+    "write_prompts_jsonl",
+]

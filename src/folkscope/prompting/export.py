@@ -1,0 +1,255 @@
+"""Rendered prompts as tables and files: a long table, JSONL, and a Hugging Face dataset.
+
+One record per row and answer ordering (row-major), with stable columns:
+
+============== ==========================================================
+row_id         the row's id in the data
+split          train / val / test (when known)
+ordering       ordering index (0 = the task's own order; always 0 for
+               numeric and chain-of-thought prompts)
+permutation    task-choice index shown under each letter
+mode           multiple_choice / numeric / cot
+prompt         full plain text; for chat prompts the text rendered with
+               the given tokenizer's chat template, or the plain text
+messages       chat prompts only: the messages (role, content)
+prefill        chat prompts only: the assistant prefill
+choices        choice texts in displayed order (letters A, B, ...)
+choice_labels  label of each displayed choice
+candidates     continuations to score (" A", " B")
+label          true 0/1 label
+answer         letter of the true label in this ordering
+============== ==========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import ConfigError
+from folkscope.prompting.config import PROMPT_FORMAT_VERSION, PromptConfig
+from folkscope.prompting.renderer import PromptBatch, render_dataset
+from folkscope.prompting.types import Prompt
+
+__all__ = ["export_hf_dataset", "iter_prompt_records", "prompts_frame", "write_prompts_jsonl"]
+
+
+def _slot_prompts(batch: PromptBatch, o: int, tokenizer: Any) -> tuple[list[str], list[Prompt] | None]:
+    if not batch.config.is_chat:
+        return batch.full_texts(o).tolist(), None
+    prompts = batch.prompts(o)
+    if tokenizer is not None:
+        from folkscope.prompting.chat import render_chats
+
+        return render_chats(prompts, tokenizer), prompts
+    return [p.plain_text() for p in prompts], prompts
+
+
+def _columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> dict[str, list[Any]]:
+    """The long table as Python lists, row-major over (row, ordering)."""
+    n, k = len(batch), batch.n_slots
+    texts, chats = zip(*(_slot_prompts(batch, o, tokenizer) for o in range(k))) if n else ((), ())
+    row_ids = batch.row_ids.tolist()
+    pairs = [(r, s) for r in range(n) for s in range(k)]
+    cols: dict[str, list[Any]] = {"row_id": [row_ids[r] for r, _ in pairs]}
+    if split is not None:
+        cols["split"] = [split] * len(pairs)
+    cols["ordering"] = [s for _, s in pairs]
+    orderings = batch.orderings
+    perms = [list(o.permutation) for o in orderings] or [[]]
+    cols["permutation"] = [perms[s] for _, s in pairs]
+    cols["mode"] = [batch.mode] * len(pairs)
+    cols["prompt"] = [texts[s][r] for r, s in pairs]
+    if batch.config.is_chat:
+        cols["messages"] = [[m.to_dict() for m in chats[s][r].messages] for r, s in pairs]
+        cols["prefill"] = [chats[s][r].prefill for r, s in pairs]
+    texts_c = [list(o.texts) for o in orderings] or [[]]
+    labels_c = [list(o.labels) for o in orderings] or [[]]
+    cands = [list(o.candidates) for o in orderings] or [[]]
+    cols["choices"] = [texts_c[s] for _, s in pairs]
+    cols["choice_labels"] = [labels_c[s] for _, s in pairs]
+    cols["candidates"] = [cands[s] for _, s in pairs]
+    if batch.labels is not None:
+        labels = batch.labels.tolist()
+        answers = [batch.answers(o) for o in range(k)]
+        cols["label"] = [labels[r] for r, _ in pairs]
+        cols["answer"] = [None if answers[s] is None else answers[s][r] for r, s in pairs]  # type: ignore[index]
+    return cols
+
+
+def prompts_frame(batch: PromptBatch, *, split: str | None = None, tokenizer: Any = None) -> pd.DataFrame:
+    """The batch as a long table, one row per (row, ordering); see the module docstring for columns."""
+    frame = pd.DataFrame(_columns(batch, split, tokenizer))
+    if len(frame) == 0:
+        return frame
+    frame["ordering"] = frame["ordering"].astype(np.int64)
+    if "label" in frame:
+        frame["label"] = frame["label"].astype(np.int64)
+    return frame
+
+
+def _record_columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> tuple[dict[str, list[Any]], list[list[dict[str, Any]]]]:
+    cols = _columns(batch, split, tokenizer)
+    if batch.config.is_chat and tokenizer is None:
+        del cols["prompt"]  # the messages are the prompt; a plain flattening would mislead
+    texts, labels = cols.pop("choices"), cols.pop("choice_labels")
+    letters = [chr(ord("A") + i) for i in range(26)]
+    per_slot = []
+    for o in range(batch.n_slots):
+        ordering = batch.orderings[o] if batch.orderings else None
+        per_slot.append(
+            [{"letter": letters[j], "text": t, "label": int(lab)} for j, (t, lab) in
+             enumerate(zip(ordering.texts, ordering.labels))] if ordering else []
+        )  # fmt: skip
+    cols["choices"] = [per_slot[s] for s in cols["ordering"]]
+    cols["prompt_config"] = [batch.config.name] * len(cols["ordering"])
+    return cols, per_slot
+
+
+def iter_prompt_records(batch: PromptBatch, *, split: str | None = None, tokenizer: Any = None) -> Iterator[dict[str, Any]]:
+    """JSON-ready records, one per (row, ordering); text prompts carry ``prompt``, chat ones ``messages``."""
+    cols, _ = _record_columns(batch, split, tokenizer)
+    keys = list(cols)
+    for values in zip(*cols.values()):
+        yield dict(zip(keys, values))
+
+
+def _encode(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` with fast paths for the common scalar types."""
+    if isinstance(value, str):
+        return _encode_str(value)
+    if value is None:
+        return "null"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+_encode_str = json.encoder.encode_basestring  # the C escaper json.dumps uses when ensure_ascii=False
+
+#: Columns whose value depends only on the ordering slot: encoded once per slot, not per line.
+_PER_SLOT = ("split", "ordering", "permutation", "mode", "candidates", "choices", "prompt_config")
+
+
+def _json_lines(batch: PromptBatch, split: str | None, tokenizer: Any) -> Iterator[str]:
+    """The records of :func:`iter_prompt_records` as JSON text (``json.dumps`` format), built fast."""
+    cols, _ = _record_columns(batch, split, tokenizer)
+    slots = cols["ordering"]
+    n_slots = batch.n_slots
+    encoded: list[list[str]] = []
+    for key, values in cols.items():
+        if key in _PER_SLOT:
+            once = {}
+            for i in range(min(n_slots, len(values))):
+                once[slots[i]] = json.dumps(values[i], ensure_ascii=False)
+            frags = [once[s] for s in slots]
+        else:
+            frags = [_encode(v) for v in values]
+        encoded.append([f'"{key}": {frag}' for frag in frags])
+    for parts in zip(*encoded):
+        yield "{" + ", ".join(parts) + "}"
+
+
+def _atomic_write_text(path: Path, lines: Iterator[str]) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            for line in lines:
+                fh.write(line)
+                fh.write("\n")
+                count += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def write_prompts_jsonl(
+    batch: PromptBatch, path: str | os.PathLike[str], *, split: str | None = None, tokenizer: Any = None
+) -> int:
+    """Write one JSON line per (row, ordering) to ``path`` atomically; returns the number of lines.
+
+    The file appears complete or not at all (written to a temporary file in
+    the same folder, then renamed).
+    """
+    return _atomic_write_text(Path(path), _json_lines(batch, split, tokenizer))
+
+
+def export_hf_dataset(
+    dataset: Any,
+    config: PromptConfig | None,
+    out_dir: str | os.PathLike[str],
+    splits: Sequence[str] = ("train", "test"),
+    *,
+    tokenizer: Any = None,
+) -> Path:
+    """Export rendered prompts, choices and labels of a dataset's splits for Hugging Face ``datasets``.
+
+    Writes, under ``out_dir``:
+
+    - ``parquet/<split>.parquet``: readable with
+      ``datasets.load_dataset("parquet", data_files={"test": ".../parquet/test.parquet"})``
+      (or pandas / pyarrow);
+    - ``hf/``: the same as a ``datasets.DatasetDict`` (``datasets.load_from_disk``);
+    - ``prompt_config.json``: the prompt configuration, its name and fingerprint.
+
+    Parameters
+    ----------
+    dataset : folkscope.data.Dataset
+        Source of the rows (few-shot examples come from its train split).
+    config : PromptConfig or None
+        Prompt configuration (default: the paper's prompt).
+    out_dir : path
+        Output folder (created).
+    splits : sequence of str
+        Splits to export; each must be non-empty.
+    tokenizer : optional
+        Renders chat prompts through its chat template into ``prompt``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir``.
+    """
+    from folkscope._deps import require
+
+    datasets = require("datasets", feature="exporting prompts as a Hugging Face dataset")
+    cfg = config if config is not None else PromptConfig()
+    if isinstance(splits, str) or not splits:
+        raise ConfigError(f"splits must be a non-empty list of split names, got {splits!r}", parameter="splits", value=splits)
+    out = Path(out_dir)
+    (out / "parquet").mkdir(parents=True, exist_ok=True)
+    parts = {}
+    for split in splits:
+        batch = render_dataset(dataset, cfg, split=split)
+        if len(batch) == 0:
+            raise ConfigError(f"split {split!r} has no rows; export other splits", parameter="splits", value=split)
+        frame = prompts_frame(batch, split=split, tokenizer=tokenizer)
+        frame["prompt_config"] = cfg.name
+        tmp = out / "parquet" / f".{split}.parquet.tmp"
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, out / "parquet" / f"{split}.parquet")
+        parts[split] = datasets.Dataset.from_pandas(frame, preserve_index=False)
+    datasets.DatasetDict(parts).save_to_disk(str(out / "hf"))
+    meta = {
+        "task": dataset.task.name,
+        "prompt_config": cfg.to_dict(),
+        "prompt_config_name": cfg.name,
+        "prompt_config_fingerprint": cfg.fingerprint(),
+        "prompt_format_version": PROMPT_FORMAT_VERSION,
+        "splits": {s: int(len(p)) for s, p in parts.items()},
+    }
+    (out / "prompt_config.json").write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+    return out

@@ -1,0 +1,71 @@
+"""The fixed wording of survey prompts, in one place.
+
+The zero-shot task description and the ``Information:`` / ``Question:`` /
+``Answer:`` frame follow the paper's prompt verbatim (spec
+``risk-scores.md``); the few-shot description, the numeric prefill and the
+chain-of-thought instruction are folkscope's own wording. Changing any text
+here changes prompts, so bump
+:data:`~folkscope.prompting.config.PROMPT_FORMAT_VERSION` with it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ANSWER_PREFILL",
+    "COT_INSTRUCTION",
+    "INFO_HEADER",
+    "NUMERIC_ANSWER_LEAD",
+    "NUMERIC_PREFILL",
+    "QUESTION_HEADER",
+    "few_shot_description",
+    "task_description",
+]
+
+INFO_HEADER = "Information:\n"
+QUESTION_HEADER = "Question: "
+#: Multiple-choice answer prefill; the scored continuation is " A", " B", ...
+ANSWER_PREFILL = "Answer:"
+#: Lead-in of a numeric answer (solved few-shot examples end it with "0.0" or "1.0").
+NUMERIC_ANSWER_LEAD = "Answer (between 0 and 1):"
+#: Numeric answer prefill; the digits that follow are the probability.
+NUMERIC_PREFILL = f"{NUMERIC_ANSWER_LEAD} 0."
+#: Chain-of-thought instruction, placed after the question.
+COT_INSTRUCTION = (
+    "Think step by step about how the information above bears on the question. "
+    'Then finish with a last line of the form "Probability: X%", where X is your estimate '
+    "of the probability, between 0 and 100."
+)
+
+_ANSWER_SENTENCES = (
+    "Please answer the question based on the information provided. "
+    "The data provided is enough to reach an approximate answer."
+)
+
+
+def _survey_sentence(survey_year: int | None) -> str:
+    if survey_year is None:
+        return "The survey was conducted among US residents."
+    return f"The survey was conducted among US residents in {survey_year}."
+
+
+def task_description(survey_year: int | None) -> str:
+    """The zero-shot task description (one paragraph, no trailing newline).
+
+    Examples
+    --------
+    >>> task_description(2018)[:60]
+    'The following data corresponds to a survey respondent. The s'
+    """
+    return (
+        f"The following data corresponds to a survey respondent. {_survey_sentence(survey_year)} "
+        f"{_ANSWER_SENTENCES}"
+    )
+
+
+def few_shot_description(survey_year: int | None) -> str:
+    """Task description when solved examples precede the respondent of interest."""
+    return (
+        "The following data describes several survey respondents, each followed by a question about that "
+        f"respondent. {_survey_sentence(survey_year)} The first respondents are solved examples; answer the "
+        f"question about the last respondent. {_ANSWER_SENTENCES}"
+    )
