@@ -1,5 +1,26 @@
-"""The only code that talks to models: requests in, probabilities or text out."""
+"""The only code that talks to models: requests in, probabilities or text out.
 
+Request kinds (frozen, one response type each): :class:`ScoreRequest`,
+:class:`PrefixGroupRequest`, :class:`NextTokenRequest`,
+:class:`GenerateRequest`. :class:`Engine` answers them through a backend
+(``"transformers"`` or ``"fake"``, chosen by name), with an append-only,
+resumable result cache.
+
+``import folkscope.engine`` never imports torch or transformers; the
+transformers backend imports them when it is built.
+
+Examples
+--------
+>>> from folkscope.engine import Engine, ScoreRequest
+>>> engine = Engine.from_model("tiny", backend="fake", use_cache=False)
+>>> result = engine.score([ScoreRequest("The answer is", (" A", " B"))])[0]
+>>> len(result.logprobs)
+2
+"""
+
+from folkscope.engine.backends import available_backends, create_backend, get_backend, register_backend
+from folkscope.engine.backends.base import Backend, BackendStats
+from folkscope.engine.cache import ResultCache, default_cache_dir
 from folkscope.engine.models import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_HUB_ID,
@@ -10,14 +31,55 @@ from folkscope.engine.models import (
     ensure_default_model,
     resolve_model,
 )
+from folkscope.engine.requests import (
+    ChatPrompt,
+    GenerateRequest,
+    GenerateResult,
+    GenerationSettings,
+    Message,
+    NextTokenRequest,
+    NextTokenResult,
+    PrefixGroupRequest,
+    PrefixGroupResult,
+    ScoreRequest,
+    ScoreResult,
+    request_key,
+)
+from folkscope.engine.runner import Engine, EngineStats
+from folkscope.engine.tokens import VariantSet, expand_variants, token_variants
 
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_HUB_ID",
+    "Backend",
+    "BackendStats",
+    "ChatPrompt",
+    "Engine",
+    "EngineStats",
+    "GenerateRequest",
+    "GenerateResult",
+    "GenerationSettings",
+    "Message",
+    "NextTokenRequest",
+    "NextTokenResult",
+    "PrefixGroupRequest",
+    "PrefixGroupResult",
     "ResolvedModel",
+    "ResultCache",
+    "ScoreRequest",
+    "ScoreResult",
+    "VariantSet",
+    "available_backends",
     "convert_gguf",
+    "create_backend",
+    "default_cache_dir",
     "default_model_path",
     "download_models",
     "ensure_default_model",
+    "expand_variants",
+    "get_backend",
+    "register_backend",
+    "request_key",
     "resolve_model",
+    "token_variants",
 ]

@@ -1,0 +1,152 @@
+"""``folkscope run`` / ``run_acs_benchmark``: benchmark a model's risk scores on a survey task.
+
+Every folktexts ``run_acs_benchmark`` flag is accepted with the same meaning;
+they all go into one :class:`~folkscope.risk.BenchmarkConfig`, which checks
+every option and combination before any data or model is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from folkscope.cli.prompts_cmd import add_prompt_arguments
+from folkscope.errors import ConfigError
+
+__all__ = ["DESCRIPTION", "add_arguments", "register", "run"]
+
+DESCRIPTION = "Benchmark risk scores produced by a language model on ACS data."
+
+
+def _doc(name: str) -> str:
+    from folkscope.risk.config import BenchmarkConfig
+
+    return BenchmarkConfig.field_doc(name).replace("%", "%%")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every flag of ``run_acs_benchmark`` (folktexts names) plus folkscope's own."""
+    core = parser.add_argument_group("model, task and folders")
+    core.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct, offline), a local folder, a .gguf file or a hub id")
+    core.add_argument("--task", default="ACSIncome", help="task name (ACS* download Census PUMS data; NIST* use bundled rows offline)")
+    core.add_argument("--results-dir", default="results", help="directory under which the run folder is written")
+    core.add_argument("--data-dir", default=None, help="root folder for downloaded survey data (default $FOLKSCOPE_HOME/data)")
+    core.add_argument("--seed", type=int, default=42, help=_doc("seed"))
+    core.add_argument("--subsampling", type=float, default=None, help=_doc("subsampling"))
+    core.add_argument("--fit-threshold", type=int, default=None, help=_doc("fit_threshold"))
+    core.add_argument("--use-feature-subset", default=None, help="comma-separated features to use instead of the task's")
+    core.add_argument("--use-population-filter", action="append", default=None, metavar="FILTER", help="population filter such as 'SEX=2' or 'AGEP=18..35' (repeatable)")
+    core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
+    core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
+    engine = parser.add_argument_group("inference")
+    engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
+    engine.add_argument("--context-size", type=int, default=None, help=_doc("context_size"))
+    engine.add_argument("--inference-backend", default="transformers", choices=["transformers", "vllm", "fake"], help="local inference backend (default transformers; vllm needs a CUDA GPU and the [vllm] extra)")
+    engine.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    engine.add_argument("--dtype", default=None, help="model dtype (default: bfloat16 on GPU, float32 on CPU)")
+    engine.add_argument("--no-cache", action="store_true", help="do not read or write the engine's result cache")
+    engine.add_argument("--cache-dir", default=None, help="engine result cache folder (default $FOLKSCOPE_HOME/engine-cache)")
+    engine.add_argument("--numeric-readout", default="greedy", choices=["greedy", "expected"], help=_doc("numeric_readout"))
+    engine.add_argument("--max-new-tokens", type=int, default=512, help=_doc("max_new_tokens"))
+    engine.add_argument("--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API")
+    engine.add_argument("--max-api-rpm", type=int, default=None, help="web APIs: maximum requests per minute")
+    vllm = parser.add_argument_group("vLLM")
+    vllm.add_argument("--gpu-memory-utilization", type=float, default=0.85, help="fraction of GPU memory vLLM may use")
+    vllm.add_argument("--max-model-len", type=int, default=None, help="vLLM maximum tokens per request (input + output)")
+    vllm.add_argument("--vllm-dtype", default="auto", help="vLLM compute dtype (auto, bfloat16, float16, float32)")
+    vllm.add_argument("--tensor-parallel-size", type=int, default=None, help="GPUs to shard the model across")
+    prompts = parser.add_argument_group("prompts")
+    add_prompt_arguments(prompts)
+    parser.add_argument(
+        "--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], help="logging level"
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("run", help="benchmark risk scores of a model on a task (= run_acs_benchmark)", description=DESCRIPTION)
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`BenchmarkConfig` of parsed flags."""
+    from folkscope.risk.config import BenchmarkConfig
+
+    if args.use_web_api_model or args.inference_backend == "vllm":
+        what = "--use-web-api-model" if args.use_web_api_model else "--inference-backend vllm"
+        raise ConfigError(
+            f"{what} needs the web-API / vLLM backends, which this version does not include yet; "
+            "use the transformers backend (the default)",
+            parameter="inference_backend",
+        )
+    few_sub = args.reuse_few_shot_examples or args.compose_few_shot_examples or args.example_order or args.few_shot_hide_question
+    if args.few_shot is None and few_sub:
+        raise ConfigError("few-shot options need --few-shot N", parameter="few_shot")
+    return BenchmarkConfig(
+        numeric_risk_prompting=args.numeric_risk_prompting,
+        cot_prompting=args.cot_prompting,
+        enable_thinking=args.enable_thinking,
+        few_shot=args.few_shot,
+        reuse_few_shot_examples=args.reuse_few_shot_examples,
+        compose_few_shot_examples=args.compose_few_shot_examples or "random",
+        example_order=args.example_order,
+        few_shot_hide_question=args.few_shot_hide_question,
+        variation=tuple(args.variation or ()),
+        use_chat_template=args.use_chat_template,
+        system_prompt=args.system_prompt,
+        chat_prompt=args.chat_prompt,
+        correct_order_bias=not args.dont_correct_order_bias,
+        numeric_readout=args.numeric_readout,
+        max_new_tokens=args.max_new_tokens,
+        context_size=args.context_size,
+        batch_size=args.batch_size,
+        fit_threshold=args.fit_threshold,
+        subsampling=args.subsampling,
+        seed=args.seed,
+        feature_subset=tuple(c.strip() for c in args.use_feature_subset.split(",") if c.strip()) if args.use_feature_subset else None,
+        population_filter=tuple(args.use_population_filter or ()),
+        n_bootstrap=args.n_bootstrap,
+        baselines=not args.no_baselines,
+    )
+
+
+def _fmt(value: Any, ci: Any = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "   n/a"
+    text = f"{value:6.3f}"
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return text
+
+
+def print_summary(bench: Any, metrics: dict[str, Any]) -> None:
+    """The main metrics of the model and baselines, one line each."""
+    from folkscope.risk.evaluate import compare_table
+
+    print(f"run folder: {bench.run_dir}")
+    scoring = metrics.get("scoring", {})
+    print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}; threshold {scoring.get('threshold', 0.5):.3f}")
+    table = compare_table({"model": metrics["model"], **metrics.get("baselines", {})})
+    print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    print(f"report: {bench.run_dir / 'report.html'}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from folkscope.risk.benchmark import Benchmark
+
+    config = config_from_args(args)
+    bench = Benchmark.make_benchmark(
+        args.task,
+        model=args.model,
+        config=config,
+        backend=args.inference_backend,
+        data_dir=args.data_dir,
+        device=args.device,
+        dtype=args.dtype,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+    )
+    metrics = bench.run(args.results_dir)
+    print_summary(bench, metrics)
+    return 0

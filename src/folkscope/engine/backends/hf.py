@@ -1,0 +1,492 @@
+"""The transformers backend (CPU and CUDA): read only what is asked, reuse shared prefixes.
+
+How a batch runs (``strategy="optimized"``)
+-------------------------------------------
+The planner (:mod:`folkscope.engine.batching`) gives up to three passes:
+
+1. the batch's *global* prefix (e.g. the task description) as one row;
+2. one row per *cluster* (e.g. a survey row's text, shared by its answer
+   orderings), continuing the global row's key/value cache, expanded to
+   one copy per cluster;
+3. the *leaves* (the rest of each prompt and the candidate tokens),
+   continuing their cluster's cache, gathered by row index.
+
+Segments are right-padded. Each pass gets a 2-D attention mask covering the
+whole cache (padding left in the middle of a row's cache by an earlier pass
+is masked out) and explicit position ids (each row continues from its own
+prefix length), so every token sees exactly the tokens of its own prompt at
+the positions it would have in a single full forward pass.
+
+The leaf pass runs the *base* model to hidden states; only the positions read
+(the last prompt token, and a multi-token candidate's positions) are
+gathered and multiplied by the output embedding. The full-vocabulary
+normaliser (log-sum-exp) is computed at those few positions only, so
+log-probabilities are exact, while the ``[rows, length, vocab]`` logits of a
+plain forward pass are never built.
+
+``strategy="naive"`` is the reference path: whole sequences, one pass, the
+model's own full logits at every position. Tests check that both agree.
+
+At load, a self-check runs a tiny three-pass batch through both paths and
+refuses to continue if they disagree (an architecture whose attention or
+output head this backend does not handle).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from folkscope._deps import require
+from folkscope.engine.backends._token import Reads, TokenBackend
+from folkscope.engine.backends.base import stop_at
+from folkscope.engine.batching import Batch, Pass, Unit
+from folkscope.engine.models import ResolvedModel, resolve_model
+from folkscope.engine.requests import GenerateResult, GenerationSettings
+from folkscope.errors import ConfigError, FolkscopeError
+
+__all__ = ["HFBackend", "resolve_device", "resolve_dtype"]
+
+log = logging.getLogger(__name__)
+_FEATURE = "the transformers backend"
+_DTYPES = {
+    "float32": "float32", "fp32": "float32", "float": "float32",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float16": "float16", "fp16": "float16", "half": "float16",
+}  # fmt: skip
+#: bump when the readout arithmetic changes (part of the cache namespace)
+NUMERICS_VERSION = 1
+
+
+def resolve_device(device: str | None) -> str:
+    """``None`` or ``"auto"``: CUDA when available, else CPU."""
+    torch = require("torch", feature=_FEATURE)
+    if device is None or device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not isinstance(device, str) or device.split(":")[0] not in {"cpu", "cuda", "mps"}:
+        raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {device!r}", parameter="device", value=device)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError("device 'cuda' was asked for but torch sees no CUDA GPU; use device='cpu'", parameter="device", value=device)
+    return device
+
+
+def resolve_dtype(dtype: str | None, device: str) -> str:
+    """``None``/``"auto"``: float32 on CPU, bfloat16 on GPUs that support it, else float16."""
+    if dtype is None or dtype == "auto":
+        if device.startswith("cuda"):
+            torch = require("torch", feature=_FEATURE)
+            return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+        return "float32"
+    name = _DTYPES.get(str(dtype).lower().replace("torch.", ""))
+    if name is None:
+        raise ConfigError(
+            f"dtype must be one of float32, bfloat16, float16 (or auto), got {dtype!r}", parameter="dtype", value=dtype
+        )
+    return name
+
+
+def _sharing_unsafe(config: Any) -> str | None:
+    """Why key/value reuse with gaps in the cache would be wrong for this architecture, if it would."""
+    if getattr(config, "alibi", False) or getattr(config, "model_type", "") in {"bloom", "mpt"}:
+        return "ALiBi attention biases depend on cache index distance"
+    layer_types = getattr(config, "layer_types", None) or []
+    if any(t != "full_attention" for t in layer_types):
+        return f"layer types {sorted(set(layer_types))} are not all full attention"
+    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True):
+        return "sliding-window attention counts cache indices, not positions"
+    return None
+
+
+class HFBackend(TokenBackend):
+    """Hugging Face transformers causal LMs.
+
+    Parameters
+    ----------
+    model : ResolvedModel or str
+        A resolved model, or a handle for :func:`~folkscope.engine.resolve_model`.
+    device : str, optional
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"``; default CUDA when available.
+    dtype : str, optional
+        ``"float32"``, ``"bfloat16"``, ``"float16"``; default float32 on CPU,
+        bfloat16 (or float16) on GPU.
+    batch_tokens : int, optional
+        Token budget of a batch; default 4096 on CPU, estimated from free
+        memory on GPU. Halved and retried on out-of-memory errors.
+    share_prefixes : bool, default True
+        Reuse the key/value cache of shared prefixes (switched off, with a
+        log message, for architectures where it would be wrong).
+    strategy : {"optimized", "naive"}, default "optimized"
+        ``"naive"``: the reference path (full logits, no reuse).
+    attn_implementation : str, default "sdpa"
+    window : int, default 4096
+        Requests planned and tokenized together.
+    self_check : bool, default True
+        Compare the optimised path with the model's own logits at load.
+    """
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: ResolvedModel | str,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        batch_tokens: int | None = None,
+        share_prefixes: bool = True,
+        strategy: Literal["optimized", "naive"] = "optimized",
+        attn_implementation: str = "sdpa",
+        window: int = 4096,
+        self_check: bool = True,
+    ) -> None:
+        resolved = model if isinstance(model, ResolvedModel) else resolve_model(model)
+        transformers = require("transformers", feature=_FEATURE)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(resolved.path)
+        config = transformers.AutoConfig.from_pretrained(resolved.path)
+        self._setup(
+            resolved, tokenizer, config, None,
+            device=device, dtype=dtype, batch_tokens=batch_tokens, share_prefixes=share_prefixes, strategy=strategy,
+            attn_implementation=attn_implementation, window=window, self_check=self_check,
+        )  # fmt: skip
+
+    @classmethod
+    def from_loaded(
+        cls, model: Any, tokenizer: Any, *, name: str, revision: str, device: str | None = None, **options: Any
+    ) -> HFBackend:
+        """Wrap a model object already in memory (e.g. a random-initialised benchmark model).
+
+        ``revision`` must identify the weights (it keys the result cache). The
+        model is moved to ``device`` and its dtype is kept.
+        """
+        self = cls.__new__(cls)
+        resolved = ResolvedModel(name, name, "<in memory>", "local", str(revision))
+        dtype = str(model.dtype).replace("torch.", "")
+        self._setup(resolved, tokenizer, model.config, model, device=device, dtype=dtype, **options)
+        return self
+
+    def _setup(
+        self,
+        resolved: ResolvedModel,
+        tokenizer: Any,
+        config: Any,
+        loaded: Any,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        batch_tokens: int | None = None,
+        share_prefixes: bool = True,
+        strategy: Literal["optimized", "naive"] = "optimized",
+        attn_implementation: str = "sdpa",
+        window: int = 4096,
+        self_check: bool = True,
+    ) -> None:
+        if strategy not in ("optimized", "naive"):
+            raise ConfigError(f"strategy must be 'optimized' or 'naive', got {strategy!r}", parameter="strategy", value=strategy)
+        self.resolved = resolved
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.strategy = strategy
+        self._auto_budget = batch_tokens is None and self.device.startswith("cuda")
+        super().__init__(
+            batch_tokens=4096 if batch_tokens is None else batch_tokens,
+            share_prefixes=share_prefixes and strategy == "optimized",
+            window=window,
+        )
+        self.attn_implementation = attn_implementation
+        self.self_check = self_check
+        self._torch = require("torch", feature=_FEATURE)
+        self._transformers = require("transformers", feature=_FEATURE)
+        self._tokenizer = tokenizer
+        self._model: Any = None
+        self.max_length = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+        reason = _sharing_unsafe(config)
+        if reason and self.share_prefixes:
+            log.info("prefix sharing disabled for %s: %s", self.resolved.name, reason)
+            self.share_prefixes = False
+        if loaded is not None:
+            self._prepare(loaded)
+
+    @classmethod
+    def from_model(cls, model: ResolvedModel | str, **options: Any) -> HFBackend:
+        return cls(model, **options)
+
+    # ------------------------------------------------------------------ identity and loading
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model": self.resolved.identity(),
+            "dtype": self.dtype,
+            "device": self.device.split(":")[0],
+            "numerics": NUMERICS_VERSION,
+        }
+
+    @property
+    def model(self) -> Any:
+        """The loaded model (loaded on first use, so fully cached runs never load it)."""
+        if self._model is None:
+            self._load()
+        return self._model
+
+    def _load(self) -> None:
+        model = self._transformers.AutoModelForCausalLM.from_pretrained(
+            self.resolved.path, dtype=getattr(self._torch, self.dtype), attn_implementation=self.attn_implementation
+        )
+        self._prepare(model)
+
+    def _prepare(self, model: Any) -> None:
+        model.to(self.device)
+        model.eval()
+        self._model = model
+        self._base = model.base_model
+        self._lm_head = model.get_output_embeddings()
+        config = model.config
+        self._softcap = getattr(config, "final_logit_softcapping", None)
+        scale = getattr(model, "logit_scale", None)
+        self._logit_scale = float(scale) if isinstance(scale, (int, float)) else None
+        self._pad_id = next(
+            (int(t) for t in (self._tokenizer.pad_token_id, self._tokenizer.eos_token_id) if isinstance(t, int)), 0
+        )
+        eos = model.generation_config.eos_token_id if model.generation_config is not None else None
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        if self._tokenizer.eos_token_id is not None:
+            eos_ids.add(self._tokenizer.eos_token_id)
+        self._eos = {int(e) for e in eos_ids}
+        if self._auto_budget:
+            self.budget.tokens = self._estimate_budget(config)
+        if self.self_check and self.strategy == "optimized":
+            try:
+                self._check_against_full_logits()
+            except BaseException:
+                self._model = None
+                raise
+
+    def _estimate_budget(self, config: Any) -> int:
+        torch = self._torch
+        free, _ = torch.cuda.mem_get_info(torch.device(self.device))
+        elt = torch.tensor([], dtype=getattr(torch, self.dtype)).element_size()
+        hidden = int(getattr(config, "hidden_size", 4096))
+        layers = int(getattr(config, "num_hidden_layers", 32))
+        heads = int(getattr(config, "num_attention_heads", 32))
+        kv_heads = int(getattr(config, "num_key_value_heads", heads) or heads)
+        head_dim = int(getattr(config, "head_dim", None) or hidden // heads)
+        inter = int(getattr(config, "intermediate_size", 4 * hidden) or 4 * hidden)
+        per_token = 2 * layers * kv_heads * head_dim * elt + (6 * hidden + 3 * inter) * elt
+        return int(max(1024, min(1 << 20, free * 0.5 / per_token)))
+
+    def _on_oom(self) -> None:
+        gc.collect()
+        if self.device.startswith("cuda"):
+            self._torch.cuda.empty_cache()
+
+    def close(self) -> None:
+        self._model = None
+        self._on_oom()
+
+    # ------------------------------------------------------------------ scoring
+    def _head(self, hidden: Any) -> Any:
+        """Float32 logits over the whole vocabulary for a few hidden states, shape (n, vocab)."""
+        logits = self._lm_head(hidden)
+        if self._logit_scale is not None:
+            logits = logits * self._logit_scale
+        logits = logits.float()
+        if self._softcap:
+            logits = self._torch.tanh(logits / self._softcap) * self._softcap
+        return logits
+
+    def _pad(self, segments: Sequence[Sequence[int]], width: int, *, left: bool = False) -> tuple[Any, Any]:
+        torch = self._torch
+        ids = torch.full((len(segments), width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(segments), width), dtype=torch.long)
+        for r, seg in enumerate(segments):
+            if seg:
+                sl = slice(width - len(seg), width) if left else slice(0, len(seg))
+                ids[r, sl] = torch.tensor(seg, dtype=torch.long)
+                mask[r, sl] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _run_passes(self, passes: Sequence[Pass]) -> Any:
+        """Run the passes, each continuing the previous one's cache; hidden states of the last."""
+        torch = self._torch
+        cache_cls = self._transformers.DynamicCache
+        layers: list[tuple[Any, Any]] | None = None
+        mask = lengths = None
+        prev_rows = 0
+        max_pos = (self.max_length or 1 << 30) - 1
+        for k, p in enumerate(passes):
+            width = max(1, p.width)
+            ids, seg_mask = self._pad(p.segments, width)
+            seg_len = seg_mask.sum(1)
+            if layers is None:
+                past, attn, start = None, seg_mask, torch.zeros(p.rows, dtype=torch.long, device=self.device)
+            else:
+                if prev_rows == 1:  # a view: the cache update copies it once anyway
+                    kv = [(key.expand(p.rows, -1, -1, -1), val.expand(p.rows, -1, -1, -1)) for key, val in layers]
+                    parent_mask, start = mask.expand(p.rows, -1), lengths.expand(p.rows)
+                else:
+                    idx = torch.tensor(p.parents, dtype=torch.long, device=self.device)
+                    kv = [(key.index_select(0, idx), val.index_select(0, idx)) for key, val in layers]
+                    parent_mask, start = mask.index_select(0, idx), lengths.index_select(0, idx)
+                past = cache_cls(kv)
+                # drop the previous pass's cache before running: only the gathered copy is needed now
+                del kv
+                layers = None
+                attn = torch.cat([parent_mask, seg_mask], dim=1)
+            positions = (start[:, None] + torch.arange(width, device=self.device)[None, :]).clamp(max=max_pos)
+            out = self._base(input_ids=ids, attention_mask=attn, position_ids=positions, past_key_values=past, use_cache=True)
+            if k == len(passes) - 1:
+                return out.last_hidden_state
+            layers = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+            out = past = None  # the layers list is now the only reference to this pass's cache
+            mask, lengths, prev_rows = attn, start + seg_len, p.rows
+        raise FolkscopeError("a batch plan has no passes")  # pragma: no cover - the planner always adds the leaf pass
+
+    def _run_scores(self, batch: Batch, units: Sequence[Unit], reads: Sequence[Reads]) -> list[np.ndarray]:
+        torch = self._torch
+        _ = self.model
+        read_rows: list[int] = []
+        read_cols: list[int] = []
+        flat_read: list[int] = []
+        flat_tok: list[int] = []
+        sizes: list[int] = []
+        for r, (unit_reads, cut) in enumerate(zip(reads, batch.cuts)):
+            n = 0
+            for pos, targets in unit_reads:
+                read_rows.append(r)
+                read_cols.append(pos - cut)
+                flat_read.extend([len(read_rows) - 1] * len(targets))
+                flat_tok.extend(targets)
+                n += len(targets)
+            sizes.append(n)
+        with torch.inference_mode():
+            if self.strategy == "naive":
+                values = self._naive_logprobs(batch.passes[0], read_rows, read_cols, flat_read, flat_tok)
+            else:
+                hidden = self._run_passes(batch.passes)
+                picked = hidden[torch.tensor(read_rows, device=self.device), torch.tensor(read_cols, device=self.device)]
+                values = self._logprobs_at(picked, flat_read, flat_tok)
+        return list(np.split(values, np.cumsum(sizes)[:-1]))
+
+    def _logprobs_at(self, hidden: Any, flat_read: list[int], flat_tok: list[int]) -> np.ndarray:
+        """log P(token | position) for (read, token) pairs, normalising over the vocabulary in chunks."""
+        torch = self._torch
+        vocab = int(self._lm_head.weight.shape[0])
+        chunk = max(1, (1 << 25) // vocab)
+        read_idx = torch.tensor(flat_read, dtype=torch.long, device=self.device)
+        tok_idx = torch.tensor(flat_tok, dtype=torch.long, device=self.device)
+        out = torch.empty(len(flat_read), dtype=torch.float32, device=self.device)
+        for start in range(0, hidden.shape[0], chunk):
+            logits = self._head(hidden[start : start + chunk])
+            lse = torch.logsumexp(logits, dim=-1)
+            sel = (read_idx >= start) & (read_idx < start + chunk)
+            local = read_idx[sel] - start
+            out[sel] = logits[local, tok_idx[sel]] - lse[local]
+        return out.double().cpu().numpy()
+
+    def _naive_logprobs(self, p: Pass, read_rows: list[int], read_cols: list[int], flat_read: list[int], flat_tok: list[int]) -> np.ndarray:
+        """Reference: the model's own forward, full logits at every position, log-softmax, gather."""
+        torch = self._torch
+        ids, mask = self._pad(p.segments, max(1, p.width))
+        logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+        logp = torch.log_softmax(logits, dim=-1)
+        rows = torch.tensor(read_rows, device=self.device)[torch.tensor(flat_read, device=self.device)]
+        cols = torch.tensor(read_cols, device=self.device)[torch.tensor(flat_read, device=self.device)]
+        return logp[rows, cols, torch.tensor(flat_tok, device=self.device)].double().cpu().numpy()
+
+    def _check_against_full_logits(self) -> None:
+        """Run a tiny three-pass batch both ways; refuse to go on if they disagree."""
+        torch = self._torch
+        vocab = int(self._lm_head.weight.shape[0])
+        g = torch.Generator().manual_seed(0)
+        toks = [int(t) for t in torch.randint(0, min(vocab, 1000), (12,), generator=g)]
+        shared, a, b = tuple(toks[:4]), tuple(toks[4:7]), tuple(toks[7:9])
+        leaves = [(shared + a + (toks[9], toks[10]), 0), (shared + a + (toks[11],), 0), (shared + b + (toks[10],) * 3, 1)]
+        cluster_len = [len(shared + a), len(shared + b)]
+        passes = (
+            Pass((shared,)),
+            Pass((a, b), (0, 0)),
+            Pass(tuple(seq[cluster_len[c]:] for seq, c in leaves), tuple(c for _, c in leaves)),
+        )
+        with torch.inference_mode():
+            hidden = self._run_passes(passes)
+            worst = 0.0
+            for r, (seq, c) in enumerate(leaves):
+                full = torch.log_softmax(self.model(input_ids=torch.tensor([seq], device=self.device)).logits.float()[0], -1)
+                for j in range(hidden.shape[1]):
+                    if j >= len(seq) - cluster_len[c]:
+                        break
+                    mine = torch.log_softmax(self._head(hidden[r, j][None]), -1)[0]
+                    worst = max(worst, float((mine - full[cluster_len[c] + j]).abs().max()))
+        tol = 1e-3 if self.dtype == "float32" else 0.25
+        if worst > tol:
+            raise FolkscopeError(
+                f"self-check failed for {self.resolved.name}: the optimised scoring path differs from the model's own "
+                f"logits by {worst:.3g} (tolerance {tol}). This architecture is not supported by prefix reuse or the "
+                "hidden-state readout; use share_prefixes=False, or strategy='naive'"
+            )
+
+    # ------------------------------------------------------------------ generation
+    def _run_generation(self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]) -> list[GenerateResult]:
+        torch = self._torch
+        _ = self.model
+        n = len(prompts)
+        width = max(len(p) for p in prompts)
+        ids, mask = self._pad(prompts, width, left=True)
+        positions = (mask.cumsum(1) - 1).clamp(min=0)
+        generators = [None if s.greedy else torch.Generator().manual_seed(s.seed) for s in settings]
+        generated: list[list[int]] = [[] for _ in range(n)]
+        results: list[GenerateResult | None] = [None] * n
+        with torch.inference_mode():
+            out = self._base(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+            next_pos = mask.sum(1)
+            for _step in range(max(s.max_new_tokens for s in settings)):
+                logits = self._head(out.last_hidden_state[:, -1])
+                greedy = logits.argmax(-1).tolist()
+                feed = []
+                for r in range(n):
+                    if results[r] is not None:
+                        feed.append(self._pad_id)
+                        continue
+                    s = settings[r]
+                    if s.greedy:
+                        token = int(greedy[r])
+                    else:
+                        probs = torch.softmax(logits[r] / s.temperature, -1).cpu()
+                        token = int(torch.multinomial(probs, 1, generator=generators[r]))
+                    results[r] = self._step(generated[r], token, s, len(prompts[r]))
+                    feed.append(token)
+                if all(r is not None for r in results):
+                    break
+                mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
+                step_ids = torch.tensor(feed, dtype=torch.long, device=self.device)[:, None]
+                out = self._base(
+                    input_ids=step_ids,
+                    attention_mask=mask,
+                    position_ids=next_pos[:, None],
+                    past_key_values=out.past_key_values,
+                    use_cache=True,
+                )
+                next_pos = next_pos + 1
+        return [r for r in results if r is not None]
+
+    def _step(self, generated: list[int], token: int, s: GenerationSettings, prompt_len: int) -> GenerateResult | None:
+        """Append a token; the result if the generation is over."""
+        decode = self._tokenizer.decode
+        if token in self._eos:
+            return GenerateResult(decode(generated), "eos", prompt_len, len(generated) + 1)
+        generated.append(token)
+        if s.stop:
+            text = decode(generated)
+            cut = stop_at(text, s.stop)
+            if cut is not None:
+                return GenerateResult(text[:cut], "stop", prompt_len, len(generated))
+        if len(generated) >= s.max_new_tokens:
+            return GenerateResult(decode(generated), "length", prompt_len, len(generated))
+        return None

@@ -1,0 +1,281 @@
+"""The engine: deduplicate, serve from the cache, compute the rest, persist as it goes.
+
+:class:`Engine` wraps one backend and an optional :class:`ResultCache`. For
+every call it
+
+1. hashes each request (:func:`~folkscope.engine.requests.request_key`) and
+   removes duplicates;
+2. looks the rest up in the cache, under a namespace that hashes the
+   backend's identity (model name and revision, backend, dtype, device kind)
+   and the caller's prompt-format version;
+3. hands the backend *all* distinct requests with the cached ones marked
+   done, so the backend rebuilds the same batches as an earlier run and
+   skips the finished ones;
+4. appends every completed batch to the cache (one atomic transaction)
+   before the next batch starts, updating a progress bar;
+5. returns results in input order.
+
+A run killed at any point restarts with the same call, recomputes nothing
+that was saved and ends with the results of an uninterrupted run.
+
+Examples
+--------
+>>> from folkscope.engine import Engine, ScoreRequest
+>>> from folkscope.engine.backends.fake import FakeBackend
+>>> engine = Engine(FakeBackend(), cache=None)
+>>> res = engine.score([ScoreRequest("2+2=", ("4", "5"))] * 3)
+>>> len(res), engine.stats.unique, engine.stats.computed
+(3, 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from folkscope.engine.backends import Backend, create_backend
+from folkscope.engine.backends.base import Batches
+from folkscope.engine.cache import ResultCache, entry_key, namespace_key
+from folkscope.engine.progress import Progress
+from folkscope.engine.requests import (
+    GenerateRequest,
+    GenerateResult,
+    NextTokenRequest,
+    NextTokenResult,
+    PrefixGroupRequest,
+    PrefixGroupResult,
+    Prompt,
+    ScoreRequest,
+    ScoreResult,
+    request_key,
+)
+from folkscope.errors import ConfigError, FolkscopeError
+
+__all__ = ["Engine", "EngineStats"]
+
+R = TypeVar("R")
+
+
+@dataclass
+class EngineStats:
+    """Request counts over the engine's lifetime.
+
+    Attributes
+    ----------
+    requested : int
+        Requests asked for (duplicates included).
+    unique : int
+        Distinct requests.
+    cached : int
+        Distinct requests served from the result cache.
+    computed : int
+        Distinct requests the backend answered.
+    """
+
+    requested: int = 0
+    unique: int = 0
+    cached: int = 0
+    computed: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _tokens(result: Any) -> int:
+    if isinstance(result, ScoreResult):
+        return result.prompt_tokens + sum(result.num_tokens)
+    if isinstance(result, PrefixGroupResult):
+        return sum(_tokens(r) for r in result.results)
+    if isinstance(result, GenerateResult):
+        return result.prompt_tokens + result.completion_tokens
+    return int(getattr(result, "prompt_tokens", 0))
+
+
+class Engine:
+    """Requests in, probabilities or text out, resumably.
+
+    Parameters
+    ----------
+    backend : Backend
+        E.g. from :func:`~folkscope.engine.backends.create_backend`.
+    cache : ResultCache, optional
+        Where answers are appended; None disables caching.
+    prompt_version : str, default ""
+        The caller's prompt-format version; part of every cache key, so
+        changing how prompts are built never serves stale answers.
+    progress : bool, optional
+        Show a progress bar; default only on an interactive stderr outside CI.
+    """
+
+    def __init__(
+        self, backend: Backend, *, cache: ResultCache | None = None, prompt_version: str = "", progress: bool | None = None
+    ) -> None:
+        if not isinstance(prompt_version, (str, int)) or isinstance(prompt_version, bool):
+            raise ConfigError(
+                f"prompt_version must be a string, got {type(prompt_version).__name__}",
+                parameter="prompt_version",
+                value=prompt_version,
+            )
+        if cache is not None and not isinstance(cache, ResultCache):
+            raise ConfigError(
+                f"cache must be a ResultCache or None, got {type(cache).__name__}; use Engine.from_model(cache_dir=...)",
+                parameter="cache",
+                value=cache,
+            )
+        self.backend = backend
+        self.cache = cache
+        self.prompt_version = str(prompt_version)
+        self.progress = progress
+        self.stats = EngineStats()
+        self.namespace = namespace_key(self.identity())
+
+    @classmethod
+    def from_model(
+        cls,
+        model: Any = "default",
+        *,
+        backend: str = "transformers",
+        device: str | None = None,
+        dtype: str | None = None,
+        cache_dir: str | Path | None = None,
+        use_cache: bool = True,
+        batch_tokens: int | None = None,
+        prompt_version: str = "",
+        progress: bool | None = None,
+        **backend_options: Any,
+    ) -> Engine:
+        """Build an engine for a model handle.
+
+        Parameters
+        ----------
+        model : str or ResolvedModel, default "default"
+            ``"default"`` (SmolLM2-135M-Instruct), a local folder, a ``.gguf``
+            file or a hub id; for ``backend="fake"``, just a name.
+        backend : str, default "transformers"
+            A registered backend name (:func:`~folkscope.engine.backends.available_backends`).
+        device, dtype : str, optional
+            Backend defaults when None (CUDA and bfloat16 when there is a GPU).
+        cache_dir : str or Path, optional
+            Result cache folder; default ``cache_home()/engine-cache``.
+        use_cache : bool, default True
+            False: compute everything, store nothing.
+        batch_tokens : int, optional
+            Token budget per batch (backend default when None).
+        prompt_version : str, default ""
+        progress : bool, optional
+        **backend_options
+            Passed to the backend (e.g. ``share_prefixes``, ``strategy``).
+        """
+        instance = create_backend(backend, model, device=device, dtype=dtype, batch_tokens=batch_tokens, **backend_options)
+        cache = ResultCache(cache_dir) if use_cache else None
+        return cls(instance, cache=cache, prompt_version=prompt_version, progress=progress)
+
+    # ------------------------------------------------------------------ helpers for callers
+    @property
+    def tokenizer(self) -> Any:
+        """The backend's tokenizer (chat templates, prompt-length checks)."""
+        return self.backend.tokenizer
+
+    def identity(self) -> dict[str, Any]:
+        """Everything the cache namespace hashes."""
+        return {"backend": self.backend.identity(), "prompt_version": self.prompt_version}
+
+    def render(self, prompt: Prompt) -> str:
+        """The text a prompt becomes for this model."""
+        return self.backend.render(prompt)
+
+    def count_tokens(self, prompts: Sequence[Prompt]) -> list[int]:
+        """Token count of each prompt (plain text or chat), as the model would see it."""
+        return self.backend.count_tokens(list(prompts))
+
+    def is_single_token(self, text: str) -> bool:
+        """Whether ``text`` is one token (see :func:`~folkscope.engine.expand_variants`)."""
+        return self.backend.is_single_token(text)
+
+    # ------------------------------------------------------------------ the four request kinds
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
+        """Log-probabilities of candidate continuations, one :class:`ScoreResult` per request."""
+        return self._run(requests, ScoreRequest, ScoreResult.from_dict, self.backend.score, "scoring")
+
+    def score_groups(self, requests: Sequence[PrefixGroupRequest]) -> list[PrefixGroupResult]:
+        """Shared-prefix groups, one :class:`PrefixGroupResult` per request."""
+        return self._run(requests, PrefixGroupRequest, PrefixGroupResult.from_dict, self.backend.score_groups, "scoring groups")
+
+    def next_token(self, requests: Sequence[NextTokenRequest]) -> list[NextTokenResult]:
+        """Next-token log-probabilities over given tokens, one :class:`NextTokenResult` per request."""
+        return self._run(requests, NextTokenRequest, NextTokenResult.from_dict, self.backend.next_token, "next-token")
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
+        """Generations, one :class:`GenerateResult` per request."""
+        return self._run(requests, GenerateRequest, GenerateResult.from_dict, self.backend.generate, "generating")
+
+    def _run(
+        self,
+        requests: Sequence[Any],
+        kind: type,
+        decode: Callable[[Any], R],
+        method: Callable[..., Batches],
+        description: str,
+    ) -> list[R]:
+        requests = list(requests)
+        for i, req in enumerate(requests):
+            if not isinstance(req, kind):
+                raise ConfigError(
+                    f"request {i} is a {type(req).__name__}, expected {kind.__name__} for this method",
+                    parameter="requests",
+                    value=type(req).__name__,
+                )
+        keys = [request_key(r) for r in requests]
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        unique = list(first)
+        entries = [entry_key(self.namespace, k) for k in unique]
+        found: dict[str, R] = {}
+        if self.cache is not None and unique:
+            stored = self.cache.get_many(entries)
+            for k, e in zip(unique, entries):
+                if e in stored:
+                    try:
+                        found[k] = decode(stored[e])
+                    except (KeyError, TypeError, ValueError):  # an entry from an incompatible writer: recompute it
+                        continue
+        self.stats.requested += len(requests)
+        self.stats.unique += len(unique)
+        self.stats.cached += len(found)
+        done = [k in found for k in unique]
+        if not all(done):
+            with Progress(done.count(False), description=description, enabled=self.progress) as bar:
+                for completed in method([requests[first[k]] for k in unique], done=done):
+                    items = []
+                    for idx, result in completed:
+                        found[unique[idx]] = result
+                        items.append((entries[idx], self.namespace, kind.kind, result.to_dict()))  # type: ignore[attr-defined]
+                    if self.cache is not None:
+                        self.cache.put_many(items)
+                    self.stats.computed += len(completed)
+                    bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
+        missing = [k for k in unique if k not in found]
+        if missing:
+            raise FolkscopeError(
+                f"backend {self.backend.name!r} returned no result for {len(missing)} of {len(unique)} requests"
+            )
+        return [found[k] for k in keys]
+
+    def close(self) -> None:
+        """Release the backend's model and close the cache."""
+        self.backend.close()
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        ident = self.backend.identity()
+        return f"Engine(backend={self.backend.name!r}, model={ident.get('model', {}).get('name')!r}, cache={self.cache!r})"

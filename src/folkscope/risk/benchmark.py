@@ -1,0 +1,265 @@
+"""A risk-score benchmark run: score the test split, evaluate, write a self-describing run folder.
+
+Run folder (``<results_root>/<task>/<model>/<prompt-config-name>-<hash8>/``)::
+
+    config.json       benchmark config, task, prompt config, model identity, data
+                      provenance, package versions, fingerprint
+    scores.parquet    one row per test row: row_id, split, label, weight, group
+                      columns, risk_score, per-ordering scores, baseline scores
+    metrics.json      overall / per-group / gaps / bootstrap intervals, weighted and
+                      unweighted, for the model and each baseline; scoring counts
+    plots/*.png       calibration (equal-width and quantile), group calibration,
+                      score histogram, ROC
+    report.html       one page linking all of the above
+
+The hash covers everything that changes the numbers, so two configurations
+never share a folder and a rerun of the same one lands in the same place
+(model answers come back from the engine cache, so nothing is recomputed).
+Every file is written atomically. :func:`rescore` recomputes metrics, plots
+and report from ``scores.parquet`` without a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import platform
+import re
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.data.dataset import ACSDataset, Dataset
+from folkscope.engine import Engine
+from folkscope.errors import ConfigError, DataError
+from folkscope.report._io import atomic_write
+from folkscope.risk.baselines import fit_baselines
+from folkscope.risk.classifier import LLMClassifier
+from folkscope.risk.config import BenchmarkConfig
+from folkscope.tasks.columns import column_set
+from folkscope.tasks.task import TaskMetadata, get_task
+
+__all__ = ["Benchmark", "rescore"]
+
+log = logging.getLogger(__name__)
+_RESULT_FILES = ("config.json", "scores.parquet", "metrics.json")
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("folkscope", "numpy", "pandas", "scikit-learn", "torch", "transformers"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def _write_json(path: Path, data: Any) -> None:
+    text = json.dumps(data, indent=2, sort_keys=False, allow_nan=False, default=str)
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
+
+
+class Benchmark:
+    """A model, a task's dataset and a configuration, ready to run.
+
+    Build it with :meth:`make_benchmark`; :meth:`run` scores the test split
+    and writes the run folder. ``bench.results`` holds the metrics afterwards.
+    """
+
+    def __init__(self, classifier: LLMClassifier, dataset: Dataset, config: BenchmarkConfig, *, model_name: str) -> None:
+        self.classifier = classifier
+        self.dataset = dataset
+        self.config = config
+        self.model_name = model_name
+        self.results: dict[str, Any] | None = None
+        self.run_dir: Path | None = None
+
+    @classmethod
+    def make_benchmark(
+        cls,
+        task: TaskMetadata | str = "ACSIncome",
+        *,
+        dataset: Dataset | None = None,
+        model: str | Engine = "default",
+        config: BenchmarkConfig | None = None,
+        backend: str = "transformers",
+        data_dir: str | Path | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        use_cache: bool = True,
+        cache_dir: str | Path | None = None,
+        **config_kwargs: Any,
+    ) -> Benchmark:
+        """Validate everything, load the data, then build the engine (in that order).
+
+        Parameters
+        ----------
+        task : TaskMetadata or str
+        dataset : Dataset, optional
+            Defaults to ``ACSDataset.make_from_task(task, ...)``.
+        model : str or Engine
+            A model handle (``"default"``, folder, ``.gguf``, hub id) or a
+            ready :class:`~folkscope.engine.Engine` (any backend).
+        config : BenchmarkConfig, optional
+            Or pass its fields as keyword arguments.
+        backend : str
+            Engine backend for a model handle (``"transformers"``, ``"fake"``, ...).
+        """
+        if config is not None and config_kwargs:
+            raise ConfigError("pass either config= or BenchmarkConfig fields as keywords, not both", parameter="config")
+        config = config or BenchmarkConfig(**config_kwargs)
+        task_obj = get_task(task)
+        if config.feature_subset:
+            task_obj = task_obj.with_features(list(config.feature_subset))
+        if config.population_filter:
+            task_obj = task_obj.with_filters(list(config.population_filter))
+        if dataset is None:
+            dataset = ACSDataset.make_from_task(task_obj, cache_dir=data_dir, seed=config.seed)
+        elif dataset.task != task_obj:
+            dataset = Dataset(dataset.data, task_obj, test_size=dataset.test_size, val_size=dataset.val_size, seed=dataset.seed, provenance=dataset.provenance)
+        if config.subsampling is not None:
+            dataset = dataset.subsample(float(config.subsampling), seed=config.seed)
+        prompt_config = config.prompt_config()
+        examples = dataset.get_train() if prompt_config.few_shot is not None else None
+        if isinstance(model, Engine):
+            engine = model
+        else:
+            engine = Engine.from_model(model, backend=backend, device=device, dtype=dtype, use_cache=use_cache, cache_dir=cache_dir)
+        model_identity = engine.identity()["backend"].get("model") or {}
+        name = model_identity.get("name") or str(model)
+        classifier = LLMClassifier(
+            engine,
+            task_obj,
+            prompt_config=prompt_config,
+            examples=examples,
+            numeric_readout=config.numeric_readout,
+            max_new_tokens=config.max_new_tokens,
+            context_size=config.context_size,
+        )
+        return cls(classifier, dataset, config, model_name=str(name))
+
+    # -- identity ------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """Everything that defines the run's numbers (hashed into the folder name)."""
+        return {
+            "task": self.dataset.task.to_dict(),
+            "benchmark_config": self.config.to_dict(),
+            "prompt_config": self.classifier.prompt_config.to_dict(),
+            "prompt_config_name": self.classifier.prompt_config.name,
+            "engine": self.classifier.engine.identity(),
+            "data": self.dataset.describe(),
+        }
+
+    def fingerprint(self) -> str:
+        canonical = json.dumps(self.describe(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def run_folder(self, results_root_dir: str | Path) -> Path:
+        """``<root>/<task>/<model>/<prompt-config-name>-<hash8>``."""
+        return (
+            Path(results_root_dir)
+            / _safe_name(self.dataset.task.name)
+            / _safe_name(self.model_name)
+            / f"{self.classifier.prompt_config.name}-{self.fingerprint()[:8]}"
+        )
+
+    # -- running -------------------------------------------------------------------
+    def run(self, results_root_dir: str | Path = "results", *, fit_threshold: int | None = None) -> dict[str, Any]:
+        """Score the test split, evaluate, write the run folder; return the metrics."""
+        run_dir = self.run_folder(results_root_dir)
+        record = self.describe() | {"fingerprint": self.fingerprint(), "versions": _versions(), "model_name": self.model_name}
+        existing = run_dir / "config.json"
+        if existing.is_file() and json.loads(existing.read_text()).get("fingerprint") != record["fingerprint"]:
+            raise ConfigError(
+                f"results folder {run_dir} holds a run of another configuration; pass another --results-dir",
+                parameter="results_dir",
+                value=str(run_dir),
+            )
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _write_json(existing, record)
+        n_fit = fit_threshold or self.config.fit_threshold
+        if n_fit:
+            X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
+            self.classifier.fit(X_fit, y_fit)
+            log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
+        X_test, _ = self.dataset.get_test()
+        scores = self.classifier.predict_proba(X_test)
+        table = self._scores_table(scores)
+        if self.config.baselines:
+            for result in fit_baselines(self.dataset, seed=self.config.seed):
+                table[f"baseline_{result.name}"] = result.scores
+        table.to_parquet(run_dir / "scores.parquet.tmp", index=False)
+        (run_dir / "scores.parquet.tmp").replace(run_dir / "scores.parquet")
+        scoring = self.classifier.last_report.to_dict() | {
+            "threshold": self.classifier.threshold,
+            "engine_stats": self.classifier.engine.stats.to_dict(),
+        }
+        self.results = _evaluate_folder(run_dir, record, scoring)
+        self.run_dir = run_dir
+        return self.results
+
+    def _scores_table(self, scores: np.ndarray) -> pd.DataFrame:
+        task = self.dataset.task
+        frame = self.dataset.get_frame("test")
+        table = pd.DataFrame(
+            {
+                "row_id": frame.index.to_numpy(),
+                "split": "test",
+                "label": frame[task.target_name].to_numpy(dtype=np.int8),
+                "weight": self.dataset.weights("test"),
+            }
+        )
+        for col in task.sensitive_attributes:
+            if col in frame.columns:
+                table[col] = frame[col].to_numpy()
+        table["risk_score"] = scores
+        details = self.classifier.last_details
+        if details is not None:
+            for col in details.columns:
+                if col != "generation":
+                    table[col] = details[col].to_numpy()
+        return table
+
+
+def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, Any]) -> dict[str, Any]:
+    """Metrics, plots and report of a run folder whose scores.parquet exists."""
+    from folkscope.report import make_all_plots, write_report
+    from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, to_jsonable
+
+    table = pd.read_parquet(run_dir / "scores.parquet")
+    groups = tuple(c for c in record["task"].get("sensitive_attributes", ("RAC1P", "SEX")) if c in table.columns)
+    texts = column_set(record["task"].get("columns", "acs"))
+    labels = {c: dict(texts[c].values) for c in groups if c in texts and texts[c].values}
+    seed = int(record["benchmark_config"].get("seed", 42))
+    n_boot = int(record["benchmark_config"].get("n_bootstrap", 1000))
+    model_metrics = evaluate_scores(table, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot, threshold=float(scoring.get("threshold", 0.5)))
+    baseline_cols = {c.removeprefix("baseline_"): table[c].to_numpy() for c in table.columns if c.startswith("baseline_")}
+    baseline_metrics = evaluate_baselines(table, baseline_cols, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot) if baseline_cols else {}
+    metrics = to_jsonable({"model": model_metrics, "baselines": baseline_metrics, "scoring": scoring})
+    _write_json(run_dir / "metrics.json", metrics)
+    plots = make_all_plots(table, run_dir / "plots", baselines=baseline_cols or None, group_cols=groups, group_labels=labels)
+    notes = list(scoring.get("notes", []))
+    write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines=baseline_metrics or None, notes=notes)
+    return metrics
+
+
+def rescore(run_dir: str | Path) -> dict[str, Any]:
+    """Recompute metrics, plots and report of a finished run folder, without the model."""
+    run_dir = Path(run_dir)
+    missing = [f for f in _RESULT_FILES[:2] if not (run_dir / f).is_file()]
+    if missing:
+        raise DataError(f"{run_dir} is not a finished run folder: missing {', '.join(missing)}")
+    record = json.loads((run_dir / "config.json").read_text())
+    scoring: dict[str, Any] = {}
+    if (run_dir / "metrics.json").is_file():
+        scoring = json.loads((run_dir / "metrics.json").read_text()).get("scoring", {})
+    return _evaluate_folder(run_dir, record, scoring)

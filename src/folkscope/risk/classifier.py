@@ -1,0 +1,280 @@
+"""Language models as risk scores: ``predict_proba`` over survey rows, on any engine backend.
+
+Three ways to read a risk score, chosen by the prompt configuration:
+
+multiple-choice (default)
+    The next-token probabilities of the answer letters, each summed over its
+    usual tokenizations (``"A"`` and ``" A"``), renormalised over the letters:
+    ``r = P(positive letter) / (P(A) + P(B))``. With order-bias correction the
+    row is scored under every ordering of the choices and the scores are
+    averaged. The orderings of a row share everything up to the options, and
+    that shared text is sent as one prefix group, so the engine runs it once.
+numeric
+    The answer is prefilled with ``"0."`` and the digits that follow are read
+    from the next-token distribution over ``0``-``9`` (renormalised). The
+    paper's reading (``numeric_readout="greedy"``) takes the most likely digit
+    twice: ``r = 0.d1d2``. ``"expected"`` is the exact two-digit expectation
+    ``sum_d1 p(d1) (d1/10 + sum_d2 p(d2|d1) d2/100)``.
+chain-of-thought
+    The model writes free text that should end in ``Probability: X%``;
+    unparseable answers give NaN, are counted in :attr:`LLMClassifier.last_report`
+    and are never replaced by 0.5.
+
+Scores that cannot be computed are NaN and counted; every number that reaches
+a metric is real.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.engine import (
+    ChatPrompt,
+    Engine,
+    GenerateRequest,
+    GenerationSettings,
+    Message,
+    NextTokenRequest,
+    PrefixGroupRequest,
+    ScoreRequest,
+    expand_variants,
+)
+from folkscope.errors import ConfigError
+from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, parse_probability
+from folkscope.prompting.types import Prompt as RenderedText
+from folkscope.tasks.task import TaskMetadata, get_task
+
+__all__ = ["LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
+
+NUMERIC_READOUTS = ("greedy", "expected")
+_DIGITS = tuple(str(d) for d in range(10))
+
+
+@dataclass
+class ScoringReport:
+    """What happened while scoring: counts that metrics must not hide."""
+
+    rows: int = 0
+    nan_scores: int = 0
+    unparseable: int = 0
+    orderings: int = 0
+    min_letter_mass: float = float("nan")
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "nan_scores": self.nan_scores,
+            "unparseable_generations": self.unparseable,
+            "orderings_per_row": self.orderings,
+            "min_answer_mass": None if np.isnan(self.min_letter_mass) else self.min_letter_mass,
+            "notes": list(self.notes),
+        }
+
+
+def _to_engine(prompt: RenderedText) -> str | ChatPrompt:
+    """The prompt layer's prompt as an engine request prompt."""
+    if not prompt.is_chat:
+        return str(prompt.text)
+    messages = tuple(Message(m.role, m.content) for m in prompt.messages or ())
+    return ChatPrompt(messages, prefill=prompt.prefill)
+
+
+class LLMClassifier:
+    """A language model as a binary risk score with a scikit-learn-style interface.
+
+    Parameters
+    ----------
+    engine : Engine
+        Any backend (transformers, vLLM, web API, fake); the classifier never
+        talks to a model itself.
+    task : TaskMetadata or str
+        The prediction task.
+    prompt_config : PromptConfig, optional
+        How rows become prompts (default: the paper's multiple-choice prompt
+        with order-bias correction).
+    threshold : float, default 0.5
+        Decision threshold of :meth:`predict`; :meth:`fit` learns it.
+    examples : (X, y), optional
+        Training rows for few-shot prompts.
+    numeric_readout : {"greedy", "expected"}
+        How numeric answers are read (see the module docstring).
+    max_new_tokens : int, default 512
+        Generation budget of chain-of-thought answers.
+    context_size : int, optional
+        Longest prompt allowed, in tokens; longer prompts fail before scoring.
+
+    Examples
+    --------
+    >>> from folkscope.engine import Engine
+    >>> from folkscope.data import load_bundled
+    >>> engine = Engine.from_model("demo", backend="fake", use_cache=False)
+    >>> clf = LLMClassifier(engine, "ACSIncome")
+    >>> scores = clf.predict_proba(load_bundled("acs-income-10").iloc[:, :10])
+    >>> scores.shape, bool(((scores >= 0) & (scores <= 1)).all())
+    ((10,), True)
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        task: TaskMetadata | str,
+        *,
+        prompt_config: PromptConfig | None = None,
+        threshold: float = 0.5,
+        examples: tuple[pd.DataFrame, pd.Series] | None = None,
+        numeric_readout: str = "greedy",
+        max_new_tokens: int = 512,
+        context_size: int | None = None,
+    ) -> None:
+        if numeric_readout not in NUMERIC_READOUTS:
+            raise ConfigError(
+                f"numeric_readout must be one of {', '.join(NUMERIC_READOUTS)}, got {numeric_readout!r}",
+                parameter="numeric_readout",
+                value=numeric_readout,
+            )
+        if not 0.0 <= float(threshold) <= 1.0:
+            raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}", parameter="threshold", value=threshold)
+        self.engine = engine
+        self.task = get_task(task)
+        self.prompt_config = prompt_config or PromptConfig()
+        self.threshold = float(threshold)
+        self.numeric_readout = numeric_readout
+        self.max_new_tokens = int(max_new_tokens)
+        self.context_size = context_size
+        self.renderer = PromptRenderer(self.task, self.prompt_config, examples=examples)
+        self.last_report = ScoringReport()
+        self.last_details: pd.DataFrame | None = None
+
+    # -- scikit-learn interface ----------------------------------------------------
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        """Risk score P(label = 1) of every row, shape (n_rows,); NaN where none could be read."""
+        self.last_report = ScoringReport()
+        batch = self.renderer.render(X)
+        self._check_context(batch)
+        mode = self.prompt_config.mode
+        if mode == "multiple_choice":
+            scores, details = self._multiple_choice(batch)
+        elif mode == "numeric":
+            scores, details = self._numeric(batch)
+        else:
+            scores, details = self._chain_of_thought(batch)
+        self.last_details = details.set_index(pd.Index(batch.row_ids, name="row_id"))
+        self.last_report.rows = len(scores)
+        self.last_report.nan_scores = int(np.isnan(scores).sum())
+        return scores
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """0/1 predictions ``risk > threshold``."""
+        return (self.predict_proba(X) > self.threshold).astype(np.int8)
+
+    def fit(self, X: pd.DataFrame, y: pd.Series | np.ndarray) -> LLMClassifier:
+        """Fit only the decision threshold: the accuracy-maximising one on ``(X, y)``."""
+        from folkscope.metrics import best_accuracy_threshold
+
+        scores = self.predict_proba(X)
+        keep = ~np.isnan(scores)
+        self.threshold = float(best_accuracy_threshold(np.asarray(y)[keep], scores[keep]))
+        return self
+
+    # -- checks --------------------------------------------------------------------
+    def _check_context(self, batch: PromptBatch) -> None:
+        if self.context_size is None or len(batch) == 0:
+            return
+        prompts = [_to_engine(p) for p in batch.prompts(0)]
+        lengths = np.asarray(self.engine.count_tokens(prompts))
+        over = lengths > self.context_size
+        if over.any():
+            raise ConfigError(
+                f"{int(over.sum())} of {len(lengths)} prompts are longer than the context size "
+                f"{self.context_size} tokens (longest {int(lengths.max())}, over by up to "
+                f"{int(lengths.max() - self.context_size)}); raise --context-size or use fewer features",
+                parameter="context_size",
+                value=self.context_size,
+            )
+
+    # -- the three readings --------------------------------------------------------
+    def _multiple_choice(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
+        orderings = batch.orderings
+        letters = orderings[0].letters
+        variants = expand_variants(list(letters))
+        self.last_report.orderings = len(orderings)
+        per_ordering = np.full((len(batch), len(orderings)), np.nan)
+        mass = np.full((len(batch), len(orderings)), np.nan)
+        if self.prompt_config.is_chat:
+            for o, ordering in enumerate(orderings):
+                requests = [ScoreRequest(_to_engine(p), variants.tokens) for p in batch.prompts(o)]
+                for i, res in enumerate(self.engine.score(requests)):
+                    per_ordering[i, o], mass[i, o] = self._letter_risk(variants, res.logprobs, ordering)
+        else:
+            requests = []
+            for rendered in batch:  # orderings of a row share all text up to the options
+                shared, rests = rendered.ordering_split()
+                requests.append(PrefixGroupRequest(shared, rests, variants.tokens))
+            for i, group in enumerate(self.engine.score_groups(requests)):
+                for o, res in enumerate(group.results):
+                    per_ordering[i, o], mass[i, o] = self._letter_risk(variants, res.logprobs, orderings[o])
+        if np.isfinite(mass).any():
+            self.last_report.min_letter_mass = float(np.nanmin(mass))
+        scores = per_ordering.mean(axis=1)
+        details = pd.DataFrame({f"score_ordering_{o}": per_ordering[:, o] for o in range(len(orderings))})
+        details["answer_mass"] = mass.mean(axis=1)
+        return scores, details
+
+    def _letter_risk(self, variants: Any, logprobs: Sequence[float], ordering: Any) -> tuple[float, float]:
+        probs = np.asarray(variants.merge_probs(logprobs), dtype=float)
+        total = probs.sum()
+        if not np.isfinite(total) or total <= 0:
+            return float("nan"), 0.0
+        positive = ordering.letter_of(1)
+        return float(probs[list(ordering.letters).index(positive)] / total), float(total)
+
+    def _numeric(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
+        prompts = [_to_engine(p) for p in batch.prompts(0)]
+        first = self._digit_probs(prompts)
+        d1 = first.argmax(axis=1)
+        if self.numeric_readout == "greedy":
+            second = self._digit_probs([_extend(p, str(d)) for p, d in zip(prompts, d1)])
+            scores = d1 / 10 + second.argmax(axis=1) / 100
+        else:
+            seconds = np.stack([self._digit_probs([_extend(p, d) for p in prompts]) for d in _DIGITS], axis=1)
+            tenths = np.arange(10) / 10 + (seconds @ (np.arange(10) / 100))
+            scores = (first * tenths).sum(axis=1)
+        bad = ~np.isfinite(first).all(axis=1)
+        scores = np.where(bad, np.nan, scores)
+        details = pd.DataFrame({"first_digit": np.where(bad, -1, d1), "first_digit_prob": first.max(axis=1)})
+        return scores.astype(float), details
+
+    def _digit_probs(self, prompts: list[str | ChatPrompt]) -> np.ndarray:
+        results = self.engine.next_token([NextTokenRequest(p, _DIGITS) for p in prompts])
+        logp = np.array([r.logprobs for r in results], dtype=float)
+        top = logp.max(axis=1, keepdims=True)
+        p = np.exp(logp - np.where(np.isfinite(top), top, 0.0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return p / p.sum(axis=1, keepdims=True)
+
+    def _chain_of_thought(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
+        settings = GenerationSettings(max_new_tokens=self.max_new_tokens)
+        requests = [GenerateRequest(_to_engine(p), settings) for p in batch.prompts(0)]
+        texts = [r.text for r in self.engine.generate(requests)]
+        strip = self.prompt_config.enable_thinking
+        parsed = [parse_probability(t, strip_think=strip) for t in texts]
+        scores = np.array([np.nan if v is None else v for v in parsed], dtype=float)
+        self.last_report.unparseable = int(sum(v is None for v in parsed))
+        if self.last_report.unparseable:
+            self.last_report.notes.append(
+                f"{self.last_report.unparseable} chain-of-thought answers had no parseable 'Probability: X%'"
+            )
+        return scores, pd.DataFrame({"generation": texts})
+
+
+def _extend(prompt: str | ChatPrompt, text: str) -> str | ChatPrompt:
+    """The same prompt with ``text`` appended to what the model has already 'said'."""
+    if isinstance(prompt, ChatPrompt):
+        return ChatPrompt(prompt.messages, prefill=prompt.prefill + text)
+    return prompt + text

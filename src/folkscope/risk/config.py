@@ -1,0 +1,135 @@
+"""One configuration object per risk-score run, serialisable and hashed into the run folder name.
+
+:class:`BenchmarkConfig` keeps folktexts' flat option names (so
+``BenchmarkConfig(cot_prompting=True, enable_thinking=True)`` works as it does
+there) and adds folkscope's own; :meth:`BenchmarkConfig.prompt_config` turns
+the prompt options into a :class:`~folkscope.prompting.PromptConfig`, which
+validates every combination before any model is loaded. Field docs are the
+CLI help.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from folkscope.errors import ConfigError
+from folkscope.prompting import FewShotConfig, PromptConfig
+from folkscope.prompting.variations import parse_variations
+from folkscope.risk.classifier import NUMERIC_READOUTS
+
+__all__ = ["BenchmarkConfig"]
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """Every option of a risk-score benchmark run (folktexts names where they exist)."""
+
+    numeric_risk_prompting: bool = field(default=False, metadata=_doc("Ask for the probability as a number (answer prefilled with '0.')."))
+    cot_prompting: bool = field(default=False, metadata=_doc("Chain-of-thought: reason, then end with 'Probability: X%'."))
+    enable_thinking: bool = field(default=False, metadata=_doc("Thinking mode for tokenizers that support it; strips the <think> block."))
+    few_shot: int | None = field(default=None, metadata=_doc("Number of in-context examples (None: zero-shot)."))
+    reuse_few_shot_examples: bool = field(default=False, metadata=_doc("Show the same examples before every row."))
+    compose_few_shot_examples: str = field(default="random", metadata=_doc("random, balanced, or per-class counts like '2,2'."))
+    example_order: str | None = field(default=None, metadata=_doc("Permutation of the example indices, e.g. '2,0,1'."))
+    few_shot_hide_question: bool = field(default=False, metadata=_doc("Examples show only the answer, not the question."))
+    variation: tuple[str, ...] = field(default=(), metadata=_doc("Prompt-style overrides key=value (format, connector, ...)."))
+    use_chat_template: bool = field(default=False, metadata=_doc("Format prompts with the tokenizer's chat template."))
+    system_prompt: str | None = field(default=None, metadata=_doc("System prompt text (chat template only)."))
+    chat_prompt: str | None = field(default=None, metadata=_doc("Assistant prefill text (chat template only)."))
+    correct_order_bias: bool = field(default=True, metadata=_doc("Average scores over every ordering of the answer choices."))
+    numeric_readout: str = field(default="greedy", metadata=_doc("Numeric answers: 'greedy' (paper: two greedy digits) or 'expected'."))
+    max_new_tokens: int = field(default=512, metadata=_doc("Generation budget of chain-of-thought answers."))
+    context_size: int | None = field(default=None, metadata=_doc("Longest prompt allowed, in tokens (None: no check)."))
+    batch_size: int | None = field(default=None, metadata=_doc("Rows per batch hint; the engine batches by a token budget."))
+    fit_threshold: int | None = field(default=None, metadata=_doc("Fit the decision threshold on this many training rows."))
+    subsampling: float | None = field(default=None, metadata=_doc("Fraction of each split to use (None: all rows)."))
+    seed: int = field(default=42, metadata=_doc("Seed of splits, subsampling, few-shot draws and bootstrap."))
+    feature_subset: tuple[str, ...] | None = field(default=None, metadata=_doc("Features shown instead of the task's."))
+    population_filter: tuple[str, ...] = field(default=(), metadata=_doc("Extra population filters, e.g. 'SEX=2'."))
+    n_bootstrap: int = field(default=1000, metadata=_doc("Bootstrap resamples for metric confidence intervals."))
+    baselines: bool = field(default=True, metadata=_doc("Fit logistic regression and GBM baselines on the same split."))
+
+    def __post_init__(self) -> None:
+        for name in ("few_shot", "fit_threshold", "context_size", "batch_size"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be a positive integer or None, got {value!r}", parameter=name, value=value)
+        if self.subsampling is not None and not (isinstance(self.subsampling, (int, float)) and 0 < self.subsampling <= 1):
+            raise ConfigError(
+                f"subsampling must be a fraction in (0, 1], got {self.subsampling!r}", parameter="subsampling", value=self.subsampling
+            )
+        if self.numeric_readout not in NUMERIC_READOUTS:
+            raise ConfigError(
+                f"numeric_readout must be one of {', '.join(NUMERIC_READOUTS)}, got {self.numeric_readout!r}",
+                parameter="numeric_readout",
+                value=self.numeric_readout,
+            )
+        if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, int) or self.n_bootstrap < 0:
+            raise ConfigError(f"n_bootstrap must be an integer >= 0, got {self.n_bootstrap!r}", parameter="n_bootstrap")
+        object.__setattr__(self, "variation", tuple(self.variation))
+        object.__setattr__(self, "population_filter", tuple(self.population_filter))
+        if self.feature_subset is not None:
+            object.__setattr__(self, "feature_subset", tuple(self.feature_subset))
+        self.prompt_config()  # every prompt option and combination is checked now, before any model loads
+
+    def prompt_config(self) -> PromptConfig:
+        """The prompt options as a validated :class:`PromptConfig`."""
+        few_shot = None
+        if self.few_shot is not None:
+            few_shot = FewShotConfig(
+                n_shots=self.few_shot,
+                reuse_examples=self.reuse_few_shot_examples,
+                composition=self.compose_few_shot_examples,
+                example_order=self.example_order,
+                hide_question=self.few_shot_hide_question,
+                seed=self.seed,
+            )
+        base = PromptConfig(
+            numeric_risk_prompting=self.numeric_risk_prompting,
+            cot_prompting=self.cot_prompting or self.enable_thinking,
+            enable_thinking=self.enable_thinking,
+            use_chat_template=self.use_chat_template,
+            system_prompt=self.system_prompt,
+            chat_prompt=self.chat_prompt,
+            few_shot=few_shot,
+            correct_order_bias=self.correct_order_bias,
+        )
+        return base.with_variations(parse_variations(self.variation)) if self.variation else base
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (tuples become lists)."""
+        return json.loads(json.dumps(asdict(self)))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BenchmarkConfig:
+        """Inverse of :meth:`to_dict`; unknown keys raise :class:`ConfigError`."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown BenchmarkConfig key(s): {', '.join(unknown)}", parameter="config", value=unknown)
+        kwargs = dict(data)
+        for name in ("variation", "population_filter", "feature_subset"):
+            if isinstance(kwargs.get(name), list):
+                kwargs[name] = tuple(kwargs[name])
+        return cls(**kwargs)
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the canonical JSON (sorted keys, compact)."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @staticmethod
+    def field_doc(name: str) -> str:
+        """The documentation of one field (the CLI's help text)."""
+        for f in fields(BenchmarkConfig):
+            if f.name == name:
+                return str(f.metadata.get("doc", ""))
+        raise ConfigError(f"BenchmarkConfig has no field {name!r}", parameter="name", value=name)

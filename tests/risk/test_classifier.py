@@ -1,0 +1,123 @@
+"""Risk extraction from model probabilities, checked against hand computations on the fake backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from folkscope.data import load_bundled
+from folkscope.engine import Engine
+from folkscope.engine.backends.fake import FakeBackend
+from folkscope.errors import ConfigError
+from folkscope.prompting import PromptConfig
+from folkscope.risk.classifier import LLMClassifier
+
+X10 = load_bundled("acs-income-10").drop(columns="PINCP>50000")
+Y10 = load_bundled("acs-income-10")["PINCP>50000"]
+
+
+def engine_with(rule=None, responses=None) -> Engine:
+    return Engine(FakeBackend("hand", next_token_probs=rule, responses=responses), cache=None)
+
+
+def letter_rule(text: str):
+    """After 'Answer:', 'A' is 3x as likely as 'B' (split over ' A' and 'A'); the options decide what A means."""
+    if text.endswith("Answer:"):
+        return {" A": 0.45, "A": 0.15, " B": 0.15, "B": 0.05}
+    return None
+
+
+def test_multiple_choice_sums_variants_renormalises_and_averages_orderings():
+    clf = LLMClassifier(engine_with(letter_rule), "ACSIncome")
+    scores = clf.predict_proba(X10)
+    # P(A) = 0.45 + 0.15 = 0.6, P(B) = 0.2 -> P(first letter) = 0.75 whatever the row.
+    # Ordering 0: A = Below $50,000 (label 0) -> risk 0.25; ordering 1: A = Above -> risk 0.75.
+    assert np.allclose(clf.last_details["score_ordering_0"], 0.25)
+    assert np.allclose(clf.last_details["score_ordering_1"], 0.75)
+    assert np.allclose(scores, 0.5)
+    assert np.allclose(clf.last_details["answer_mass"], 0.8)
+    assert clf.last_report.orderings == 2 and clf.last_report.nan_scores == 0
+
+
+def test_without_order_bias_correction_one_ordering_is_scored():
+    clf = LLMClassifier(engine_with(letter_rule), "ACSIncome", prompt_config=PromptConfig(correct_order_bias=False))
+    assert np.allclose(clf.predict_proba(X10), 0.25)
+    assert clf.last_report.orderings == 1
+
+
+def test_chat_prompts_score_the_same_way():
+    def rule(text):
+        return {" A": 0.2, "A": 0.05, " B": 0.6, "B": 0.15} if text.endswith("<|assistant|>\nAnswer:") else None
+
+    clf = LLMClassifier(engine_with(rule), "ACSIncome", prompt_config=PromptConfig(use_chat_template=True))
+    clf.predict_proba(X10)
+    assert np.allclose(clf.last_details["score_ordering_0"], 0.75)  # B = Above in ordering 0
+    assert np.allclose(clf.last_details["score_ordering_1"], 0.25)
+
+
+def numeric_rule(text: str):
+    if text.endswith("0."):
+        return {str(d): p for d, p in zip(range(10), [0, 0, 0.1, 0.6, 0.3, 0, 0, 0, 0, 0])}
+    if text.endswith("0.3"):
+        return {"5": 0.7, "1": 0.3}
+    if text.endswith(("0.2", "0.4")) or text[-3:-1] == "0." and text[-1].isdigit():
+        return {"0": 1.0}
+    return None
+
+
+def test_numeric_greedy_reads_two_most_likely_digits():
+    clf = LLMClassifier(engine_with(numeric_rule), "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True))
+    assert np.allclose(clf.predict_proba(X10), 0.35)
+
+
+def test_numeric_expected_value_is_the_two_digit_expectation():
+    cfg = PromptConfig(numeric_risk_prompting=True)
+    clf = LLMClassifier(engine_with(numeric_rule), "ACSIncome", prompt_config=cfg, numeric_readout="expected")
+    # E = 0.1*(0.2 + 0.00) + 0.6*(0.3 + (0.7*5 + 0.3*1)/100) + 0.3*(0.4 + 0.00)
+    expected = 0.1 * 0.2 + 0.6 * (0.3 + 0.038) + 0.3 * 0.4
+    assert np.allclose(clf.predict_proba(X10), expected)
+
+
+def test_chain_of_thought_parses_and_counts_unparseable_answers():
+    def answer(prompt: str) -> str:  # women's rows get a parseable answer, men's do not
+        return "Reasoning... Probability: 80%" if "The sex is: Female." in prompt else "I cannot say."
+
+    clf = LLMClassifier(engine_with(responses=answer), "ACSIncome", prompt_config=PromptConfig(cot_prompting=True))
+    scores = clf.predict_proba(X10)
+    men = int((X10["SEX"] == 1).sum())
+    assert np.array_equal(np.isnan(scores), (X10["SEX"] == 1).to_numpy())
+    assert np.allclose(scores[~np.isnan(scores)], 0.8)
+    assert clf.last_report.unparseable == men and clf.last_report.nan_scores == men
+    assert "no parseable" in clf.last_report.notes[0]
+
+
+def test_fit_learns_the_accuracy_maximising_threshold_and_predict_uses_it():
+    engine = Engine.from_model("seeded", backend="fake", use_cache=False)
+    clf = LLMClassifier(engine, "ACSIncome").fit(X10, Y10)
+    scores = clf.predict_proba(X10)
+    assert 0.0 <= clf.threshold <= 1.0
+    assert np.array_equal(clf.predict(X10), (scores > clf.threshold).astype(np.int8))
+    accuracy = ((scores > clf.threshold) == Y10.to_numpy()).mean()
+    assert accuracy >= ((scores > 0.5) == Y10.to_numpy()).mean()
+
+
+def test_context_size_is_checked_before_scoring():
+    clf = LLMClassifier(engine_with(letter_rule), "ACSIncome", context_size=50)
+    with pytest.raises(ConfigError, match=r"10 of 10 prompts are longer than the context size 50 tokens"):
+        clf.predict_proba(X10)
+
+
+def test_bad_options():
+    with pytest.raises(ConfigError, match="numeric_readout"):
+        LLMClassifier(engine_with(), "ACSIncome", numeric_readout="mean")
+    with pytest.raises(ConfigError, match="threshold"):
+        LLMClassifier(engine_with(), "ACSIncome", threshold=1.5)
+
+
+def test_scores_keep_row_order_for_a_shuffled_table():
+    engine = Engine.from_model("seeded", backend="fake", use_cache=False)
+    clf = LLMClassifier(engine, "ACSIncome")
+    base = pd.Series(clf.predict_proba(X10), index=X10.index)
+    shuffled = X10.sample(frac=1.0, random_state=3)
+    assert np.allclose(clf.predict_proba(shuffled), base.loc[shuffled.index].to_numpy())
