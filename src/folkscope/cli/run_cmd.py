@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 from folkscope.cli.prompts_cmd import add_prompt_arguments
@@ -120,16 +121,16 @@ def _fmt(value: Any, ci: Any = None) -> str:
     return text
 
 
-def print_summary(bench: Any, metrics: dict[str, Any]) -> None:
+def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     """The main metrics of the model and baselines, one line each."""
     from folkscope.risk.evaluate import compare_table
 
-    print(f"run folder: {bench.run_dir}")
+    print(f"run folder: {run_dir}")
     scoring = metrics.get("scoring", {})
     print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}; threshold {scoring.get('threshold', 0.5):.3f}")
     table = compare_table({"model": metrics["model"], **metrics.get("baselines", {})})
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
-    print(f"report: {bench.run_dir / 'report.html'}")
+    print(f"report: {run_dir / 'report.html'}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,5 +149,5 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
     )
     metrics = bench.run(args.results_dir)
-    print_summary(bench, metrics)
+    print_summary(bench.run_dir, metrics)
     return 0

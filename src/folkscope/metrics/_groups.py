@@ -217,14 +217,19 @@ def groupwise_metrics(
 
 def _gaps(values: pd.DataFrame, pair: tuple[Hashable, Hashable] | None) -> pd.DataFrame:
     defined = values.notna()
+    # idxmax/idxmin refuse all-NaN columns, so they run on the defined metrics only
+    some = defined.any()
+    max_group = pd.Series(None, index=values.columns, dtype=object)
+    min_group = pd.Series(None, index=values.columns, dtype=object)
+    if some.any():
+        max_group[some] = values.loc[:, some].idxmax()
+        min_group[some] = values.loc[:, some].idxmin()
     out = pd.DataFrame({
         "max_minus_min": values.max() - values.min(),
-        "max_group": values.idxmax().where(defined.any()),
-        "min_group": values.idxmin().where(defined.any()),
+        "max_group": max_group,
+        "min_group": min_group,
         "n_groups_defined": defined.sum().astype(float),
-    }) if defined.any().any() else pd.DataFrame({
-        "max_minus_min": np.nan, "max_group": None, "min_group": None,
-        "n_groups_defined": 0.0}, index=values.columns)
+    })
     if pair is not None:
         rows: Any = values.loc  # labels are arbitrary hashables
         out["a_minus_b"] = rows[pair[0]] - rows[pair[1]]

@@ -36,7 +36,7 @@ import pandas as pd
 from folkscope.data.dataset import ACSDataset, Dataset
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
-from folkscope.report._io import atomic_write
+from folkscope._io import atomic_write
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig

@@ -1,0 +1,258 @@
+"""Plots of a risk-score run: calibration curves, group calibration, score histograms, ROC.
+
+Drawing only: every number comes from :mod:`folkscope.risk.evaluate`
+(``calibration_data``, ``histogram_data``, ``roc_data``), which in turn uses
+:mod:`folkscope.metrics`. matplotlib is imported inside the functions (``pip
+install 'folkscope[plots]'``), through its object-oriented ``Figure`` API on the
+Agg canvas: no pyplot state, no GUI backend, nothing left open. Each PNG is
+written atomically (temporary file, then :func:`os.replace`).
+
+Rows with a NaN score are left out of every plot and their number is printed
+on the figure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from folkscope._deps import require
+from folkscope._io import atomic_write
+from folkscope.risk.evaluate import calibration_data, histogram_data, roc_data
+
+__all__ = [
+    "make_all_plots",
+    "plot_calibration",
+    "plot_group_calibration",
+    "plot_roc",
+    "plot_score_histogram",
+]
+
+_FEATURE = "drawing report plots"
+_DPI = 110
+_STRATEGY_TITLE = {"uniform": "equal-width bins", "quantile": "quantile (equal-count) bins"}
+
+
+def _figure(ncols: int = 1, *, width: float = 5.0, height: float = 4.2) -> tuple[Any, Any]:
+    figure = require("matplotlib.figure", feature=_FEATURE)
+    agg = require("matplotlib.backends.backend_agg", feature=_FEATURE)
+    fig = figure.Figure(figsize=(width * ncols, height), layout="constrained")
+    agg.FigureCanvasAgg(fig)
+    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+
+
+def _text(value: object) -> str:
+    """Plain text for matplotlib: a ``$`` in a model or group name must not start mathtext."""
+    return str(value).replace("$", r"\$")
+
+
+def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
+    return atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=_DPI))
+
+
+def _excluded_note(n: int) -> str:
+    return f" ({n} NaN score{'s' if n != 1 else ''} excluded)" if n else ""
+
+
+def _draw_reliability(ax: Any, curve: Mapping[str, Any], *, label: str | None = None,
+                      color: Any = None, band: bool = False) -> None:
+    x, f = curve["mean_predicted"], curve["fraction_positive"]
+    lo, hi = curve["ci_low"], curve["ci_high"]
+    ok = curve["count"] > 0  # empty bins have no rate: drawn as gaps, never as 0
+    if not ok.any():
+        return
+    if band:
+        (line,) = ax.plot(np.where(ok, x, np.nan), np.where(ok, f, np.nan), marker="o",
+                          ms=3, lw=1.2, label=label, color=color)
+        ax.fill_between(x[ok], lo[ok], hi[ok], alpha=0.15, color=line.get_color(), lw=0)
+    else:
+        ax.errorbar(x[ok], f[ok], yerr=np.vstack([f[ok] - lo[ok], hi[ok] - f[ok]]), fmt="o-",
+                    ms=4, lw=1.2, capsize=3, label=label, color=color)
+
+
+def _square(ax: Any, xlabel: str, ylabel: str) -> None:
+    ax.plot([0, 1], [0, 1], ls="--", lw=1, color="grey")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel=xlabel, ylabel=ylabel, aspect="equal")
+    ax.grid(alpha=0.3)
+
+
+def plot_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
+                     label_col: str = "label", score_col: str = "risk_score",
+                     weight_col: str | None = None, n_bins: int = 10,
+                     title: str | None = None) -> Path:
+    """Reliability diagram with equal-width and quantile bins side by side (Wilson 95% CIs).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+    path : path-like
+        PNG to write (atomically).
+    label_col, score_col, weight_col, n_bins
+        As in :func:`folkscope.risk.evaluate.calibration_data`.
+    title : str, optional
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    fig, axes = _figure(2)
+    for ax, strategy in zip(axes, ("uniform", "quantile"), strict=True):
+        data = calibration_data(scores, label_col=label_col, score_col=score_col,
+                                weight_col=weight_col, n_bins=n_bins, strategy=strategy)
+        _draw_reliability(ax, data["overall"])
+        _square(ax, "mean risk score in bin", "observed positive rate")
+        n = int(data["overall"]["count"].sum())
+        ax.set_title(f"{_STRATEGY_TITLE[strategy]}, n={n:,}{_excluded_note(data['n_excluded'])}",
+                     fontsize=9)
+    fig.suptitle(_text(title or "Calibration (95% Wilson intervals)"))
+    return _save(fig, path)
+
+
+def plot_group_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
+                           group_col: str, label_col: str = "label",
+                           score_col: str = "risk_score", weight_col: str | None = None,
+                           n_bins: int = 10,
+                           group_labels: Mapping[str, Mapping[Any, Any]] | None = None,
+                           title: str | None = None) -> Path:
+    """Calibration curves of each group of ``group_col`` (both binnings, 95% bands).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    fig, axes = _figure(2)
+    for ax, strategy in zip(axes, ("uniform", "quantile"), strict=True):
+        data = calibration_data(scores, label_col=label_col, score_col=score_col,
+                                weight_col=weight_col, group_cols=[group_col], n_bins=n_bins,
+                                strategy=strategy, group_labels=group_labels)
+        for entry in data["groups"][group_col]:
+            _draw_reliability(ax, entry["curve"], band=True,
+                              label=_text(f"{entry['name']} (n={entry['n']:,})"))
+        _square(ax, "mean risk score in bin", "observed positive rate")
+        ax.set_title(f"{_STRATEGY_TITLE[strategy]}{_excluded_note(data['n_excluded'])}",
+                     fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(_text(title or f"Calibration by {group_col} (95% Wilson bands)"))
+    return _save(fig, path)
+
+
+def plot_score_histogram(scores: pd.DataFrame, path: str | os.PathLike[str], *,
+                         label_col: str = "label", score_col: str = "risk_score",
+                         bins: int = 20, title: str | None = None) -> Path:
+    """Histogram of risk scores: all rows, and split by label.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    data = histogram_data(scores, label_col=label_col, score_col=score_col, bins=bins)
+    fig, axes = _figure(2, height=3.6)
+    edges = data["edges"]
+    axes[0].stairs(data["overall"], edges, fill=True, alpha=0.7)
+    axes[0].set_title(f"all rows, n={data['n']:,}{_excluded_note(data['n_excluded'])}",
+                      fontsize=9)
+    for lab, name in ((0, "label 0"), (1, "label 1")):
+        counts = data["by_label"][lab]
+        axes[1].stairs(counts, edges, lw=1.5, label=f"{name} (n={int(counts.sum()):,})")
+    axes[1].set_title("by label", fontsize=9)
+    axes[1].legend(fontsize=8)
+    for ax in axes:
+        ax.set(xlim=(0, 1), xlabel="risk score", ylabel="rows")
+        ax.grid(alpha=0.3)
+    fig.suptitle(_text(title or "Risk score distribution"))
+    return _save(fig, path)
+
+
+def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: str = "label",
+             score_col: str = "risk_score", baselines: Mapping[str, ArrayLike] | None = None,
+             model_name: str = "model", title: str | None = None) -> Path:
+    """ROC curve of the model, with the baselines' curves when their scores are given.
+
+    Parameters
+    ----------
+    baselines : mapping of name -> array-like of shape (n_rows,), optional
+        Baseline scores aligned to the rows of ``scores``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    data = roc_data(scores, label_col=label_col, score_col=score_col, baselines=baselines,
+                    model_name=model_name)
+    fig, axes = _figure(1, width=5.2, height=5.0)
+    ax = axes[0]
+    for name, curve in data.items():
+        auc = "undefined" if np.isnan(curve["auc"]) else f"{curve['auc']:.3f}"
+        label = _text(f"{name} (AUC {auc}){_excluded_note(curve['n_excluded'])}")
+        if len(curve["fpr"]):
+            ax.plot(curve["fpr"], curve["tpr"], lw=1.5, label=label)
+        else:  # single-class labels: nothing to draw, but say so in the legend
+            ax.plot([], [], lw=1.5, label=label)
+    _square(ax, "false positive rate", "true positive rate")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.suptitle(_text(title or "ROC"))
+    return _save(fig, path)
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "group"
+
+
+def make_all_plots(
+    scores: pd.DataFrame,
+    out_dir: str | os.PathLike[str],
+    *,
+    baselines: Mapping[str, ArrayLike] | None = None,
+    group_cols: Sequence[str] = ("RAC1P", "SEX"),
+    group_labels: Mapping[str, Mapping[Any, Any]] | None = None,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    n_bins: int = 10,
+    model_name: str = "model",
+    relative_to: str | os.PathLike[str] | None = None,
+) -> dict[str, str]:
+    """Draw every plot of a run into ``out_dir``.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+    out_dir : path-like
+        Folder of the PNGs (created if needed).
+    baselines : mapping of name -> scores, optional
+        Baseline scores aligned to the rows, for the ROC plot.
+    group_cols, group_labels
+        One group-calibration plot per column.
+    label_col, score_col, n_bins, model_name
+    relative_to : path-like, optional
+        Folder the returned paths are relative to. Default: the parent of
+        ``out_dir``, i.e. the run folder for the usual ``out_dir = run_dir /
+        "plots"``, so the paths go straight into
+        :func:`folkscope.report.write_report`.
+
+    Returns
+    -------
+    dict of name -> relative POSIX path
+        ``calibration``, ``calibration_<col>`` per group column, ``score_histogram``,
+        ``roc`` (e.g. ``"plots/roc.png"``).
+    """
+    out = Path(out_dir)
+    base = Path(relative_to) if relative_to is not None else out.parent
+    cols = dict(label_col=label_col, score_col=score_col)
+    paths = {"calibration": plot_calibration(scores, out / "calibration.png", n_bins=n_bins,
+                                             **cols)}
+    for col in group_cols:
+        paths[f"calibration_{col}"] = plot_group_calibration(
+            scores, out / f"calibration_by_{_safe_name(col)}.png", group_col=col,
+            n_bins=n_bins, group_labels=group_labels, **cols)
+    paths["score_histogram"] = plot_score_histogram(scores, out / "score_histogram.png", **cols)
+    paths["roc"] = plot_roc(scores, out / "roc.png", baselines=baselines, model_name=model_name,
+                            **cols)
+    return {name: Path(os.path.relpath(p, base)).as_posix() for name, p in paths.items()}

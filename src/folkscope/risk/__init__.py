@@ -1,0 +1,28 @@
+"""Part 1: language models as risk scores on survey prediction tasks (folktexts).
+
+:class:`LLMClassifier` turns model probabilities into risk scores on any
+engine backend; :class:`Benchmark` scores a task's test split and writes a
+self-describing run folder (:func:`rescore` recomputes it without a model);
+:func:`fit_baselines` fits the supervised baselines on the same split.
+"""
+
+from folkscope.risk.baselines import BASELINES, BaselineResult, fit_baselines
+from folkscope.risk.benchmark import Benchmark, rescore
+from folkscope.risk.classifier import NUMERIC_READOUTS, LLMClassifier, ScoringReport
+from folkscope.risk.config import BenchmarkConfig
+from folkscope.risk.evaluate import calibration_data, compare_table, evaluate_scores
+
+__all__ = [
+    "BASELINES",
+    "BaselineResult",
+    "Benchmark",
+    "BenchmarkConfig",
+    "LLMClassifier",
+    "NUMERIC_READOUTS",
+    "ScoringReport",
+    "calibration_data",
+    "compare_table",
+    "evaluate_scores",
+    "fit_baselines",
+    "rescore",
+]

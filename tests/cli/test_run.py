@@ -1,0 +1,99 @@
+"""``folkscope run`` / ``run_acs_benchmark``: every folktexts flag, one-line errors, a real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from folkscope.cli.main import main, run_acs_benchmark_main
+
+FOLKTEXTS_FLAGS = """--model --task --results-dir --data-dir --few-shot --batch-size --context-size --fit-threshold
+--subsampling --seed --use-web-api-model --inference-backend --gpu-memory-utilization --max-model-len --vllm-dtype
+--tensor-parallel-size --dont-correct-order-bias --numeric-risk-prompting --cot-prompting --enable-thinking
+--reuse-few-shot-examples --compose-few-shot-examples --example-order --few-shot-hide-question --variation
+--use-chat-template --chat-prompt --system-prompt --use-feature-subset --use-population-filter --max-api-rpm
+--logger-level""".split()
+
+
+def test_every_folktexts_flag_is_accepted(capsys):
+    with pytest.raises(SystemExit) as exc:
+        run_acs_benchmark_main(["--help"])
+    assert exc.value.code == 0
+    help_text = capsys.readouterr().out
+    missing = [flag for flag in FOLKTEXTS_FLAGS if flag not in help_text]
+    assert not missing, missing
+
+
+def _one_line_error(capsys, argv, prog=main):
+    code = prog(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--task", "ACSIncom"], "unknown task 'ACSIncom'"),
+        (["--few-shot", "2", "--use-chat-template"], "few-shot prompting cannot be combined with the chat template"),
+        (["--variation", "colour=red"], "unknown variation key"),
+        (["--use-population-filter", "AGEP>>3"], "population filter 'AGEP>>3': > needs a number"),
+        (["--use-feature-subset", "AGEP,NOPE"], "no text mapping for feature(s) NOPE"),
+        (["--use-web-api-model"], "web-API / vLLM backends"),
+        (["--reuse-few-shot-examples"], "few-shot"),
+    ],
+)
+def test_bad_input_fails_in_one_line_before_loading_a_model(capsys, tmp_path, argv, message):
+    err = _one_line_error(capsys, ["run", "--model", str(tmp_path / "never-loaded"), "--task", "NISTIncome", *argv])
+    assert message in err
+
+
+def test_run_acs_benchmark_alias_prints_errors_the_same_way(capsys):
+    assert "unknown task" in _one_line_error(capsys, ["--task", "Nope"], prog=run_acs_benchmark_main)
+
+
+def test_fake_backend_run_writes_a_folder_and_prints_metrics(capsys, tmp_path):
+    argv = [
+        "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTIncome", "--subsampling", "0.03",
+        "--results-dir", str(tmp_path), "--no-cache", "--n-bootstrap", "20", "--no-baselines",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "run folder:" in out and "ECE" in out and "AUC" in out
+    run_dir = Path(out.split("run folder: ")[1].splitlines()[0])
+    assert (run_dir / "report.html").is_file()
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["benchmark_config"]["subsampling"] == 0.03 and config["benchmark_config"]["baselines"] is False
+
+
+@pytest.mark.slow
+def test_default_model_scores_real_rows_end_to_end(capsys, tmp_path):
+    """The main job on a small slice: SmolLM2-135M-Instruct on bundled NIST rows, through the CLI."""
+    argv = [
+        "run", "--model", "default", "--task", "NISTIncome", "--subsampling", "0.01", "--results-dir", str(tmp_path),
+        "--cache-dir", str(tmp_path / "cache"), "--n-bootstrap", "20", "--no-baselines",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    run_dir = Path(out.split("run folder: ")[1].splitlines()[0])
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["scoring"]["rows"] == 15 and metrics["scoring"]["nan_scores"] == 0
+    assert metrics["scoring"]["min_answer_mass"] > 0.01  # the model does answer with a letter
+    assert run_dir.parts[-2] == "SmolLM2-135M-Instruct"
+
+
+def test_rescore_command_recomputes_a_finished_run(capsys, tmp_path):
+    argv = [
+        "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTPoverty", "--subsampling", "0.02",
+        "--results-dir", str(tmp_path), "--no-cache", "--n-bootstrap", "10", "--no-baselines",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    run_dir = Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
+    before = json.loads((run_dir / "metrics.json").read_text())
+    (run_dir / "metrics.json").unlink()
+    assert main(["rescore", str(run_dir)]) == 0
+    assert "ECE" in capsys.readouterr().out
+    assert json.loads((run_dir / "metrics.json").read_text())["model"] == before["model"]
+    assert "not a finished run folder" in _one_line_error(capsys, ["rescore", str(tmp_path)])
