@@ -22,6 +22,7 @@ EXTRA_OF: dict[str, str] = {
     "accelerate": "hf",
     "safetensors": "hf",
     "gguf": "hf",
+    "tokenizers": "hf",
     "litellm": "api",
     "vllm": "vllm",
     "ray": "ray",

@@ -13,6 +13,7 @@ The tree::
     ├── DownloadError(OSError)          a download failed after every retry
     │   └── IntegrityError              a downloaded file is truncated or corrupt
     ├── ModelNotFoundError(OSError)     a model handle resolves to nothing loadable
+    ├── BackendError(RuntimeError)      a backend or the result cache failed beyond recovery
     └── MissingDependencyError(ImportError)  an optional extra is not installed
 
 Each subclass also subclasses the builtin it refines, so callers that already
@@ -26,6 +27,7 @@ whose value is undefined for the given input (they return NaN).
 from __future__ import annotations
 
 __all__ = [
+    "BackendError",
     "ConfigError",
     "DataError",
     "DownloadError",
@@ -105,6 +107,10 @@ class IntegrityError(DownloadError):
 
 class ModelNotFoundError(FolkscopeError, OSError):
     """A model handle does not resolve to weights that can be loaded."""
+
+
+class BackendError(FolkscopeError, RuntimeError):
+    """A backend or the engine's result cache failed in a way no retry or smaller batch fixes."""
 
 
 class MissingDependencyError(FolkscopeError, ImportError):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from folkscope.engine.backoff import AdaptiveBudget, Planned, is_out_of_memory, run_with_backoff
 from folkscope.engine.batching import Batch, Unit, lcp, plan_batches
-from folkscope.errors import ConfigError, FolkscopeError
+from folkscope.errors import BackendError, ConfigError
 
 
 def reconstruct(batch: Batch, row: int) -> tuple[int, ...]:
@@ -214,5 +214,5 @@ def test_backoff_gives_up_on_a_single_row():
     def always_oom(batch):
         raise RuntimeError("out of memory")
 
-    with pytest.raises(FolkscopeError, match="cannot be split"):
+    with pytest.raises(BackendError, match="cannot be split"):
         list(run_with_backoff(range(3), plan=_plan_chunks, execute=always_oom, budget=AdaptiveBudget(40, minimum=10)))

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from folkscope.engine.cache import ResultCache, default_cache_dir, entry_key, namespace_key
-from folkscope.errors import FolkscopeError
+from folkscope.errors import BackendError
 
 
 def test_put_and_get_round_trip(tmp_path):
@@ -54,7 +54,7 @@ def test_failed_transaction_writes_nothing(tmp_path):
 
 def test_corrupt_file_gives_a_clear_error(tmp_path):
     (tmp_path / "results.sqlite").write_bytes(b"this is not a database" * 100)
-    with pytest.raises(FolkscopeError, match="cannot be opened"):
+    with pytest.raises(BackendError, match="cannot be opened"):
         ResultCache(tmp_path)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings, NextTokenRequest, ScoreRequest
 from folkscope.engine.backends.fake import EOS, FakeBackend, FakeOutOfMemoryError, FakeTokenizer
-from folkscope.errors import ConfigError, FolkscopeError
+from folkscope.errors import BackendError, ConfigError
 
 
 def test_tokenizer_round_trip_and_space_merging():
@@ -94,7 +94,7 @@ def test_fake_out_of_memory_shrinks_the_batch():
 
 def test_fake_out_of_memory_on_one_row_is_an_error():
     engine = Engine(FakeBackend(oom_above_tokens=3), cache=None, progress=False)
-    with pytest.raises(FolkscopeError, match="cannot be split"):
+    with pytest.raises(BackendError, match="cannot be split"):
         engine.score([ScoreRequest("a long prompt", ("A",))])
 
 

@@ -14,7 +14,7 @@ import pytest
 from folkscope.engine import ChatPrompt, Engine, PrefixGroupRequest, ScoreRequest
 from folkscope.engine.testing import sample_sentences
 from folkscope.engine.tokens import encode_continuations
-from folkscope.errors import ConfigError, FolkscopeError
+from folkscope.errors import BackendError, ConfigError
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -216,7 +216,7 @@ def test_self_check_rejects_a_broken_readout(random_init_llama_dir, monkeypatch)
 
     backend = make(random_init_llama_dir)
     monkeypatch.setattr(HFBackend, "_head", lambda self, h: self._lm_head(h).float() * 3.0)
-    with pytest.raises(FolkscopeError, match="self-check failed"):
+    with pytest.raises(BackendError, match="self-check failed"):
         backend.model
     assert backend._model is None
 

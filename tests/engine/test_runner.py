@@ -7,7 +7,7 @@ import pytest
 from folkscope.engine import Engine, GenerateRequest, NextTokenRequest, ResultCache, ScoreRequest
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.engine.progress import Progress, progress_enabled
-from folkscope.errors import ConfigError, FolkscopeError
+from folkscope.errors import BackendError, ConfigError
 
 REQS = [ScoreRequest(f"Row {i}: answer A or B? ", ("A", "B")) for i in range(10)]
 
@@ -94,7 +94,7 @@ def test_backend_that_drops_results_is_an_error():
             for batch in super().score(requests, done=done):
                 yield batch[:-1]
 
-    with pytest.raises(FolkscopeError, match="returned no result"):
+    with pytest.raises(BackendError, match="returned no result"):
         Engine(Lossy(), cache=None).score(REQS)
 
 

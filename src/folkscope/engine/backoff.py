@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from folkscope.errors import FolkscopeError
+from folkscope.errors import BackendError
 
 __all__ = ["AdaptiveBudget", "Planned", "is_out_of_memory", "run_with_backoff"]
 
@@ -114,7 +114,7 @@ def run_with_backoff(
 
     Raises
     ------
-    FolkscopeError
+    BackendError
         A single-row batch still runs out of memory.
     """
     queue = list(plan(list(jobs), budget.tokens))
@@ -132,7 +132,7 @@ def run_with_backoff(
             on_oom()
             old = budget.tokens
             if item.rows <= 1 or not budget.shrink(item.cost):
-                raise FolkscopeError(
+                raise BackendError(
                     f"out of memory on a batch of {item.rows} row(s) and {item.cost} tokens that cannot be split "
                     f"further (batch_tokens is down to {budget.tokens}). Use a smaller model or dtype, shorter "
                     "prompts, or a device with more memory"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from folkscope.engine.requests import canonical_json
-from folkscope.errors import FolkscopeError
+from folkscope.errors import BackendError
 from folkscope.paths import cache_home
 
 __all__ = ["CACHE_SCHEMA", "ResultCache", "default_cache_dir", "entry_key", "namespace_key"]
@@ -96,7 +96,7 @@ class ResultCache:
                 " result TEXT NOT NULL, created REAL NOT NULL)"
             )
         except sqlite3.DatabaseError as exc:
-            raise FolkscopeError(
+            raise BackendError(
                 f"the engine result cache {self.path} cannot be opened ({exc}); it may be corrupt or on a file "
                 "system without locking. Delete it to start afresh, choose another cache_dir, or disable the cache "
                 "(use_cache=False / --no-cache)"

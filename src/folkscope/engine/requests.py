@@ -117,6 +117,9 @@ class ChatPrompt:
     prefill : str, default ""
         Text appended after the assistant header (the generation prompt), so
         the model continues an answer already begun, e.g. ``"Answer:"``.
+    enable_thinking : bool, optional
+        Passed to the chat template (Qwen3-style thinking mode); None leaves
+        the template's own default.
 
     Examples
     --------
@@ -126,8 +129,15 @@ class ChatPrompt:
 
     messages: tuple[Message, ...]
     prefill: str = ""
+    enable_thinking: bool | None = None
 
     def __post_init__(self) -> None:
+        if self.enable_thinking is not None and not isinstance(self.enable_thinking, bool):
+            raise ConfigError(
+                f"ChatPrompt.enable_thinking must be True, False or None, got {self.enable_thinking!r}",
+                parameter="enable_thinking",
+                value=self.enable_thinking,
+            )
         if isinstance(self.messages, (str, bytes)) or not isinstance(self.messages, Sequence):
             raise ConfigError(
                 f"ChatPrompt.messages must be a sequence of messages, got {type(self.messages).__name__}",
@@ -185,14 +195,21 @@ def prompt_to_dict(prompt: Prompt) -> str | dict[str, Any]:
     """JSON-able form of a prompt (the text itself, or messages and prefill)."""
     if isinstance(prompt, str):
         return prompt
-    return {"messages": [[m.role, m.content] for m in prompt.messages], "prefill": prompt.prefill}
+    out: dict[str, Any] = {"messages": [[m.role, m.content] for m in prompt.messages], "prefill": prompt.prefill}
+    if prompt.enable_thinking is not None:  # absent when unset, so older cache keys stay valid
+        out["enable_thinking"] = prompt.enable_thinking
+    return out
 
 
 def prompt_from_dict(data: str | Mapping[str, Any]) -> Prompt:
     """Inverse of :func:`prompt_to_dict`."""
     if isinstance(data, str):
         return data
-    return ChatPrompt(tuple(Message(r, c) for r, c in data["messages"]), prefill=data.get("prefill", ""))
+    return ChatPrompt(
+        tuple(Message(r, c) for r, c in data["messages"]),
+        prefill=data.get("prefill", ""),
+        enable_thinking=data.get("enable_thinking"),
+    )
 
 
 @dataclass(frozen=True)

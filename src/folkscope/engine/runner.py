@@ -51,7 +51,7 @@ from folkscope.engine.requests import (
     ScoreResult,
     request_key,
 )
-from folkscope.errors import ConfigError, FolkscopeError
+from folkscope.errors import BackendError, ConfigError
 
 __all__ = ["Engine", "EngineStats"]
 
@@ -259,7 +259,7 @@ class Engine:
                     bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
         missing = [k for k in unique if k not in found]
         if missing:
-            raise FolkscopeError(
+            raise BackendError(
                 f"backend {self.backend.name!r} returned no result for {len(missing)} of {len(unique)} requests"
             )
         return [found[k] for k in keys]

@@ -82,7 +82,7 @@ def _to_engine(prompt: RenderedText) -> str | ChatPrompt:
     if not prompt.is_chat:
         return str(prompt.text)
     messages = tuple(Message(m.role, m.content) for m in prompt.messages or ())
-    return ChatPrompt(messages, prefill=prompt.prefill)
+    return ChatPrompt(messages, prefill=prompt.prefill, enable_thinking=prompt.enable_thinking)
 
 
 class LLMClassifier:
@@ -276,5 +276,5 @@ class LLMClassifier:
 def _extend(prompt: str | ChatPrompt, text: str) -> str | ChatPrompt:
     """The same prompt with ``text`` appended to what the model has already 'said'."""
     if isinstance(prompt, ChatPrompt):
-        return ChatPrompt(prompt.messages, prefill=prompt.prefill + text)
+        return ChatPrompt(prompt.messages, prefill=prompt.prefill + text, enable_thinking=prompt.enable_thinking)
     return prompt + text

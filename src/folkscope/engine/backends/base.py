@@ -155,7 +155,8 @@ def render_prompt(tokenizer: TokenizerLike, prompt: Prompt, *, model: str = "thi
             parameter="prompt",
             value=prompt,
         )
-    text = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+    options = {} if prompt.enable_thinking is None else {"enable_thinking": prompt.enable_thinking}
+    text = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True, **options)
     return str(text) + prompt.prefill
 
 

@@ -47,7 +47,8 @@ from folkscope.engine.backends.base import stop_at
 from folkscope.engine.batching import Batch, Pass, Unit
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
-from folkscope.errors import ConfigError, FolkscopeError
+from folkscope.engine.progress import progress_enabled
+from folkscope.errors import BackendError, ConfigError
 
 __all__ = ["HFBackend", "resolve_device", "resolve_dtype"]
 
@@ -236,6 +237,8 @@ class HFBackend(TokenBackend):
         return self._model
 
     def _load(self) -> None:
+        if not progress_enabled():  # transformers' own loading bar is noise in logs and CI output
+            self._transformers.utils.logging.disable_progress_bar()
         model = self._transformers.AutoModelForCausalLM.from_pretrained(
             self.resolved.path, dtype=getattr(self._torch, self.dtype), attn_implementation=self.attn_implementation
         )
@@ -346,7 +349,7 @@ class HFBackend(TokenBackend):
             layers = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
             out = past = None  # the layers list is now the only reference to this pass's cache
             mask, lengths, prev_rows = attn, start + seg_len, p.rows
-        raise FolkscopeError("a batch plan has no passes")  # pragma: no cover - the planner always adds the leaf pass
+        raise BackendError("a batch plan has no passes")  # pragma: no cover - the planner always adds the leaf pass
 
     def _run_scores(self, batch: Batch, units: Sequence[Unit], reads: Sequence[Reads]) -> list[np.ndarray]:
         torch = self._torch
@@ -426,7 +429,7 @@ class HFBackend(TokenBackend):
                     worst = max(worst, float((mine - full[cluster_len[c] + j]).abs().max()))
         tol = 1e-3 if self.dtype == "float32" else 0.25
         if worst > tol:
-            raise FolkscopeError(
+            raise BackendError(
                 f"self-check failed for {self.resolved.name}: the optimised scoring path differs from the model's own "
                 f"logits by {worst:.3g} (tolerance {tol}). This architecture is not supported by prefix reuse or the "
                 "hidden-state readout; use share_prefixes=False, or strategy='naive'"
