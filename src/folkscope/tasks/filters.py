@@ -76,15 +76,15 @@ class PopulationFilter:
             lo_text, _, hi_text = raw.partition("..")
             lo, hi = _parse_value(lo_text, text), _parse_value(hi_text, text)
             if not isinstance(lo, float) or not isinstance(hi, float):
-                raise FilterSyntaxError(f"range bounds in {text!r} must be numbers", parameter="filter", value=text)
+                raise FilterSyntaxError(f"population filter {text!r}: range bounds must be numbers", parameter="filter", value=text)
             if lo > hi:
-                raise FilterSyntaxError(f"empty range in {text!r}: {lo:g} > {hi:g}", parameter="filter", value=text)
+                raise FilterSyntaxError(f"population filter {text!r}: empty range, {lo:g} > {hi:g}", parameter="filter", value=text)
             return cls(column, "range", (lo, hi))
         if op == "=" and "|" in raw:
             return cls(column, "in", tuple(_parse_value(v, text) for v in raw.split("|")))
         value = _parse_value(raw, text)
         if op in (">", ">=", "<", "<=") and not isinstance(value, float):
-            raise FilterSyntaxError(f"{op} in {text!r} needs a number, got {raw!r}", parameter="filter", value=text)
+            raise FilterSyntaxError(f"population filter {text!r}: {op} needs a number, got {raw!r}", parameter="filter", value=text)
         return cls(column, op, (value,))
 
     def to_string(self) -> str:
