@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--seed", type=int, default=42, help=_doc("seed"))
     core.add_argument("--subsampling", type=float, default=None, help=_doc("subsampling"))
     core.add_argument("--fit-threshold", type=int, default=None, help=_doc("fit_threshold"))
+    core.add_argument("--recalibrate", type=int, default=None, metavar="N", help=_doc("recalibrate"))
+    core.add_argument("--feature-importance", action="store_true", help=_doc("feature_importance"))
     core.add_argument("--use-feature-subset", default=None, help="comma-separated features to use instead of the task's")
     core.add_argument("--use-population-filter", action="append", default=None, metavar="FILTER", help="population filter such as 'SEX=2' or 'AGEP=18..35' (repeatable)")
     core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
@@ -103,6 +105,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         context_size=args.context_size,
         batch_size=args.batch_size,
         fit_threshold=args.fit_threshold,
+        recalibrate=args.recalibrate,
+        feature_importance=args.feature_importance,
         subsampling=args.subsampling,
         seed=args.seed,
         feature_subset=tuple(c.strip() for c in args.use_feature_subset.split(",") if c.strip()) if args.use_feature_subset else None,
@@ -128,8 +132,12 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     print(f"run folder: {run_dir}")
     scoring = metrics.get("scoring", {})
     print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}; threshold {scoring.get('threshold', 0.5):.3f}")
-    table = compare_table({"model": metrics["model"], **metrics.get("baselines", {})})
+    table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    importance = metrics.get("feature_importance")
+    if importance:
+        ranked = ", ".join(f"{col} {row['importance']:+.3f}" for col, row in list(importance.items())[:5])
+        print(f"feature importance (AUC drop when permuted): {ranked}")
     print(f"report: {run_dir / 'report.html'}")
 
 

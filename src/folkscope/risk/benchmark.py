@@ -40,6 +40,7 @@ from folkscope._io import atomic_write
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
+from folkscope.risk.importance import permutation_importance
 from folkscope.tasks.columns import column_set
 from folkscope.tasks.task import TaskMetadata, get_task
 
@@ -191,21 +192,45 @@ class Benchmark:
             X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
             self.classifier.fit(X_fit, y_fit)
             log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
-        X_test, _ = self.dataset.get_test()
+        X_test, y_test = self.dataset.get_test()
         scores = self.classifier.predict_proba(X_test)
         table = self._scores_table(scores)
+        report = self.classifier.last_report  # before any other scoring replaces it
+        if self.config.recalibrate:
+            for name, values in self._recalibrated(scores).items():
+                table[f"recalibrated_{name}"] = values
         if self.config.baselines:
             for result in fit_baselines(self.dataset, seed=self.config.seed):
                 table[f"baseline_{result.name}"] = result.scores
+        if self.config.feature_importance:
+            importance = permutation_importance(self.classifier, X_test, y_test, seed=self.config.seed)
+            importance.to_csv(run_dir / "feature_importance.csv.tmp")
+            (run_dir / "feature_importance.csv.tmp").replace(run_dir / "feature_importance.csv")
         table.to_parquet(run_dir / "scores.parquet.tmp", index=False)
         (run_dir / "scores.parquet.tmp").replace(run_dir / "scores.parquet")
-        scoring = self.classifier.last_report.to_dict() | {
+        scoring = report.to_dict() | {
             "threshold": self.classifier.threshold,
             "engine_stats": self.classifier.engine.stats.to_dict(),
         }
         self.results = _evaluate_folder(run_dir, record, scoring)
         self.run_dir = run_dir
         return self.results
+
+    def _recalibrated(self, test_scores: np.ndarray) -> dict[str, np.ndarray]:
+        """Test scores after Platt and isotonic maps fitted on scored training rows."""
+        from folkscope.metrics import IsotonicCalibrator, PlattCalibrator
+
+        X_fit, y_fit = self.dataset.subsample(int(self.config.recalibrate or 0), seed=self.config.seed).get_train()
+        fit_scores = self.classifier.predict_proba(X_fit)
+        keep = ~np.isnan(fit_scores)
+        out = {}
+        for name, calibrator in (("platt", PlattCalibrator()), ("isotonic", IsotonicCalibrator())):
+            calibrator.fit(fit_scores[keep], y_fit.to_numpy()[keep])
+            mapped = np.full(len(test_scores), np.nan)
+            ok = ~np.isnan(test_scores)
+            mapped[ok] = calibrator.transform(test_scores[ok])
+            out[name] = mapped
+        return out
 
     def _scores_table(self, scores: np.ndarray) -> pd.DataFrame:
         task = self.dataset.task
@@ -242,13 +267,24 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
     seed = int(record["benchmark_config"].get("seed", 42))
     n_boot = int(record["benchmark_config"].get("n_bootstrap", 1000))
     model_metrics = evaluate_scores(table, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot, threshold=float(scoring.get("threshold", 0.5)))
-    baseline_cols = {c.removeprefix("baseline_"): table[c].to_numpy() for c in table.columns if c.startswith("baseline_")}
-    baseline_metrics = evaluate_baselines(table, baseline_cols, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot) if baseline_cols else {}
-    metrics = to_jsonable({"model": model_metrics, "baselines": baseline_metrics, "scoring": scoring})
+    def extra(prefix: str, rename: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        cols = {rename.format(c.removeprefix(prefix)): table[c].to_numpy() for c in table.columns if c.startswith(prefix)}
+        if not cols:
+            return {}, {}
+        return cols, evaluate_baselines(table, cols, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot)
+
+    baseline_cols, baseline_metrics = extra("baseline_", "{}")
+    recal_cols, recal_metrics = extra("recalibrated_", "model ({})")
+    metrics = {"model": model_metrics, "baselines": baseline_metrics, "recalibrated": recal_metrics, "scoring": scoring}
+    importance_file = run_dir / "feature_importance.csv"
+    if importance_file.is_file():
+        metrics["feature_importance"] = pd.read_csv(importance_file, index_col="column").to_dict(orient="index")
+    metrics = to_jsonable(metrics)
     _write_json(run_dir / "metrics.json", metrics)
-    plots = make_all_plots(table, run_dir / "plots", baselines=baseline_cols or None, group_cols=groups, group_labels=labels)
+    compared = {**recal_cols, **baseline_cols}
+    plots = make_all_plots(table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels)
     notes = list(scoring.get("notes", []))
-    write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines=baseline_metrics or None, notes=notes)
+    write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines={**recal_metrics, **baseline_metrics} or None, notes=notes)
     return metrics
 
 

@@ -50,6 +50,12 @@ class BenchmarkConfig:
     context_size: int | None = field(default=None, metadata=_doc("Longest prompt allowed, in tokens (None: no check)."))
     batch_size: int | None = field(default=None, metadata=_doc("Rows per batch hint; the engine batches by a token budget."))
     fit_threshold: int | None = field(default=None, metadata=_doc("Fit the decision threshold on this many training rows."))
+    recalibrate: int | None = field(
+        default=None, metadata=_doc("Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.")
+    )
+    feature_importance: bool = field(
+        default=False, metadata=_doc("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.")
+    )
     subsampling: float | None = field(default=None, metadata=_doc("Fraction of each split to use (None: all rows)."))
     seed: int = field(default=42, metadata=_doc("Seed of splits, subsampling, few-shot draws and bootstrap."))
     feature_subset: tuple[str, ...] | None = field(default=None, metadata=_doc("Features shown instead of the task's."))
@@ -58,7 +64,7 @@ class BenchmarkConfig:
     baselines: bool = field(default=True, metadata=_doc("Fit logistic regression and GBM baselines on the same split."))
 
     def __post_init__(self) -> None:
-        for name in ("few_shot", "fit_threshold", "context_size", "batch_size"):
+        for name in ("few_shot", "fit_threshold", "recalibrate", "context_size", "batch_size"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be a positive integer or None, got {value!r}", parameter=name, value=value)
