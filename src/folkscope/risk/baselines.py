@@ -89,7 +89,10 @@ def _gradient_boosting(dataset: Dataset, max_train: int | None, seed: int) -> Ba
         model.fit(train, y_train.to_numpy())
         return BaselineResult("gradient_boosting", model.predict_proba(test)[:, 1], "scikit-learn HistGradientBoosting")
     train = _as_float(X_train, cols).astype({c: "category" for c in categorical})
-    test = _as_float(X_test, cols).astype({c: pd.CategoricalDtype(train[c].cat.categories) for c in categorical})
+    test = _as_float(X_test, cols)
+    for col in categorical:  # a code never seen in training becomes missing, as LightGBM expects
+        known = train[col].cat.categories
+        test[col] = test[col].where(test[col].isin(known)).astype(pd.CategoricalDtype(known))
     model = lightgbm.LGBMClassifier(random_state=seed, verbose=-1)
     model.fit(train, y_train.to_numpy())
     return BaselineResult("gradient_boosting", model.predict_proba(test)[:, 1], f"lightgbm {lightgbm.__version__}")
