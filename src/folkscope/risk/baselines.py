@@ -93,7 +93,8 @@ def _gradient_boosting(dataset: Dataset, max_train: int | None, seed: int) -> Ba
     for col in categorical:  # a code never seen in training becomes missing, as LightGBM expects
         known = train[col].cat.categories
         test[col] = test[col].where(test[col].isin(known)).astype(pd.CategoricalDtype(known))
-    model = lightgbm.LGBMClassifier(random_state=seed, verbose=-1)
+    # one thread: identical trees on every machine, and no OpenMP spin-waiting when cores are shared
+    model = lightgbm.LGBMClassifier(random_state=seed, verbose=-1, n_jobs=1, deterministic=True)
     model.fit(train, y_train.to_numpy())
     return BaselineResult("gradient_boosting", model.predict_proba(test)[:, 1], f"lightgbm {lightgbm.__version__}")
 
