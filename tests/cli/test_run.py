@@ -97,3 +97,36 @@ def test_rescore_command_recomputes_a_finished_run(capsys, tmp_path):
     assert "ECE" in capsys.readouterr().out
     assert json.loads((run_dir / "metrics.json").read_text())["model"] == before["model"]
     assert "not a finished run folder" in _one_line_error(capsys, ["rescore", str(tmp_path)])
+
+
+def test_each_flag_reaches_the_one_config_object():
+    from folkscope.cli.main import build_parser
+    from folkscope.cli.run_cmd import config_from_args
+
+    args = build_parser().parse_args(
+        [
+            "run", "--task", "NISTIncome", "--few-shot", "4", "--reuse-few-shot-examples",
+            "--compose-few-shot-examples", "2,2", "--example-order", "3,2,1,0", "--few-shot-hide-question",
+            "--variation", "format=bullet", "connector==", "--numeric-risk-prompting", "--dont-correct-order-bias",
+            "--fit-threshold", "100", "--subsampling", "0.5", "--seed", "7", "--use-feature-subset", "AGEP,EDU",
+            "--use-population-filter", "SEX=2", "--use-population-filter", "AGEP>=30", "--batch-size", "8",
+            "--context-size", "900", "--recalibrate", "50", "--feature-importance", "--numeric-readout", "expected",
+            "--max-new-tokens", "64", "--n-bootstrap", "99", "--no-baselines",
+        ]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert (config.few_shot, config.reuse_few_shot_examples, config.compose_few_shot_examples) == (4, True, "2,2")
+    assert (config.example_order, config.few_shot_hide_question) == ("3,2,1,0", True)
+    assert config.variation == ("format=bullet", "connector==")
+    assert config.numeric_risk_prompting and not config.correct_order_bias
+    assert (config.fit_threshold, config.subsampling, config.seed) == (100, 0.5, 7)
+    assert config.feature_subset == ("AGEP", "EDU") and config.population_filter == ("SEX=2", "AGEP>=30")
+    assert (config.batch_size, config.context_size, config.recalibrate) == (8, 900, 50)
+    assert config.feature_importance and config.numeric_readout == "expected" and config.max_new_tokens == 64
+    assert config.n_bootstrap == 99 and config.baselines is False
+    prompt = config.prompt_config()
+    assert prompt.format == "bullet" and prompt.connector == "=" and prompt.few_shot.composition == (2, 2)
+    chat = config_from_args(build_parser().parse_args(["run", "--use-chat-template", "--system-prompt", "S", "--chat-prompt", "P"]))
+    assert (chat.use_chat_template, chat.system_prompt, chat.chat_prompt) == (True, "S", "P")
+    cot = config_from_args(build_parser().parse_args(["run", "--enable-thinking"]))
+    assert cot.prompt_config().mode == "cot" and cot.enable_thinking

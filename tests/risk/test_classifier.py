@@ -121,3 +121,13 @@ def test_scores_keep_row_order_for_a_shuffled_table():
     base = pd.Series(clf.predict_proba(X10), index=X10.index)
     shuffled = X10.sample(frac=1.0, random_state=3)
     assert np.allclose(clf.predict_proba(shuffled), base.loc[shuffled.index].to_numpy())
+
+
+@pytest.mark.slow
+def test_default_model_scores_the_fixture_rows_in_both_modes():
+    """SmolLM2-135M-Instruct on the 10 real ACSIncome rows: real scores, no NaN, in range."""
+    engine = Engine.from_model("default", use_cache=False)
+    mc = LLMClassifier(engine, "ACSIncome").predict_proba(X10)
+    assert mc.shape == (10,) and ((mc > 0) & (mc < 1)).all()  # letter probabilities never reach 0 or 1
+    numeric = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True)).predict_proba(X10)
+    assert not np.isnan(numeric).any() and ((numeric >= 0) & (numeric <= 0.99)).all()  # two digits after "0."
