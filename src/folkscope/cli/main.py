@@ -21,7 +21,7 @@ from folkscope.errors import FolkscopeError
 __all__ = ["build_parser", "download_models_main", "main", "run_acs_benchmark_main"]
 
 #: sub-command modules, in the order ``folkscope --help`` lists them
-_COMMANDS = ("run", "rescore", "tasks", "data", "prompts", "download_models")
+_COMMANDS = ("run", "rescore", "numeric", "tasks", "data", "prompts", "download_models")
 
 
 def build_parser() -> argparse.ArgumentParser:

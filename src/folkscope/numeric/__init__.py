@@ -1,0 +1,83 @@
+"""Part 4: are next-token probabilities calibrated to numbers in the context?
+
+Generate problems (:func:`generate_problems`), score the option words through
+the engine (:func:`score_problems`), then compute PM, WD, RE, behaviours and
+biases (:mod:`folkscope.numeric.analysis`); :func:`run_numeric` does it all
+and writes a run folder. See ``spec/numeric-calibration.md``.
+
+Examples
+--------
+>>> from folkscope.numeric import generate_problems
+>>> generate_problems("distributions", n_intervals=1, templates=["closed"])[0].options
+('29', '30', '31', '32')
+"""
+
+from folkscope.numeric.analysis import (
+    METRIC_COLUMNS,
+    behaviour_shares,
+    classify_cells,
+    count_number_frequencies,
+    distribution_summary,
+    frequency_effect,
+    heatmap_data,
+    option_matrices,
+    order_bias,
+    paired_differences,
+    problem_metrics,
+    problems_frame,
+    summarize_metrics,
+)
+from folkscope.numeric.games import PenniesResult, play_matching_pennies
+from folkscope.numeric.problems import (
+    DATASETS,
+    SCALES,
+    NumericProblem,
+    TemplateFile,
+    generate_problems,
+    load_templates,
+    scale_numbers,
+)
+from folkscope.numeric.run import (
+    PROMPT_VERSION,
+    NumericConfig,
+    NumericRun,
+    analyse_run,
+    compare_runs,
+    run_numeric,
+)
+from folkscope.numeric.scoring import PROBABILITY_COLUMNS, engine_prompt, score_problems, word_variants
+
+__all__ = [
+    "DATASETS",
+    "METRIC_COLUMNS",
+    "PROBABILITY_COLUMNS",
+    "PROMPT_VERSION",
+    "SCALES",
+    "NumericConfig",
+    "NumericProblem",
+    "NumericRun",
+    "PenniesResult",
+    "TemplateFile",
+    "analyse_run",
+    "behaviour_shares",
+    "classify_cells",
+    "compare_runs",
+    "count_number_frequencies",
+    "distribution_summary",
+    "engine_prompt",
+    "frequency_effect",
+    "generate_problems",
+    "heatmap_data",
+    "load_templates",
+    "option_matrices",
+    "order_bias",
+    "paired_differences",
+    "play_matching_pennies",
+    "problem_metrics",
+    "problems_frame",
+    "run_numeric",
+    "scale_numbers",
+    "score_problems",
+    "summarize_metrics",
+    "word_variants",
+]

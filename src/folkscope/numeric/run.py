@@ -1,0 +1,277 @@
+"""One numeric-calibration run: config, problems, scoring, metrics, report folder.
+
+Run folder ``<results_dir>/numeric-<dataset>-<model>-<fingerprint[:12]>/``:
+
+``config.json``          the :class:`NumericConfig`
+``problems.parquet``     one row per problem (:func:`~folkscope.numeric.analysis.problems_frame`)
+``probabilities.parquet``  one row per (problem, option) (:func:`~folkscope.numeric.scoring.score_problems`)
+``problem_metrics.parquet``  PM, WD, RE per problem
+``cells.parquet``        behaviour classification per grid cell
+``metrics.json``         summaries with 95% clustered intervals, behaviour shares, order bias
+``heatmap.png``          ordered option pairs by dominant behaviour (two-option datasets)
+``report.html``
+
+The folder can be re-analysed without the model (:func:`analyse_run`). A
+rerun resumes through the engine's result cache: finished answers are read
+back, not recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from folkscope._io import atomic_write
+from folkscope.engine import Engine
+from folkscope.errors import ConfigError, DataError
+from folkscope.metrics import mode_stability
+from folkscope.numeric import analysis
+from folkscope.numeric.problems import (
+    DATASETS,
+    SCALES,
+    NumericProblem,
+    generate_problems,
+    load_templates,
+)
+from folkscope.numeric.report import render_html, write_heatmap
+from folkscope.numeric.scoring import score_problems
+
+__all__ = ["PROMPT_VERSION", "NumericConfig", "NumericRun", "analyse_run", "compare_runs", "run_numeric"]
+
+#: part of every engine cache key; bump when prompts or variants change
+PROMPT_VERSION = "numeric-v1"
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+@dataclass(frozen=True)
+class NumericConfig:
+    """Everything that defines a numeric-calibration run (hashed into the folder name)."""
+
+    dataset: str = field(default="colors", metadata=_doc("colors, wordproblems or distributions."))
+    model: str = field(default="default", metadata=_doc("Model handle ('default' is SmolLM2-135M-Instruct)."))
+    backend: str = field(default="transformers", metadata=_doc("Inference backend (transformers or fake)."))
+    chat: bool = field(default=False, metadata=_doc("Chat form: calibration instruction as a user turn, scenario as assistant prefill."))
+    seed: int = field(default=0, metadata=_doc("Seed of the number scales, intervals and --limit sample."))
+    scales: tuple[str, ...] = field(default=tuple(SCALES), metadata=_doc("Number scales (small, medium, large)."))
+    n_numbers: int = field(default=10, metadata=_doc("Numbers per scale; n_numbers**2 configurations per cell (2-10)."))
+    n_intervals: int = field(default=320, metadata=_doc("Intervals of the distributions dataset."))
+    templates: tuple[str, ...] | None = field(default=None, metadata=_doc("Template ids to keep (default all)."))
+    words: tuple[str, ...] | None = field(default=None, metadata=_doc("colors only: colours to keep (default all 11)."))
+    template_file: str | None = field(default=None, metadata=_doc("Your own template JSON file (bundled schema)."))
+    limit: int | None = field(default=None, metadata=_doc("Keep a seeded random sample of this many problems."))
+
+    def __post_init__(self) -> None:
+        if self.dataset not in DATASETS:
+            raise ConfigError(f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}",
+                              parameter="dataset", value=self.dataset)
+        for name in ("scales", "templates", "words"):
+            value = getattr(self, name)
+            if value is not None:
+                if isinstance(value, str):
+                    raise ConfigError(f"{name} must be a list of names, got the string {value!r}",
+                                      parameter=name, value=value)
+                object.__setattr__(self, name, tuple(value))
+        if not isinstance(self.chat, bool):
+            raise ConfigError(f"chat must be True or False, got {self.chat!r}", parameter="chat",
+                              value=self.chat)
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ConfigError(f"seed must be an integer, got {self.seed!r}", parameter="seed",
+                              value=self.seed)
+        if self.template_file is not None:
+            object.__setattr__(self, "template_file", str(self.template_file))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (tuples as lists)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NumericConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are rejected."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"unknown NumericConfig keys {sorted(unknown)}; known: {sorted(known)}",
+                              parameter="config", value=sorted(unknown))
+        return cls(**data)
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the canonical JSON (sorted keys, compact) of the config, the
+        prompt version and the template file's content, so edited templates get a new folder."""
+        tf = load_templates(self.dataset, self.template_file)
+        content = {"templates": [dict(t) for t in tf.templates], "instructions": list(tf.instructions),
+                   "words": list(tf.words)}
+        canonical = json.dumps({"config": self.to_dict(), "prompt_version": PROMPT_VERSION,
+                                "template_content": content}, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @staticmethod
+    def field_doc(name: str) -> str:
+        """The documentation of one field (the CLI's help text)."""
+        for f in fields(NumericConfig):
+            if f.name == name:
+                return str(f.metadata.get("doc", ""))
+        raise ConfigError(f"NumericConfig has no field {name!r}", parameter="name", value=name)
+
+    def run_name(self) -> str:
+        """Folder name: dataset, model slug and fingerprint prefix."""
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(self.model).name or self.model)[:40]
+        return f"numeric-{self.dataset}-{slug}-{self.fingerprint()[:12]}"
+
+    def problems(self) -> list[NumericProblem]:
+        """The problems this config defines."""
+        return generate_problems(
+            self.dataset, seed=self.seed, scales=self.scales, n_numbers=self.n_numbers,
+            n_intervals=self.n_intervals, templates=self.templates, words=self.words,
+            template_file=self.template_file, limit=self.limit)
+
+
+@dataclass(frozen=True)
+class NumericRun:
+    """Where a run was written and its headline numbers."""
+
+    folder: Path
+    metrics: dict[str, Any]
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy: numpy scalars as Python numbers, NaN as null (strict JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def _write_json(path: Path, data: Any) -> None:
+    text = json.dumps(_plain(data), indent=2, allow_nan=False)
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def _write_parquet(path: Path, df: pd.DataFrame) -> None:
+    atomic_write(path, lambda fh: df.to_parquet(fh, index=False))
+
+
+def analyse_run(folder: str | Path, *, heatmap: bool = True) -> dict[str, Any]:
+    """(Re)compute metrics, cells, heatmap and report from a run folder's tables."""
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    problems = pd.read_parquet(folder / "problems.parquet")
+    probs = pd.read_parquet(folder / "probabilities.parquet")
+    per_problem = analysis.problem_metrics(probs).merge(
+        problems[["problem_id", "pair", "cell"]], on="problem_id")
+    cells = analysis.classify_cells(probs, problems)
+    bias, by_word = analysis.order_bias(probs)
+    metrics: dict[str, Any] = {
+        "config": config,
+        "n_problems": len(problems),
+        "n_cells": len(cells),
+        "summary": analysis.summarize_metrics(per_problem, per_problem["pair"]),
+        "behaviour_shares": analysis.behaviour_shares(cells),
+        "behaviour_shares_renormalised": analysis.behaviour_shares(
+            cells, column="behaviour_renormalised"),
+        "order_bias": bias,
+        "multi_token_share": float((probs["min_tokens"] > 1).mean()),
+    }
+    if config["dataset"] == "distributions":
+        metrics["distributions"] = analysis.distribution_summary(probs, problems)
+    _write_parquet(folder / "problem_metrics.parquet", per_problem)
+    _write_parquet(folder / "cells.parquet", cells)
+    _write_parquet(folder / "order_bias.parquet", by_word)
+    heat_name = None
+    if heatmap and config["dataset"] != "distributions" and len(cells):
+        heat = analysis.heatmap_data(cells)
+        renormalised = analysis.heatmap_data(cells, column="behaviour_renormalised")
+        _write_parquet(folder / "heatmap.parquet", heat)
+        _write_parquet(folder / "heatmap_renormalised.parquet", renormalised)
+        write_heatmap({"behaviour (rate)": heat, "behaviour of Π / PM (share of cells)": renormalised},
+                      folder / "heatmap.png",
+                      title=f"{config['dataset']} / {config['model']} "
+                            f"({'chat' if config['chat'] else 'base'})")
+        heat_name = "heatmap.png"
+    _write_json(folder / "metrics.json", metrics)
+    page = render_html(metrics, cells, by_word, heatmap_file=heat_name)
+    atomic_write(folder / "report.html", lambda fh: fh.write(page.encode("utf-8")))
+    return metrics
+
+
+def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engine | None = None,
+                cache_dir: str | Path | None = None, use_cache: bool = True,
+                heatmap: bool = True) -> NumericRun:
+    """Generate, score and analyse one run; returns its folder and metrics.
+
+    Parameters
+    ----------
+    config : NumericConfig
+    results_dir : path
+        Parent folder of the run folder.
+    engine : Engine, optional
+        Built from ``config.model`` / ``config.backend`` when None.
+    cache_dir, use_cache
+        Engine result cache (only when ``engine`` is None).
+    heatmap : bool, default True
+        Draw ``heatmap.png`` (needs matplotlib).
+    """
+    problems = config.problems()
+    folder = Path(results_dir) / config.run_name()
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_json(folder / "config.json", config.to_dict())
+    _write_parquet(folder / "problems.parquet", analysis.problems_frame(problems))
+    own = engine is None
+    if engine is None:
+        engine = Engine.from_model(config.model, backend=config.backend, cache_dir=cache_dir,
+                                   use_cache=use_cache, prompt_version=PROMPT_VERSION)
+    start = time.perf_counter()
+    try:
+        probs = score_problems(engine, problems, chat=config.chat)
+    finally:
+        if own:
+            engine.close()
+    seconds = time.perf_counter() - start
+    _write_parquet(folder / "probabilities.parquet", probs)
+    metrics = analyse_run(folder, heatmap=heatmap)
+    metrics["scoring_seconds"] = seconds
+    _write_json(folder / "metrics.json", metrics)
+    return NumericRun(folder, metrics)
+
+
+def compare_runs(base: str | Path, chat: str | Path) -> dict[str, Any]:
+    """Paired chat-minus-base differences of two run folders over the same problems.
+
+    Typically one model in base and chat form, or a base and an instruction-tuned
+    model. Returns the PM, WD and RE differences with 95% intervals clustered by
+    option pair (:func:`~folkscope.numeric.analysis.paired_differences`) and,
+    for every dataset, the mode stability (share of problems whose most likely
+    option agrees, :func:`folkscope.metrics.mode_stability`).
+    """
+    a, b = Path(base), Path(chat)
+    per_a = pd.read_parquet(a / "problem_metrics.parquet")
+    per_b = pd.read_parquet(b / "problem_metrics.parquet")
+    if set(per_a["problem_id"]) != set(per_b["problem_id"]):
+        raise DataError(f"{a.name} and {b.name} hold different problems; compare runs of the "
+                        "same dataset, grid and seed")
+    out: dict[str, Any] = {"base": a.name, "chat": b.name,
+                           "differences": analysis.paired_differences(
+                               per_a, per_b, per_a.set_index("problem_id")["pair"])}
+    pa = pd.read_parquet(a / "probabilities.parquet")
+    pb = pd.read_parquet(b / "probabilities.parquet").set_index(["problem_id", "position"])
+    pb = pb.loc[list(zip(pa["problem_id"], pa["position"]))].reset_index()
+    stability, total = 0.0, 0
+    for (_, pi_a, _), (_, pi_b, _) in zip(analysis.option_matrices(pa), analysis.option_matrices(pb)):
+        stability += mode_stability(pi_a, pi_b) * len(pi_a)
+        total += len(pi_a)
+    out["mode_stability"] = stability / total
+    return out
