@@ -12,6 +12,7 @@ Datasets are immutable: :meth:`Dataset.subsample` returns a new one.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +85,6 @@ class Dataset:
         seed: int = 42,
         weight_column: str | None = "PWGTP",
         provenance: dict[str, Any] | None = None,
-        _population: pd.DataFrame | None = None,
-        _splits: _SplitIds | None = None,
     ) -> None:
         self.task = get_task(task)
         self.test_size = _check_fraction("test_size", test_size)
@@ -96,11 +95,8 @@ class Dataset:
                 parameter="test_size",
             )
         self.seed = int(seed)
-        self.weight_column = weight_column if weight_column and (data is None or weight_column in data.columns) else None
+        self.weight_column = weight_column if weight_column and weight_column in data.columns else None
         self.provenance = dict(provenance or {})
-        if _population is not None and _splits is not None:
-            self._frame, self._splits = _population, _splits
-            return
         self._frame = self._build_population(data)
         self._splits = self._split(len(self._frame))
 
@@ -222,18 +218,12 @@ class Dataset:
                 k = 1  # keep every non-empty split non-empty
             parts[split] = np.sort(rng.choice(ids, size=k, replace=False)) if len(ids) else ids
         splits = _SplitIds(**parts)
-        keep = np.concatenate([splits.train, splits.val, splits.test])
-        return type(self)(
-            data=None,  # type: ignore[arg-type]
-            task=self.task,
-            test_size=self.test_size,
-            val_size=self.val_size,
-            seed=self.seed,
-            weight_column=self.weight_column,
-            provenance={**self.provenance, "subsample": {"size": size, "seed": seed if seed is not None else self.seed}},
-            _population=self._frame.loc[np.sort(keep)],
-            _splits=splits,
-        )
+        keep = np.sort(np.concatenate([splits.train, splits.val, splits.test]))
+        # same task, sizes and seed; only the rows and their split ids change
+        smaller = copy.copy(self)
+        smaller._frame, smaller._splits = self._frame.loc[keep], splits
+        smaller.provenance = {**self.provenance, "subsample": {"size": size, "seed": self.seed if seed is None else seed}}
+        return smaller
 
     def describe(self) -> dict[str, Any]:
         """Sizes, label prevalence and provenance, for run configs and reports."""
