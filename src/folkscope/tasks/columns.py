@@ -178,7 +178,7 @@ class ColumnToText:
                 raise DataError(f"column {self.name} has blank values and no text for 'missing'")
             return self.missing
         if granularity == "low" and self.low is not None:
-            return self._render_low(number)
+            return self._render_low(self.low, number)
         if self.kind == "numeric":
             if self.top_code is not None and number >= self.top_code[0]:
                 return self.top_code[1]
@@ -192,9 +192,7 @@ class ColumnToText:
             )
         return self.values[code]
 
-    def _render_low(self, number: float) -> str:
-        low = self.low
-        assert low is not None  # checked by the caller
+    def _render_low(self, low: LowGranularity, number: float) -> str:
         if low.edges:
             idx = int(np.searchsorted(low.edges, number, side="right")) - 1
             if 0 <= idx < len(low.labels):
