@@ -128,5 +128,8 @@ def test_each_flag_reaches_the_one_config_object():
     assert prompt.format == "bullet" and prompt.connector == "=" and prompt.few_shot.composition == (2, 2)
     chat = config_from_args(build_parser().parse_args(["run", "--use-chat-template", "--system-prompt", "S", "--chat-prompt", "P"]))
     assert (chat.use_chat_template, chat.system_prompt, chat.chat_prompt) == (True, "S", "P")
-    cot = config_from_args(build_parser().parse_args(["run", "--enable-thinking"]))
+    from folkscope.prompting import PromptConfigWarning
+
+    with pytest.warns(PromptConfigWarning, match="enable_thinking implies chain-of-thought"):  # as folktexts warns
+        cot = config_from_args(build_parser().parse_args(["run", "--enable-thinking"]))
     assert cot.prompt_config().mode == "cot" and cot.enable_thinking

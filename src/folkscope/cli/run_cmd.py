@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from folkscope.cli.prompts_cmd import add_prompt_arguments
+from folkscope.cli.prompts_cmd import add_prompt_arguments, prompt_config_from_args
 from folkscope.errors import ConfigError
 
 __all__ = ["DESCRIPTION", "add_arguments", "register", "run"]
@@ -83,9 +83,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
             "use the transformers backend (the default)",
             parameter="inference_backend",
         )
-    few_sub = args.reuse_few_shot_examples or args.compose_few_shot_examples or args.example_order or args.few_shot_hide_question
-    if args.few_shot is None and few_sub:
-        raise ConfigError("few-shot options need --few-shot N", parameter="few_shot")
+    prompt_config_from_args(args)  # the prompt flags' own checks (e.g. few-shot options without --few-shot)
     return BenchmarkConfig(
         numeric_risk_prompting=args.numeric_risk_prompting,
         cot_prompting=args.cot_prompting,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope._io import atomic_binary, atomic_write
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import PROMPT_FORMAT_VERSION, PromptConfig
 from folkscope.prompting.renderer import PromptBatch, render_dataset
@@ -158,21 +158,12 @@ def _json_lines(batch: PromptBatch, split: str | None, tokenizer: Any) -> Iterat
 
 
 def _atomic_write_text(path: Path, lines: Iterator[str]) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write one line per item through :func:`folkscope._io.atomic_binary`; return the count."""
     count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for line in lines:
-                fh.write(line)
-                fh.write("\n")
-                count += 1
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_binary(path) as fh:
+        for line in lines:
+            fh.write(line.encode("utf-8") + b"\n")
+            count += 1
     return count
 
 
@@ -238,9 +229,7 @@ def export_hf_dataset(
             raise ConfigError(f"split {split!r} has no rows; export other splits", parameter="splits", value=split)
         frame = prompts_frame(batch, split=split, tokenizer=tokenizer)
         frame["prompt_config"] = cfg.name
-        tmp = out / "parquet" / f".{split}.parquet.tmp"
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, out / "parquet" / f"{split}.parquet")
+        atomic_write(out / "parquet" / f"{split}.parquet", lambda fh: frame.to_parquet(fh, index=False))
         parts[split] = datasets.Dataset.from_pandas(frame, preserve_index=False)
     datasets.DatasetDict(parts).save_to_disk(str(out / "hf"))
     meta = {

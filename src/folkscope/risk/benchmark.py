@@ -204,10 +204,8 @@ class Benchmark:
                 table[f"baseline_{result.name}"] = result.scores
         if self.config.feature_importance:
             importance = permutation_importance(self.classifier, X_test, y_test, seed=self.config.seed)
-            importance.to_csv(run_dir / "feature_importance.csv.tmp")
-            (run_dir / "feature_importance.csv.tmp").replace(run_dir / "feature_importance.csv")
-        table.to_parquet(run_dir / "scores.parquet.tmp", index=False)
-        (run_dir / "scores.parquet.tmp").replace(run_dir / "scores.parquet")
+            atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
+        atomic_write(run_dir / "scores.parquet", lambda fh: table.to_parquet(fh, index=False))
         scoring = report.to_dict() | {
             "threshold": self.classifier.threshold,
             "engine_stats": self.classifier.engine.stats.to_dict(),
