@@ -198,7 +198,9 @@ def groupwise_metrics(
         return row
 
     overall = pd.Series(compute("__all__", y_all, p_all, w_all, int(nan.sum())))
-    order = np.argsort(codes_kept, kind="stable")
+    # small integer codes take numpy's O(n) radix sort instead of a comparison sort
+    small = np.int16 if len(labels) < 2**15 else np.int64
+    order = np.argsort(codes_kept.astype(small, copy=False), kind="stable")
     bounds = np.searchsorted(codes_kept[order], np.arange(len(labels) + 1))
     nan_per_group = np.bincount(codes[nan], minlength=len(labels))
     rows = {}
