@@ -117,3 +117,20 @@ def test_invalid_options_fail_before_any_model_loads():
     assert BenchmarkConfig.from_dict(BenchmarkConfig(variation=("format=bullet",)).to_dict()).variation == ("format=bullet",)
     with pytest.raises(ConfigError, match="unknown BenchmarkConfig key"):
         BenchmarkConfig.from_dict({"temperature": 1})
+
+
+def test_chain_of_thought_runs_keep_the_generations_and_count_unparseable_ones(tmp_path):
+    from folkscope.engine.backends.fake import FakeBackend
+
+    def answer(prompt: str) -> str:
+        return "Thinking... Probability: 30%" if "The sex is: Female." in prompt else "No idea."
+
+    engine = Engine(FakeBackend("cot-fake", responses=answer), cache=None)
+    bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.02, cot_prompting=True, baselines=False, n_bootstrap=10)
+    metrics = bench.run(tmp_path)
+    table = pd.read_parquet(bench.run_dir / "scores.parquet")
+    men = table["SEX"] == 1
+    assert table.loc[men, "risk_score"].isna().all() and np.allclose(table.loc[~men, "risk_score"], 0.3)
+    assert (table.loc[men, "generation"] == "No idea.").all()
+    assert metrics["scoring"]["unparseable_generations"] == int(men.sum()) == metrics["scoring"]["nan_scores"]
+    assert metrics["model"]["counts"]["n_excluded"] == int(men.sum())  # excluded from metrics, and counted

@@ -174,7 +174,7 @@ class Benchmark:
         )
 
     # -- running -------------------------------------------------------------------
-    def run(self, results_root_dir: str | Path = "results", *, fit_threshold: int | None = None) -> dict[str, Any]:
+    def run(self, results_root_dir: str | Path = "results") -> dict[str, Any]:
         """Score the test split, evaluate, write the run folder; return the metrics."""
         run_dir = self.run_folder(results_root_dir)
         record = self.describe() | {"fingerprint": self.fingerprint(), "versions": _versions(), "model_name": self.model_name}
@@ -187,7 +187,7 @@ class Benchmark:
             )
         run_dir.mkdir(parents=True, exist_ok=True)
         _write_json(existing, record)
-        n_fit = fit_threshold or self.config.fit_threshold
+        n_fit = self.config.fit_threshold
         if n_fit:
             X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
             self.classifier.fit(X_fit, y_fit)
@@ -245,11 +245,10 @@ class Benchmark:
             if col in frame.columns:
                 table[col] = frame[col].to_numpy()
         table["risk_score"] = scores
-        details = self.classifier.last_details
+        details = self.classifier.last_details  # per-ordering scores, or the CoT generations
         if details is not None:
             for col in details.columns:
-                if col != "generation":
-                    table[col] = details[col].to_numpy()
+                table[col] = details[col].to_numpy()
         return table
 
 
