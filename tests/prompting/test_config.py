@@ -218,3 +218,12 @@ def test_every_field_is_documented():
 def test_variations_lists_only_non_defaults():
     assert PromptConfig().variations() == {}
     assert PromptConfig(granularity="low", show_question=False).variations() == {"granularity": "low", "show_question": False}
+
+
+def test_field_doc_serves_every_config_class_and_names_a_missing_field():
+    from folkscope.errors import ConfigError
+    from folkscope.risk.config import BenchmarkConfig
+
+    assert "threshold" in field_doc(BenchmarkConfig, "fit_threshold")
+    with pytest.raises(ConfigError, match="BenchmarkConfig has no field 'temperature'"):
+        field_doc(BenchmarkConfig, "temperature")

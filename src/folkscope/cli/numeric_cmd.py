@@ -8,13 +8,14 @@ import time
 
 from folkscope.numeric.problems import DATASETS, SCALES
 from folkscope.numeric.run import NumericConfig, run_numeric
+from folkscope.prompting.config import field_doc
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
                "model's probabilities follow the numbers (PM, WD, RE, behaviours).")
 
 
 def _doc(name: str) -> str:
-    return NumericConfig.field_doc(name)
+    return field_doc(NumericConfig, name)
 
 
 def _names(text: str) -> tuple[str, ...]:

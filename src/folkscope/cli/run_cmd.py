@@ -14,6 +14,7 @@ from typing import Any
 
 from folkscope.cli.prompts_cmd import add_prompt_arguments, prompt_config_from_args
 from folkscope.errors import ConfigError
+from folkscope.prompting.config import field_doc
 
 __all__ = ["DESCRIPTION", "add_arguments", "register", "run"]
 
@@ -23,7 +24,7 @@ DESCRIPTION = "Benchmark risk scores produced by a language model on ACS data."
 def _doc(name: str) -> str:
     from folkscope.risk.config import BenchmarkConfig
 
-    return BenchmarkConfig.field_doc(name).replace("%", "%%")
+    return field_doc(BenchmarkConfig, name).replace("%", "%%")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -114,13 +114,6 @@ class NumericConfig:
                                 "template_content": content}, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
-    @staticmethod
-    def field_doc(name: str) -> str:
-        """The documentation of one field (the CLI's help text)."""
-        for f in fields(NumericConfig):
-            if f.name == name:
-                return str(f.metadata.get("doc", ""))
-        raise ConfigError(f"NumericConfig has no field {name!r}", parameter="name", value=name)
 
     def run_name(self) -> str:
         """Folder name: dataset, model slug and fingerprint prefix."""

@@ -496,8 +496,8 @@ class PromptConfig:
 
 
 def field_doc(cls: type, name: str) -> str:
-    """The documentation of one config field (used as CLI help)."""
+    """The documentation of one field of any folkscope config dataclass (used as CLI help)."""
     for f in fields(cls):
         if f.name == name:
             return str(f.metadata.get("doc", ""))
-    raise KeyError(name)
+    raise ConfigError(f"{cls.__name__} has no field {name!r}", parameter="name", value=name)

@@ -132,10 +132,3 @@ class BenchmarkConfig:
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
-    @staticmethod
-    def field_doc(name: str) -> str:
-        """The documentation of one field (the CLI's help text)."""
-        for f in fields(BenchmarkConfig):
-            if f.name == name:
-                return str(f.metadata.get("doc", ""))
-        raise ConfigError(f"BenchmarkConfig has no field {name!r}", parameter="name", value=name)
