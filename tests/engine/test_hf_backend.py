@@ -115,10 +115,10 @@ def test_many_permutations_of_one_question(random_init_llama_dir):
 def _oom_when_big(backend, limit, error):
     original = backend._run_passes
 
-    def patched(passes, **options):
+    def patched(passes, reads, **options):
         if sum(p.rows * p.width for p in passes) > limit:
             raise error
-        return original(passes, **options)
+        return original(passes, reads, **options)
 
     backend._run_passes = patched
 
@@ -132,7 +132,7 @@ def test_out_of_memory_shrinks_the_batch_and_completes(random_init_llama_dir, er
     reqs = [ScoreRequest(DESCRIPTION + r + q, CANDS[:2]) for r in rows(16, seed=3) for q in orderings()]
     want = Engine(make(random_init_llama_dir, batch_tokens=8192), cache=None, progress=False).score(reqs)
     backend = make(random_init_llama_dir, batch_tokens=8192)
-    _oom_when_big(backend, 1500, error)
+    _oom_when_big(backend, 800, error)
     got = Engine(backend, cache=None, progress=False).score(reqs)
     assert backend.stats.oom_backoffs >= 1 and backend.budget.tokens < 8192
     np.testing.assert_allclose([r.logprobs for r in got], [r.logprobs for r in want], atol=1e-5)
@@ -265,3 +265,52 @@ def test_random_prompt_mixtures_match_naive(random_init_llama_dir):
     for a, b, c in zip(got, want, unshared):
         np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
         np.testing.assert_allclose(c.logprobs, b.logprobs, atol=1e-5)
+
+
+def test_deep_prefix_trees_with_rows_skipping_levels_match_naive(random_init_llama_dir):
+    """Prompts that branch at several depths: passes whose rows continue different earlier passes stay exact."""
+    rng = random.Random(11)
+    phrases = [s.split("\n")[k] + "\n" for s in rows(6, seed=8) for k in range(3)]
+    reqs = []
+    for _ in range(40):
+        depth = rng.randint(1, 4)
+        body = "".join(phrases[rng.randrange(3 * d, 3 * d + 3) % len(phrases)] for d in range(depth))
+        reqs.append(ScoreRequest(DESCRIPTION + body + "Answer:", tuple(rng.sample(CANDS, 2))))
+    backend = make(random_init_llama_dir, batch_tokens=20_000)
+    _ = backend.model  # load (and self-check) before recording the plan's passes
+    seen = []
+    original = backend._run_passes
+
+    def recording(passes, reads, **options):
+        seen.append(passes)
+        return original(passes, reads, **options)
+
+    backend._run_passes = recording
+    got = Engine(backend, cache=None, progress=False).score(reqs)
+    want = Engine(make(random_init_llama_dir, strategy="naive", batch_tokens=20_000), cache=None, progress=False).score(reqs)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
+    mixed = [p for passes in seen for p in passes if len({None if a is None else a[0] for a in p.parents}) > 1]
+    assert mixed, "the plan had no pass whose rows continue different passes"
+    assert max(len(passes) for passes in seen) >= 4
+
+
+def test_default_budget_comes_from_free_memory_before_the_first_plan(random_init_llama_dir, monkeypatch):
+    from folkscope.engine.backends import _token
+
+    planned = []
+    original = _token.plan_batches
+
+    def recording(units, *, batch_tokens, **options):
+        planned.append(batch_tokens)
+        return original(units, batch_tokens=batch_tokens, **options)
+
+    monkeypatch.setattr(_token, "plan_batches", recording)
+    backend = make(random_init_llama_dir)
+    assert backend._model is None  # nothing loaded until there is work
+    Engine(backend, cache=None, progress=False).score([ScoreRequest(DESCRIPTION + r, CANDS[:2]) for r in rows(3)])
+    assert 1024 <= backend.budget.tokens <= 16384
+    assert planned and set(planned) == {backend.budget.tokens}
+    naive = make(random_init_llama_dir, strategy="naive")
+    _ = naive.model
+    assert naive.budget.tokens <= backend.budget.tokens  # full logits cost memory per token too

@@ -1,4 +1,4 @@
-"""Plan forward passes: shared-prefix trees and token-budget batches.
+"""Plan forward passes: a shared-prefix tree per batch, batches under a token budget.
 
 Plain data in, plain data out (no model here), so the planner is tested on
 its own, the way vLLM tests its scheduler.
@@ -14,18 +14,31 @@ job
     The units of one request; a job is never split across batches unless it
     alone exceeds the budget, so a batch's jobs complete together.
 batch
-    Up to three passes: a *global* pass (the longest prefix shared by every
-    unit of the batch, e.g. the task description, run once), a *cluster*
-    pass (one row per group of units sharing a longer prefix, e.g. a row's
-    text shared by its answer orderings), and the *leaf* pass (the rest of
-    every unit). Each pass continues the key/value cache of the previous one.
+    Consecutive jobs in lexicographic order of their tokens, so neighbours
+    share the longest prefixes. A batch runs the prefix tree (radix tree) of
+    its units: every prefix worth sharing is a *node*, run once as one row of
+    a pass, continuing the key/value cache of its parent node; each unit is a
+    *leaf* row that continues its deepest shared node. Nodes are levelled
+    from the bottom (leaves last, a survey row's text in the level above its
+    answer orderings, and so on), so rows of one pass play the same part and
+    have similar lengths; a level is cut into several passes when that pads
+    less than it costs to run another pass. A parent may sit in any earlier
+    pass, not only the one before.
+global prefix
+    The prefix shared by every unit planned together (e.g. a task
+    description). Every batch starts with it as a pass of its own, so a
+    backend can keep its key/value cache from one batch to the next.
 
 Cost model
 ----------
-The footprint of a pass is ``rows * (past length + segment length)`` tokens
-(memory grows with every cached key/value, not only with new tokens); a
-batch's cost is its largest pass, and ``batch_tokens`` bounds it. The naive
-path's footprint, ``rows * padded prompt length``, is the same measure.
+The footprint of a pass is ``rows * (past width + segment width)`` tokens:
+memory grows with every cached key/value, not only with new tokens, and a
+row's past is as wide as the widest past in its pass. A batch's cost is its
+largest pass footprint, and ``batch_tokens`` bounds it. The naive path's
+footprint, ``rows * padded prompt length``, is the same measure. Run time is
+modelled as padded tokens plus ``pass_overhead`` tokens per pass (reading
+the weights once per forward pass costs about as much as running a few dozen
+tokens).
 """
 
 from __future__ import annotations
@@ -35,7 +48,11 @@ from dataclasses import dataclass
 
 from folkscope.errors import ConfigError
 
-__all__ = ["Batch", "Pass", "Unit", "lcp", "plan_batches"]
+__all__ = ["Batch", "Parent", "Pass", "Unit", "lcp", "plan_batches"]
+
+#: (pass index, row) of the node a row continues; None for a row with no past
+Parent = tuple[int, int] | None
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -49,7 +66,7 @@ class Unit:
         Everything this unit feeds the model.
     shareable : int
         Leading tokens that may be computed in an earlier pass; at most
-        ``len(tokens) - 1`` so the positions read stay in the leaf pass.
+        ``len(tokens) - 1`` so the positions read stay in the leaf row.
     """
 
     job: int
@@ -67,15 +84,15 @@ class Unit:
 
 @dataclass(frozen=True)
 class Pass:
-    """One forward pass: a segment of tokens per row, continuing a row of the previous pass.
+    """One forward pass: a segment of tokens per row, each continuing a row of an earlier pass.
 
-    ``parents[i]`` is the row of the previous pass whose cache row ``i``
-    extends (all zeros for the pass after the single-row global pass; empty
-    for the first pass, which has no past).
+    ``parents[i]`` is the ``(pass, row)`` whose key/value cache row ``i``
+    extends, or None for a row that starts from nothing. Segments are never
+    empty.
     """
 
     segments: tuple[tuple[int, ...], ...]
-    parents: tuple[int, ...] = ()
+    parents: tuple[Parent, ...]
 
     @property
     def rows(self) -> int:
@@ -98,12 +115,14 @@ class Batch:
     Attributes
     ----------
     passes : tuple of Pass
-        Shared passes outermost first, then the leaf pass (always last).
+        In run order; every parent is in an earlier pass.
     units : tuple of int
-        Unit index of each leaf row.
+        The units of the batch.
+    leaves : tuple of (int, int)
+        For each unit, the ``(pass, row)`` of its leaf row.
     cuts : tuple of int
-        For each leaf row, how many of the unit's leading tokens earlier passes
-        ran: the unit's token ``p`` sits at index ``p - cut`` of its leaf segment.
+        For each unit, how many of its leading tokens its ancestors ran: the
+        unit's token ``p`` sits at index ``p - cut`` of its leaf segment.
     jobs : tuple of int
         Jobs with units in this batch, in order.
     complete : tuple of int
@@ -114,6 +133,7 @@ class Batch:
 
     passes: tuple[Pass, ...]
     units: tuple[int, ...]
+    leaves: tuple[tuple[int, int], ...]
     cuts: tuple[int, ...]
     jobs: tuple[int, ...]
     complete: tuple[int, ...]
@@ -145,46 +165,14 @@ def lcp(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-@dataclass
-class _Cluster:
-    units: list[int]
-    jobs: list[int]
-    prefix: tuple[int, ...]  # tokens shared by every unit of the cluster
-    max_leaf: int  # longest unit length beyond the prefix
-    max_len: int
-    partial_job: int | None = None  # set on a piece of a job too big for one batch
+@dataclass(frozen=True)
+class _Item:
+    """Consecutive units kept in one batch: a whole job, or a piece of a job too big for one batch."""
 
-    @property
-    def cost(self) -> int:
-        return len(self.units) * (len(self.prefix) + self.max_leaf)
-
-
-def _cluster_cost(n_units: int, plen: int, max_leaf_after: int) -> int:
-    return n_units * (plen + max_leaf_after)
-
-
-def _families(clusters: list[_Cluster], min_shared: int) -> list[list[_Cluster]]:
-    """Split sorted clusters into runs that share a long prefix (tight, recursively)."""
-
-    def split(run: list[_Cluster]) -> list[list[_Cluster]]:
-        if len(run) < 3:
-            return [run]
-        links = [lcp(run[i - 1].prefix, run[i].prefix) for i in range(1, len(run))]
-        weakest = min(links)
-        typical = sorted(links)[len(links) // 2]
-        if weakest >= min_shared and weakest * 2 >= typical:
-            return [run]
-        # cut at the weakest links and look inside each piece again
-        out: list[list[_Cluster]] = []
-        start = 0
-        for i, link in enumerate(links, start=1):
-            if link == weakest:
-                out.extend(split(run[start:i]))
-                start = i
-        out.extend(split(run[start:]))
-        return out
-
-    return split(clusters) if clusters else []
+    units: tuple[int, ...]
+    job: int
+    complete: bool
+    longest: int
 
 
 def plan_batches(
@@ -193,6 +181,7 @@ def plan_batches(
     batch_tokens: int,
     share_prefixes: bool = True,
     min_shared: int = 8,
+    pass_overhead: int = 48,
 ) -> list[Batch]:
     """Group units into batches that fit ``batch_tokens``, sharing prefixes.
 
@@ -206,189 +195,323 @@ def plan_batches(
         False gives single-pass batches of whole units sorted by length (the
         baseline without key/value reuse).
     min_shared : int, default 8
-        Shared prefixes shorter than this are not worth a pass of their own.
+        A prefix is run as a node of its own only if that saves at least
+        this many tokens (a row costs padding and bookkeeping).
+    pass_overhead : int, default 48
+        Cost of one more forward pass, in tokens; a level of the tree is cut
+        into passes of similar widths when that saves more padding than this.
 
     Returns
     -------
     list of Batch
         Every unit appears in exactly one batch. The plan is a pure function
         of its inputs, so a resumed run rebuilds the same batches.
+
+    Examples
+    --------
+    Two questions about each of two survey rows: the description is run once,
+    each row once, then each question's tokens once per row (``pass_overhead=0``:
+    at these tiny sizes a pass per level would not pay otherwise):
+
+    >>> desc, rows, questions = (1, 2, 3, 4, 5, 6, 7, 8), [(20,) * 10, (30,) * 10], [(7, 8), (9, 8)]
+    >>> prompts = [desc + row + q for row in rows for q in questions]
+    >>> units = [Unit(job, p, len(p) - 1) for job, p in enumerate(prompts)]
+    >>> (batch,) = plan_batches(units, batch_tokens=1000, pass_overhead=0)
+    >>> for p in batch.passes:
+    ...     print(p.segments, p.parents)
+    ((1, 2, 3, 4, 5, 6, 7, 8),) (None,)
+    ((20, 20, 20, 20, 20, 20, 20, 20, 20, 20), (30, 30, 30, 30, 30, 30, 30, 30, 30, 30)) ((0, 0), (0, 0))
+    ((7, 8), (9, 8), (7, 8), (9, 8)) ((1, 0), (1, 0), (1, 1), (1, 1))
+    >>> batch.tokens_run, sum(len(u.tokens) for u in units)
+    (36, 80)
     """
     if batch_tokens < 1:
         raise ConfigError(f"batch_tokens must be >= 1, got {batch_tokens}", parameter="batch_tokens", value=batch_tokens)
+    if min_shared < 1:
+        raise ConfigError(f"min_shared must be >= 1, got {min_shared}", parameter="min_shared", value=min_shared)
+    if pass_overhead < 0:
+        raise ConfigError(f"pass_overhead must be >= 0, got {pass_overhead}", parameter="pass_overhead", value=pass_overhead)
     by_job: dict[int, list[int]] = {}
     for i, unit in enumerate(units):
         by_job.setdefault(unit.job, []).append(i)
     if not share_prefixes:
         return _plan_flat(units, by_job, batch_tokens)
+    if not units:
+        return []
 
-    # 1. one prefix per job: the tokens all its units may share
-    job_prefix: dict[int, tuple[int, ...]] = {}
-    for job, members in by_job.items():
-        first = units[members[0]]
-        prefix = first.tokens[: first.shareable]
-        for m in members[1:]:
-            other = units[m]
-            prefix = prefix[: lcp(prefix, other.tokens[: other.shareable])]
-        job_prefix[job] = prefix
-    # 2. lexicographic order puts shared prefixes next to each other
-    order = sorted(by_job, key=lambda j: job_prefix[j])
+    keys = [u.tokens[: u.shareable] for u in units]
+    for members in by_job.values():
+        members.sort(key=lambda m: (keys[m], m))
+    # lexicographic order puts shared prefixes next to each other (a job sorts by its first key)
+    order = sorted(by_job, key=lambda j: (keys[by_job[j][0]], j))
+    # the prefix of everything planned together: the lcp of a set is that of its extremes
+    first, last = min(keys), max(keys)
+    n_global = lcp(first, last)
+    glob = first[:n_global] if n_global >= min_shared else ()
 
-    # 3. greedy clusters of adjacent jobs, merged while that saves tokens and fits the budget
-    def new_cluster(job: int) -> _Cluster:
-        prefix = job_prefix[job]
-        members = by_job[job]
-        lengths = [len(units[m].tokens) for m in members]
-        return _Cluster(list(members), [job], prefix, max(lengths) - len(prefix), max(lengths))
-
-    clusters: list[_Cluster] = []
-    for job in order:
-        cand = new_cluster(job)
-        if clusters:
-            cur = clusters[-1]
-            shared = lcp(cur.prefix, cand.prefix)
-            n, n_new = len(cur.units), len(cand.units)
-            merged_saving = (n + n_new - 1) * shared
-            separate_saving = (n - 1) * len(cur.prefix) + (n_new - 1) * len(cand.prefix)
-            max_len = max(cur.max_len, cand.max_len)
-            merged_cost = _cluster_cost(n + n_new, shared, max_len - shared)
-            if shared > 0 and merged_saving > separate_saving and merged_cost <= batch_tokens:
-                cur.units.extend(cand.units)
-                cur.jobs.extend(cand.jobs)
-                cur.prefix = cur.prefix[:shared]
-                cur.max_len = max_len
-                cur.max_leaf = max_len - shared
-                continue
-        clusters.append(cand)
-
-    # 4. within a family sharing a long prefix, sort by length so batches pad little;
-    #    runs of clusters that share nothing worth keeping are sorted by length together
-    ordered: list[_Cluster] = []
-    loose: list[_Cluster] = []
-
-    def by_length(group: list[_Cluster]) -> list[_Cluster]:
-        return sorted(group, key=lambda c: (c.max_len, len(c.units)))
-
-    for family in _families(clusters, min_shared):
-        if len(family) == 1:
-            loose.extend(family)
-            continue
-        ordered.extend(by_length(loose))
-        loose = []
-        ordered.extend(by_length(family))
-    ordered.extend(by_length(loose))
-
-    # 5. pack clusters into batches under the budget
+    items = [item for job in order for item in _items(units, job, by_job[job], batch_tokens)]
+    # tokens the item shares with the one before it: cutting a batch there runs them twice
+    links = [0] + [lcp(keys[items[i - 1].units[-1]], keys[items[i].units[0]]) for i in range(1, len(items))]
     batches: list[Batch] = []
-    current: list[_Cluster] = []
-
-    def cost_of(group: list[_Cluster]) -> int:
-        n_c = len(group)
-        n_u = sum(len(c.units) for c in group)
-        max_p = max(len(c.prefix) for c in group)
-        max_leaf = max(c.max_len - len(c.prefix) for c in group)
-        return max(n_c * max_p, n_u * (max_p + max_leaf))
-
-    for cluster in ordered:
-        if cluster.cost > batch_tokens:
-            if current:
-                batches.append(_build(units, current, min_shared))
-                current = []
-            batches.extend(_split_oversized(units, cluster, batch_tokens, min_shared))
-            continue
-        if current and cost_of([*current, cluster]) > batch_tokens:
-            batches.append(_build(units, current, min_shared))
-            current = []
-        current.append(cluster)
-    if current:
-        batches.append(_build(units, current, min_shared))
+    start = 0
+    while start < len(items):
+        # the leaf level dominates a batch's cost: rows * longest unit estimates it
+        stop, rows, longest = start, 0, 0
+        while stop < len(items):
+            rows_next, longest_next = rows + len(items[stop].units), max(longest, items[stop].longest)
+            if stop > start and rows_next * longest_next > batch_tokens:
+                break
+            rows, longest, stop = rows_next, longest_next, stop + 1
+        if stop < len(items):  # end the batch at the weakest link among its last quarter
+            lowest = start + max(1, -(-3 * (stop - start) // 4))
+            stop = min(range(lowest, stop + 1), key=lambda c: (links[c], -c))
+        while True:  # padding can make the real cost exceed the estimate: give back the last item
+            batch = _Tree(units, items[start:stop], glob, min_shared).plan(pass_overhead)
+            if batch.cost <= batch_tokens or stop - start == 1:
+                break
+            stop -= 1
+        batches.append(batch)
+        start = stop
     return batches
 
 
-def _split_oversized(units: Sequence[Unit], cluster: _Cluster, budget: int, min_shared: int) -> list[Batch]:
-    """A cluster too big for one batch: split at job boundaries, a too-big job at unit boundaries."""
-    out: list[Batch] = []
-    pieces: list[_Cluster] = []
-    for job in cluster.jobs:
-        members = [u for u in cluster.units if units[u].job == job]
-        chunk: list[int] = []
-        for u in members:
-            trial = [*chunk, u]
-            longest = max(len(units[m].tokens) for m in trial)
-            if chunk and len(trial) * longest > budget:
-                pieces.append(_piece(units, chunk, job, final=False))
-                chunk = []
-            chunk.append(u)
-        pieces.append(_piece(units, chunk, job, final=True))
-    group: list[_Cluster] = []
-    for piece in pieces:
-        trial = [*group, piece]
-        longest = max(c.max_len for c in trial)
-        if group and sum(len(c.units) for c in trial) * longest > budget:
-            out.append(_build(units, group, min_shared))
-            group = []
-        group.append(piece)
-    if group:
-        out.append(_build(units, group, min_shared))
-    return out
+def _items(units: Sequence[Unit], job: int, members: list[int], budget: int) -> list[_Item]:
+    """A job as one item, or in pieces (by units) when it alone exceeds the budget."""
+
+    def size(ms: Sequence[int]) -> int:
+        return max(len(units[m].tokens) for m in ms)
+
+    if len(members) * size(members) <= budget:
+        return [_Item(tuple(members), job, True, size(members))]
+    pieces: list[list[int]] = [[]]
+    for m in members:
+        trial = [*pieces[-1], m]
+        if pieces[-1] and len(trial) * size(trial) > budget:
+            pieces.append([m])
+        else:
+            pieces[-1] = trial
+    return [_Item(tuple(p), job, k == len(pieces) - 1, size(p)) for k, p in enumerate(pieces)]
 
 
-def _piece(units: Sequence[Unit], members: list[int], job: int, *, final: bool) -> _Cluster:
-    first = units[members[0]]
-    prefix = first.tokens[: first.shareable]
-    for m in members[1:]:
-        prefix = prefix[: lcp(prefix, units[m].tokens[: units[m].shareable])]
-    longest = max(len(units[m].tokens) for m in members)
-    return _Cluster(list(members), [job] if final else [], prefix, longest - len(prefix), longest, partial_job=job)
+class _Tree:
+    """The prefix tree of one batch's units and the passes that run it."""
+
+    def __init__(self, units: Sequence[Unit], items: Sequence[_Item], glob: tuple[int, ...], min_shared: int) -> None:
+        self.units = units
+        self.items = items
+        members = sorted((u for it in items for u in it.units), key=lambda u: (units[u].tokens[: units[u].shareable], u))
+        self.members = members
+        # node 0 is the empty root; a node is a prefix length shared by the units below it
+        self.depth = [0]
+        self.parent = [-1]
+        self.children: list[list[int]] = [[]]
+        self.attached: list[list[int]] = [[]]  # units whose shareable key ends at this node
+        self.rep = [members[0]]  # a unit below the node, to read its tokens from
+        self._build()
+        self.forced = self._force(len(glob)) if glob else -1
+        self.min_shared = min_shared
+
+    def _node(self, depth: int, parent: int, rep: int) -> int:
+        self.depth.append(depth)
+        self.parent.append(parent)
+        self.children.append([])
+        self.attached.append([])
+        self.rep.append(rep)
+        return len(self.depth) - 1
+
+    def _build(self) -> None:
+        """Radix tree of the sorted keys: each key adds the part beyond its lcp with the previous one."""
+        units = self.units
+        stack = [0]
+        prev: tuple[int, ...] | None = None
+        for u in self.members:
+            key = units[u].tokens[: units[u].shareable]
+            shared = 0 if prev is None else lcp(prev, key)
+            popped = -1
+            while self.depth[stack[-1]] > shared:
+                popped = stack.pop()
+            top = stack[-1]
+            if self.depth[top] < shared:  # the branch point lies inside the popped node's edge: split it
+                mid = self._node(shared, top, u)
+                self.children[top][self.children[top].index(popped)] = mid
+                self.parent[popped] = mid
+                self.children[mid].append(popped)
+                stack.append(mid)
+                top = mid
+            if len(key) > shared:
+                top_new = self._node(len(key), top, u)
+                self.children[top].append(top_new)
+                stack.append(top_new)
+                top = top_new
+            self.attached[top].append(u)
+            prev = key
+
+    def _force(self, depth: int) -> int:
+        """The node at ``depth`` on the path every unit shares (made if it falls inside an edge)."""
+        (child,) = self.children[0]  # every key starts with the global prefix, so the root has one child
+        if self.depth[child] == depth:
+            return child
+        mid = self._node(depth, 0, self.rep[child])
+        self.children[0] = [mid]
+        self.children[mid] = [child]
+        self.parent[child] = mid
+        return mid
+
+    def _anchors(self, excluded: set[int]) -> tuple[dict[int, int], dict[int, int]]:
+        """Which nodes run as rows of their own, and the nearest such ancestor (0: none) of each row.
+
+        A node runs on its own when it is where the units branch and that
+        saves ``min_shared`` tokens; ``excluded`` nodes never do (their tokens
+        are run by each of their children instead).
+        """
+        node_anchor: dict[int, int] = {}
+        unit_anchor: dict[int, int] = {}
+        todo = [(0, 0)]
+        while todo:
+            v, anchor = todo.pop()
+            for u in self.attached[v]:
+                unit_anchor[u] = anchor
+            for c in self.children[v]:
+                branches = len(self.children[c]) + len(self.attached[c])
+                edge = self.depth[c] - self.depth[anchor]
+                worth = branches >= 2 and (branches - 1) * edge >= self.min_shared and c not in excluded
+                if c == self.forced or worth:
+                    node_anchor[c] = anchor
+                    todo.append((c, c))
+                else:
+                    todo.append((c, anchor))
+        return node_anchor, unit_anchor
+
+    def _segment(self, anchor: int, node: int) -> tuple[int, ...]:
+        return self.units[self.rep[node]].tokens[self.depth[anchor] : self.depth[node]]
+
+    def _levels(self, excluded: set[int]) -> list[list[tuple[str, int, tuple[int, ...], int]]]:
+        """Rows by level, levelled from the bottom: leaves last, each node one level above its highest child.
+
+        A row is ``(kind, id, segment, anchor)``, kind ``"node"`` or ``"unit"``.
+        """
+        node_anchor, unit_anchor = self._anchors(excluded)
+        height: dict[int, int] = {}
+        for v in sorted(node_anchor, key=lambda v: -self.depth[v]):  # children before their anchors
+            height[v] = max(height.get(v, 1), 1)
+            a = node_anchor[v]
+            if a:
+                height[a] = max(height.get(a, 1), height[v] + 1)
+        top = max(height.values(), default=0)
+        levels: list[list[tuple[str, int, tuple[int, ...], int]]] = [[] for _ in range(top + 1)]
+        for v, a in node_anchor.items():
+            levels[top - height[v]].append(("node", v, self._segment(a, v), a))
+        for u in self.members:
+            a = unit_anchor[u]
+            levels[top].append(("unit", u, self.units[u].tokens[self.depth[a] :], a))
+        for level in levels:
+            level.sort(key=lambda r: (len(r[2]), r[0], r[1]))
+        return levels
+
+    def _modelled(self, levels: list[list[tuple[str, int, tuple[int, ...], int]]], overhead: int) -> int:
+        """Modelled run time, in tokens: padded tokens plus ``overhead`` per pass (the global pass is free: kept)."""
+        total = 0
+        for level in levels:
+            if len(level) == 1 and level[0][1] == self.forced:
+                continue
+            lengths = [len(r[2]) for r in level]
+            for group in _split_by_width(lengths, overhead):
+                total += len(group) * lengths[group[-1]] + overhead
+        return total
+
+    def plan(self, pass_overhead: int) -> Batch:
+        """Lay the tree out in passes, dropping whole levels of nodes while that lowers the modelled time."""
+        excluded: set[int] = set()
+        levels = self._levels(excluded)
+        best = self._modelled(levels, pass_overhead)
+        while True:
+            trials = []
+            for level in levels[:-1]:
+                drop = {r[1] for r in level if r[1] != self.forced}
+                if drop:
+                    trial = self._levels(excluded | drop)
+                    trials.append((self._modelled(trial, pass_overhead), len(trials), drop, trial))
+            if not trials:
+                break
+            cost, _, drop, trial = min(trials, key=lambda t: t[:2])
+            if cost >= best:
+                break
+            best, levels = cost, trial
+            excluded |= drop
+        return self._batch(levels, pass_overhead)
+
+    def _batch(self, levels: list[list[tuple[str, int, tuple[int, ...], int]]], pass_overhead: int) -> Batch:
+        passes: list[Pass] = []
+        where: dict[int, tuple[int, int]] = {}  # node -> (pass, row)
+        leaf_of: dict[int, tuple[int, int]] = {}
+        cut_of: dict[int, int] = {}
+        for level in levels:
+            for group in _split_by_width([len(r[2]) for r in level], pass_overhead):
+                rows = [level[i] for i in group]
+                k = len(passes)
+                for row, (kind, ident, _, a) in enumerate(rows):
+                    if kind == "node":
+                        where[ident] = (k, row)
+                    else:
+                        leaf_of[ident] = (k, row)
+                        cut_of[ident] = self.depth[a]
+                passes.append(Pass(tuple(r[2] for r in rows), tuple(where[r[3]] if r[3] else None for r in rows)))
+
+        order = [u for it in self.items for u in it.units]
+        jobs = tuple(dict.fromkeys(it.job for it in self.items))
+        complete = tuple(it.job for it in self.items if it.complete)
+        return Batch(
+            tuple(passes), tuple(order), tuple(leaf_of[u] for u in order), tuple(cut_of[u] for u in order),
+            jobs, complete, _cost(passes),
+        )  # fmt: skip
 
 
-def _build(units: Sequence[Unit], clusters: list[_Cluster], min_shared: int) -> Batch:
-    """Turn clusters into passes: global prefix, cluster prefixes (if worth it), leaves."""
-    prefixes = [c.prefix for c in clusters]
-    glob = prefixes[0]
-    for p in prefixes[1:]:
-        glob = glob[: lcp(glob, p)]
-    g = len(glob)
-    n_units = sum(len(c.units) for c in clusters)
-    use_global = g >= min_shared and n_units > 1
-    if not use_global:
-        g = 0
-    # cluster pass only if it saves tokens beyond the global prefix and no first-pass row would be empty
-    saving = sum((len(c.units) - 1) * (len(c.prefix) - g) for c in clusters)
-    use_clusters = saving >= min_shared and (g > 0 or all(len(c.prefix) > 0 for c in clusters))
-    passes: list[Pass] = []
-    if use_global:
-        passes.append(Pass((glob,)))
-    if use_clusters:
-        parents = (0,) * len(clusters) if use_global else ()
-        passes.append(Pass(tuple(c.prefix[g:] for c in clusters), parents))
-    leaf_segments: list[tuple[int, ...]] = []
-    leaf_parents: list[int] = []
-    leaf_units: list[int] = []
-    cuts: list[int] = []
-    for row, cluster in enumerate(clusters):
-        cut = len(cluster.prefix) if use_clusters else g
-        for u in cluster.units:
-            leaf_segments.append(units[u].tokens[cut:])
-            leaf_parents.append(row if use_clusters else 0)
-            leaf_units.append(u)
-            cuts.append(cut)
-    passes.append(Pass(tuple(leaf_segments), tuple(leaf_parents) if passes else ()))
-    jobs: list[int] = []
-    complete: list[int] = []
-    for cluster in clusters:
-        if cluster.partial_job is not None and cluster.partial_job not in jobs:
-            jobs.append(cluster.partial_job)
-        for job in cluster.jobs:
-            if job not in jobs:
-                jobs.append(job)
-            complete.append(job)
-    cost = max(p.rows * (_past(passes, k) + p.width) for k, p in enumerate(passes))
-    return Batch(tuple(passes), tuple(leaf_units), tuple(cuts), tuple(jobs), tuple(complete), cost)
+def _split_by_width(lengths: Sequence[int], overhead: int) -> list[list[int]]:
+    """Cut rows sorted by length into runs minimising padded tokens plus ``overhead`` per run.
+
+    Cuts fall only between distinct lengths (an exact dynamic programme over
+    them), so the work is quadratic in the number of distinct lengths, not rows.
+
+    >>> _split_by_width([5, 5, 6, 100, 100], overhead=10)
+    [[0, 1, 2], [3, 4]]
+    >>> _split_by_width([5, 5, 6, 100, 100], overhead=1000)
+    [[0, 1, 2, 3, 4]]
+    """
+    if not lengths:
+        return []
+    # runs of equal length: (first index, end index, length)
+    runs: list[tuple[int, int, int]] = []
+    for i, n in enumerate(lengths):
+        if runs and runs[-1][2] == n:
+            runs[-1] = (runs[-1][0], i + 1, n)
+        else:
+            runs.append((i, i + 1, n))
+    best = [0.0] + [float("inf")] * len(runs)
+    cut = [0] * (len(runs) + 1)
+    for j in range(1, len(runs) + 1):
+        width = runs[j - 1][2]
+        for i in range(j):
+            cost = best[i] + (runs[j - 1][1] - runs[i][0]) * width + overhead
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    groups: list[list[int]] = []
+    j = len(runs)
+    while j:
+        i = cut[j]
+        groups.append(list(range(runs[i][0], runs[j - 1][1])))
+        j = i
+    return groups[::-1]
 
 
-def _past(passes: list[Pass], k: int) -> int:
-    return sum(p.width for p in passes[:k])
+def _cost(passes: Sequence[Pass]) -> int:
+    """Largest pass footprint: rows times (widest past + width); a row's past is its parent's whole cache."""
+    cached: list[int] = []  # cache width of each pass (its past plus its own width)
+    cost = 0
+    for p in passes:
+        past = max((cached[a[0]] for a in p.parents if a is not None), default=0)
+        cached.append(past + p.width)
+        cost = max(cost, p.rows * (past + p.width))
+    return cost
 
 
 def _plan_flat(units: Sequence[Unit], by_job: dict[int, list[int]], budget: int) -> list[Batch]:
@@ -407,7 +530,12 @@ def _plan_flat(units: Sequence[Unit], by_job: dict[int, list[int]], budget: int)
         if rows:
             segs = tuple(units[u].tokens for u in rows)
             cost = len(rows) * max(len(s) for s in segs)
-            batches.append(Batch((Pass(segs),), tuple(rows), (0,) * len(rows), tuple(jobs), tuple(complete), cost))
+            n = len(rows)
+            batch = Batch(
+                (Pass(segs, (None,) * n),), tuple(rows), tuple((0, r) for r in range(n)), (0,) * n,
+                tuple(jobs), tuple(complete), cost,
+            )  # fmt: skip
+            batches.append(batch)
             rows.clear()
             jobs.clear()
             complete.clear()

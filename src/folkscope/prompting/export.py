@@ -99,7 +99,7 @@ def _record_columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> tu
     cols = _columns(batch, split, tokenizer)
     if batch.config.is_chat and tokenizer is None:
         del cols["prompt"]  # the messages are the prompt; a plain flattening would mislead
-    texts, labels = cols.pop("choices"), cols.pop("choice_labels")
+    del cols["choices"], cols["choice_labels"]  # replaced by one list of {letter, text, label} per record
     letters = [chr(ord("A") + i) for i in range(26)]
     per_slot = []
     for o in range(batch.n_slots):

@@ -98,6 +98,9 @@ class TokenBackend:
     def _run_generation(self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]) -> list[GenerateResult]:
         raise NotImplementedError
 
+    def _before_planning(self) -> None:
+        """Called before work is planned, only when there is work to run (e.g. load a model whose memory sets the budget)."""
+
     def _on_oom(self) -> None:
         """Free memory after an out-of-memory error (e.g. empty the CUDA cache)."""
 
@@ -292,6 +295,7 @@ class TokenBackend:
         self, units: list[Unit], reads: list[Reads], jobs: dict[int, _Job], done: list[bool]
     ) -> Batches:
         acc: dict[int, dict[int, np.ndarray]] = {}
+        self._before_planning()
 
         def plan(job_ids: Sequence[int], budget: int) -> list[Planned[tuple[Batch, list[int]]]]:
             wanted = set(job_ids)
@@ -352,6 +356,7 @@ class TokenBackend:
         for pid in ids:
             self._check_prompt_ids(pid)
         self._check_lengths([len(p) + r.settings.max_new_tokens for p, r in zip(ids, requests)], "prompts (plus max_new_tokens)")
+        self._before_planning()
 
         def plan(job_ids: Sequence[int], budget: int) -> list[Planned[list[int]]]:
             order = sorted(job_ids, key=lambda j: (len(ids[j]), j))

@@ -2,32 +2,32 @@
 
 How a batch runs (``strategy="optimized"``)
 -------------------------------------------
-The planner (:mod:`folkscope.engine.batching`) gives up to three passes:
-
-1. the batch's *global* prefix (e.g. the task description) as one row;
-2. one row per *cluster* (e.g. a survey row's text, shared by its answer
-   orderings), continuing the global row's key/value cache, expanded to
-   one copy per cluster;
-3. the *leaves* (the rest of each prompt and the candidate tokens),
-   continuing their cluster's cache, gathered by row index.
+The planner (:mod:`folkscope.engine.batching`) gives a tree of passes: the
+global prefix (e.g. the task description) as one row, shared prefixes below
+it (e.g. a survey row's text, shared by its answer orderings) one row each,
+and a leaf row per unit (the rest of a prompt and the candidate tokens).
+Each row continues the key/value cache of its parent row in an earlier
+pass: the pass's past is gathered from its parents' caches by row index
+(expanded without copying when a single row is every row's parent), and a
+row whose parent's cache is narrower gets masked empty slots.
 
 Segments are right-padded. Each pass gets a 2-D attention mask covering the
-whole cache (padding left in the middle of a row's cache by an earlier pass
-is masked out) and explicit position ids (each row continues from its own
+whole cache (padding and empty slots in the middle of a row's cache are
+masked out) and explicit position ids (each row continues from its own
 prefix length), so every token sees exactly the tokens of its own prompt at
 the positions it would have in a single full forward pass.
 
-The leaf pass runs the *base* model to hidden states; only the positions read
-(the last prompt token, and a multi-token candidate's positions) are
-gathered and multiplied by the output embedding. The full-vocabulary
-normaliser (log-sum-exp) is computed at those few positions only, so
-log-probabilities are exact, while the ``[rows, length, vocab]`` logits of a
-plain forward pass are never built.
+Passes run the *base* model to hidden states; only the positions read (the
+last prompt token, and a multi-token candidate's positions) are gathered
+and multiplied by the output embedding. The full-vocabulary normaliser
+(log-sum-exp) is computed at those few positions only, so log-probabilities
+are exact, while the ``[rows, length, vocab]`` logits of a plain forward
+pass are never built.
 
 ``strategy="naive"`` is the reference path: whole sequences, one pass, the
 model's own full logits at every position. Tests check that both agree.
 
-At load, a self-check runs a tiny three-pass batch through both paths and
+At load, a self-check runs a tiny tree of passes through both paths and
 refuses to continue if they disagree (an architecture whose attention or
 output head this backend does not handle).
 """
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -44,7 +45,7 @@ import numpy as np
 from folkscope._deps import require
 from folkscope.engine.backends._token import Reads, TokenBackend
 from folkscope.engine.backends.base import stop_at
-from folkscope.engine.batching import Batch, Pass, Unit
+from folkscope.engine.batching import Batch, Parent, Pass, Unit
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
 from folkscope.engine.progress import progress_enabled
@@ -115,8 +116,9 @@ class HFBackend(TokenBackend):
         ``"float32"``, ``"bfloat16"``, ``"float16"``; default float32 on CPU,
         bfloat16 (or float16) on GPU.
     batch_tokens : int, optional
-        Token budget of a batch; default 4096 on CPU, estimated from free
-        memory on GPU. Halved and retried on out-of-memory errors.
+        Token budget of a batch (see :mod:`folkscope.engine.batching`);
+        default estimated from free memory once the model is loaded (up to
+        16384 on CPU). Halved and retried on out-of-memory errors.
     share_prefixes : bool, default True
         Reuse the key/value cache of shared prefixes (switched off, with a
         log message, for architectures where it would be wrong).
@@ -191,7 +193,7 @@ class HFBackend(TokenBackend):
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.strategy = strategy
-        self._auto_budget = batch_tokens is None and self.device.startswith("cuda")
+        self._auto_budget = batch_tokens is None
         super().__init__(
             batch_tokens=4096 if batch_tokens is None else batch_tokens,
             share_prefixes=share_prefixes and strategy == "optimized",
@@ -274,8 +276,16 @@ class HFBackend(TokenBackend):
                 raise
 
     def _estimate_budget(self, config: Any) -> int:
+        """A batch budget from free memory: the key/value cache and activations of a token, times the budget, fit.
+
+        GPU: half the free device memory, up to 1M tokens. CPU: a quarter of
+        the available RAM, up to 16384 tokens (passes that large already keep
+        the cores busy; the optimised path's passes are several times
+        smaller than its budget, since its footprint counts cached prefixes).
+        The naive path also needs full-vocabulary logits and their
+        log-softmax for every token.
+        """
         torch = self._torch
-        free, _ = torch.cuda.mem_get_info(torch.device(self.device))
         elt = torch.tensor([], dtype=getattr(torch, self.dtype)).element_size()
         hidden = int(getattr(config, "hidden_size", 4096))
         layers = int(getattr(config, "num_hidden_layers", 32))
@@ -284,7 +294,19 @@ class HFBackend(TokenBackend):
         head_dim = int(getattr(config, "head_dim", None) or hidden // heads)
         inter = int(getattr(config, "intermediate_size", 4 * hidden) or 4 * hidden)
         per_token = 2 * layers * kv_heads * head_dim * elt + (6 * hidden + 3 * inter) * elt
-        return int(max(1024, min(1 << 20, free * 0.5 / per_token)))
+        if self.strategy == "naive":
+            per_token += 2 * 4 * int(getattr(config, "vocab_size", 32000))
+        if self.device.startswith("cuda"):
+            free, _ = torch.cuda.mem_get_info(torch.device(self.device))
+            return int(max(1024, min(1 << 20, free * 0.5 / per_token)))
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):  # not POSIX: the previous fixed default
+            return 4096
+        return int(max(1024, min(16384, free * 0.25 / per_token)))
+
+    def _before_planning(self) -> None:
+        _ = self.model  # the budget estimate needs the memory left once the weights are loaded
 
     def _on_oom(self) -> None:
         self._kept_global = None
@@ -318,85 +340,131 @@ class HFBackend(TokenBackend):
                 mask[r, sl] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def _run_passes(self, passes: Sequence[Pass], *, keep_global: bool = False) -> Any:
-        """Run the passes, each continuing the previous one's cache; hidden states of the last.
+    def _run_passes(
+        self, passes: Sequence[Pass], reads: dict[int, tuple[list[int], list[int]]], *, keep_global: bool = False
+    ) -> dict[int, Any]:
+        """Run the passes in order; the hidden states at the ``(rows, columns)`` read in each pass.
+
+        A row continues the key/value cache of its parent row, which may be
+        in any earlier pass. A pass's past is gathered from its parents'
+        caches; rows whose parent's cache is narrower, or who have no parent,
+        get masked empty slots. A pass's cache is dropped after the last
+        pass that continues it.
 
         With ``keep_global``, the key/value cache of a single-row first pass
-        (the batch's global prefix, e.g. the task description) is kept, and a
-        later batch whose global prefix is the same token sequence starts
+        (the global prefix of the plan, e.g. the task description) is kept,
+        and a later batch whose first pass is the same token sequence starts
         from it instead of running it again (``self._tokens_reused`` counts
-        the tokens skipped). Nothing writes into a kept cache: the next pass
-        extends a copy of it.
+        the tokens skipped). Nothing writes into a kept cache: passes extend
+        gathered copies of it.
         """
         torch = self._torch
-        cache_cls = self._transformers.DynamicCache
-        layers: list[tuple[Any, Any]] | None = None
-        mask = lengths = None
-        prev_rows = 0
         max_pos = (self.max_length or 1 << 30) - 1
-        shareable = keep_global and len(passes) > 1 and passes[0].rows == 1
+        last_use: dict[int, int] = {}
+        for k, p in enumerate(passes):
+            for parent in p.parents:
+                if parent is not None:
+                    last_use[parent[0]] = k
+        caches: dict[int, tuple[list[tuple[Any, Any]], Any, Any]] = {}  # pass -> (layers, mask, lengths)
+        shareable = keep_global and len(passes) > 1 and passes[0].parents == (None,)
         kept = self._kept_global
         first = 0
         if shareable and kept is not None and kept[0] == passes[0].segments[0]:
-            _, layers, mask, lengths = kept
-            prev_rows, first = 1, 1
+            caches[0] = kept[1:]
+            first = 1
             self._tokens_reused += len(passes[0].segments[0])
-        for k, p in enumerate(passes):
-            if k < first:
-                continue
-            width = max(1, p.width)
-            ids, seg_mask = self._pad(p.segments, width)
-            seg_len = seg_mask.sum(1)
-            if layers is None:
-                past, attn, start = None, seg_mask, torch.zeros(p.rows, dtype=torch.long, device=self.device)
-            else:
-                if prev_rows == 1:  # a view: the cache update copies it once anyway
-                    kv = [(key.expand(p.rows, -1, -1, -1), val.expand(p.rows, -1, -1, -1)) for key, val in layers]
-                    parent_mask, start = mask.expand(p.rows, -1), lengths.expand(p.rows)
-                else:
-                    idx = torch.tensor(p.parents, dtype=torch.long, device=self.device)
-                    kv = [(key.index_select(0, idx), val.index_select(0, idx)) for key, val in layers]
-                    parent_mask, start = mask.index_select(0, idx), lengths.index_select(0, idx)
-                past = cache_cls(kv)
-                # drop the previous pass's cache before running: only the gathered copy is needed now
-                del kv
-                layers = None
-                attn = torch.cat([parent_mask, seg_mask], dim=1)
-            positions = (start[:, None] + torch.arange(width, device=self.device)[None, :]).clamp(max=max_pos)
-            out = self._base(input_ids=ids, attention_mask=attn, position_ids=positions, past_key_values=past, use_cache=True)
-            if k == len(passes) - 1:
-                return out.last_hidden_state
-            layers = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
-            out = past = None  # the layers list is now the only reference to this pass's cache
-            mask, lengths, prev_rows = attn, start + seg_len, p.rows
-            if shareable and k == 0:
-                self._kept_global = (p.segments[0], layers, mask, lengths)
-        raise BackendError("a batch plan has no passes")  # pragma: no cover - the planner always adds the leaf pass
+        out: dict[int, Any] = {}
+        for k in range(first, len(passes)):
+            p = passes[k]
+            ids, seg_mask = self._pad(p.segments, max(1, p.width))
+            past, past_mask, start = self._gather_past(p.parents, caches)
+            attn = seg_mask if past_mask is None else torch.cat([past_mask, seg_mask], dim=1)
+            positions = (start[:, None] + torch.arange(ids.shape[1], device=self.device)[None, :]).clamp(max=max_pos)
+            result = self._base(input_ids=ids, attention_mask=attn, position_ids=positions, past_key_values=past, use_cache=True)
+            past = None
+            if k in reads:
+                rows, cols = reads[k]
+                at = torch.tensor(rows, device=self.device), torch.tensor(cols, device=self.device)
+                out[k] = result.last_hidden_state[at]
+            if k in last_use:
+                layers = [(layer.keys, layer.values) for layer in result.past_key_values.layers]
+                caches[k] = (layers, attn, start + seg_mask.sum(1))
+                if shareable and k == 0:
+                    self._kept_global = (p.segments[0], *caches[0])
+            result = None
+            for j in [j for j, last in last_use.items() if last == k]:
+                del caches[j]
+        return out
+
+    def _gather_past(self, parents: Sequence[Parent], caches: dict[int, tuple[list[tuple[Any, Any]], Any, Any]]) -> tuple[Any, Any, Any]:
+        """(cache, mask, start positions) of a pass's past, one row per parent; (None, None, zeros) without parents."""
+        torch = self._torch
+        n = len(parents)
+        sources = sorted({parent[0] for parent in parents if parent is not None})
+        if not sources:
+            return None, None, torch.zeros(n, dtype=torch.long, device=self.device)
+        if len(sources) == 1 and None not in parents:
+            layers, mask, lengths = caches[sources[0]]
+            if mask.shape[0] == 1:  # a view: the cache update copies it once anyway
+                kv = [(key.expand(n, -1, -1, -1), val.expand(n, -1, -1, -1)) for key, val in layers]
+                return self._transformers.DynamicCache(kv), mask.expand(n, -1), lengths.expand(n)
+            idx = torch.tensor([parent[1] for parent in parents], dtype=torch.long, device=self.device)
+            kv = [(key.index_select(0, idx), val.index_select(0, idx)) for key, val in layers]
+            return self._transformers.DynamicCache(kv), mask.index_select(0, idx), lengths.index_select(0, idx)
+        # parents in several passes (or none for some rows): right-pad every parent's cache with masked slots
+        width = max(caches[j][1].shape[1] for j in sources)
+        template = caches[sources[0]][0]
+        kv = [
+            (key.new_zeros((n, key.shape[1], width, key.shape[3])), val.new_zeros((n, val.shape[1], width, val.shape[3])))
+            for key, val in template
+        ]
+        mask = torch.zeros((n, width), dtype=torch.long, device=self.device)
+        start = torch.zeros(n, dtype=torch.long, device=self.device)
+        for j in sources:
+            layers, parent_mask, lengths = caches[j]
+            rows = [(i, parent[1]) for i, parent in enumerate(parents) if parent is not None and parent[0] == j]
+            dest = torch.tensor([i for i, _ in rows], dtype=torch.long, device=self.device)
+            src = torch.tensor([r for _, r in rows], dtype=torch.long, device=self.device)
+            w = parent_mask.shape[1]
+            for (key, val), (pkey, pval) in zip(kv, layers):
+                key[dest, :, :w] = pkey.index_select(0, src)
+                val[dest, :, :w] = pval.index_select(0, src)
+            mask[dest, :w] = parent_mask.index_select(0, src)
+            start[dest] = lengths.index_select(0, src)
+        return self._transformers.DynamicCache(kv), mask, start
 
     def _run_scores(self, batch: Batch, units: Sequence[Unit], reads: Sequence[Reads]) -> list[np.ndarray]:
         torch = self._torch
         _ = self.model
-        read_rows: list[int] = []
-        read_cols: list[int] = []
+        per_pass: dict[int, tuple[list[int], list[int]]] = {}
+        slots: list[tuple[int, int]] = []  # (pass, index among that pass's reads) of every read position
         flat_read: list[int] = []
         flat_tok: list[int] = []
         sizes: list[int] = []
-        for r, (unit_reads, cut) in enumerate(zip(reads, batch.cuts)):
+        for unit_reads, cut, (k, row) in zip(reads, batch.cuts, batch.leaves):
+            rows, cols = per_pass.setdefault(k, ([], []))
             n = 0
             for pos, targets in unit_reads:
-                read_rows.append(r)
-                read_cols.append(pos - cut)
-                flat_read.extend([len(read_rows) - 1] * len(targets))
+                slots.append((k, len(rows)))
+                rows.append(row)
+                cols.append(pos - cut)
+                flat_read.extend([len(slots) - 1] * len(targets))
                 flat_tok.extend(targets)
                 n += len(targets)
             sizes.append(n)
         with torch.inference_mode():
             if self.strategy == "naive":
-                values = self._naive_logprobs(batch.passes[0], read_rows, read_cols, flat_read, flat_tok)
+                (p,) = batch.passes
+                rows, cols = per_pass[0]
+                values = self._naive_logprobs(p, rows, cols, flat_read, flat_tok)
             else:
-                hidden = self._run_passes(batch.passes, keep_global=True)
-                picked = hidden[torch.tensor(read_rows, device=self.device), torch.tensor(read_cols, device=self.device)]
-                values = self._logprobs_at(picked, flat_read, flat_tok)
+                picked = self._run_passes(batch.passes, per_pass, keep_global=True)
+                offset, start = {}, 0
+                for k in sorted(picked):
+                    offset[k], start = start, start + picked[k].shape[0]
+                hidden = torch.cat([picked[k] for k in sorted(picked)])
+                order = torch.tensor([offset[k] + i for k, i in slots], device=self.device)
+                values = self._logprobs_at(hidden.index_select(0, order), flat_read, flat_tok)
         return list(np.split(values, np.cumsum(sizes)[:-1]))
 
     def _logprobs_at(self, hidden: Any, flat_read: list[int], flat_tok: list[int]) -> np.ndarray:
@@ -426,29 +494,41 @@ class HFBackend(TokenBackend):
         return logp[rows, cols, torch.tensor(flat_tok, device=self.device)].double().cpu().numpy()
 
     def _check_against_full_logits(self) -> None:
-        """Run a tiny three-pass batch both ways; refuse to go on if they disagree."""
+        """Run a tiny tree of passes both ways; refuse to go on if they disagree.
+
+        The tree has every shape a plan can have: a shared first pass, a level
+        below it, and a last pass whose rows continue the level above, the
+        first pass directly (skipping a level), or nothing.
+        """
         torch = self._torch
         vocab = int(self._lm_head.weight.shape[0])
         g = torch.Generator().manual_seed(0)
-        toks = [int(t) for t in torch.randint(0, min(vocab, 1000), (12,), generator=g)]
+        toks = [int(t) for t in torch.randint(0, min(vocab, 1000), (16,), generator=g)]
         shared, a, b = tuple(toks[:4]), tuple(toks[4:7]), tuple(toks[7:9])
-        leaves = [(shared + a + (toks[9], toks[10]), 0), (shared + a + (toks[11],), 0), (shared + b + (toks[10],) * 3, 1)]
-        cluster_len = [len(shared + a), len(shared + b)]
+        # (full sequence, parent, tokens before the leaf segment)
+        leaves = [
+            (shared + a + (toks[9], toks[10]), (1, 0), 7),
+            (shared + a + (toks[11],), (1, 0), 7),
+            (shared + b + (toks[10],) * 3, (1, 1), 6),
+            (shared + (toks[12], toks[13]), (0, 0), 4),
+            ((toks[14], toks[15], toks[12]), None, 0),
+        ]
         passes = (
-            Pass((shared,)),
-            Pass((a, b), (0, 0)),
-            Pass(tuple(seq[cluster_len[c]:] for seq, c in leaves), tuple(c for _, c in leaves)),
+            Pass((shared,), (None,)),
+            Pass((a, b), ((0, 0), (0, 0))),
+            Pass(tuple(seq[cut:] for seq, _, cut in leaves), tuple(parent for _, parent, cut in leaves)),
         )
+        rows = [r for r, (seq, _, cut) in enumerate(leaves) for _ in range(len(seq) - cut)]
+        cols = [j for seq, _, cut in leaves for j in range(len(seq) - cut)]
         with torch.inference_mode():
-            hidden = self._run_passes(passes)
-            worst = 0.0
-            for r, (seq, c) in enumerate(leaves):
+            hidden = self._run_passes(passes, {2: (rows, cols)})[2]
+            mine = torch.log_softmax(self._head(hidden), -1)
+            worst, i = 0.0, 0
+            for seq, _, cut in leaves:
                 full = torch.log_softmax(self.model(input_ids=torch.tensor([seq], device=self.device)).logits.float()[0], -1)
-                for j in range(hidden.shape[1]):
-                    if j >= len(seq) - cluster_len[c]:
-                        break
-                    mine = torch.log_softmax(self._head(hidden[r, j][None]), -1)[0]
-                    worst = max(worst, float((mine - full[cluster_len[c] + j]).abs().max()))
+                for j in range(len(seq) - cut):
+                    worst = max(worst, float((mine[i] - full[cut + j]).abs().max()))
+                    i += 1
         tol = 1e-3 if self.dtype == "float32" else 0.25
         if worst > tol:
             raise BackendError(
