@@ -69,6 +69,20 @@ def test_backend_flags_become_backend_options():
     args = parse(["run", "--inference-backend", "vllm", "--tensor-parallel-size", "2", "--max-model-len", "4096"])
     assert engine_from_args(args) == ("vllm", {"max_model_len": 4096, "tensor_parallel_size": 2})
     assert engine_from_args(parse(["run"])) == ("transformers", {})
+    assert engine_from_args(parse(["run", "--batch-tokens", "2048"])) == ("transformers", {"batch_tokens": 2048})
+    args = parse(["run", "--inference-backend", "vllm", "--batch-tokens", "8192"])
+    assert engine_from_args(args) == ("vllm", {"batch_tokens": 8192})
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--batch-tokens", "0"], "--batch-tokens must be >= 1"),
+        (["--model", "openai/m", "--use-web-api-model", "--batch-tokens", "64"], "--batch-tokens applies to local backends"),
+    ],
+)
+def test_bad_batch_budgets_are_refused_in_one_line(capsys, argv, message):
+    assert message in _one_line_error(capsys, ["run", "--task", "NISTIncome", *argv])
 
 
 def test_run_acs_benchmark_alias_prints_errors_the_same_way(capsys):

@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
     engine = parser.add_argument_group("inference")
     engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
+    engine.add_argument("--batch-tokens", type=int, default=None, help="local backends: token budget of a batch (default: from free memory; halved on out-of-memory)")
     engine.add_argument("--context-size", type=int, default=None, help=_doc("context_size"))
     engine.add_argument("--inference-backend", default="transformers", choices=["transformers", "vllm", "fake"], help="local inference backend (default transformers; vllm needs a CUDA GPU and the [vllm] extra)")
     engine.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
@@ -132,7 +133,8 @@ def engine_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     ------
     ConfigError
         Web-API or vLLM flags given for another backend, ``--model default``
-        with a web API, or ``--device``/``--dtype`` with a web API.
+        with a web API, ``--device``/``--dtype``/``--batch-tokens`` with a web
+        API, or a budget below 1.
     """
     api_given = [d for d in _API_FLAGS if getattr(args, d) is not None]
     vllm_given = [d for d in _VLLM_FLAGS if getattr(args, d) is not None]
@@ -155,14 +157,19 @@ def engine_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
                 raise ConfigError(f"{_flag(dest)} does not apply to web API models", parameter=dest, value=getattr(args, dest))
         if vllm_given:
             raise ConfigError(f"{_flag(vllm_given[0])} applies to --inference-backend vllm, not to web API models", parameter=vllm_given[0])
+        if args.batch_tokens is not None:
+            raise ConfigError("--batch-tokens applies to local backends, not to web API models", parameter="batch_tokens")
         return "litellm", {_API_FLAGS[d]: getattr(args, d) for d in api_given}
     if api_given:
         raise ConfigError(f"{_flag(api_given[0])} applies to web API models; add --use-web-api-model", parameter=api_given[0])
+    if args.batch_tokens is not None and args.batch_tokens < 1:
+        raise ConfigError(f"--batch-tokens must be >= 1, got {args.batch_tokens}", parameter="batch_tokens", value=args.batch_tokens)
+    local = {} if args.batch_tokens is None else {"batch_tokens": args.batch_tokens}
     if args.inference_backend == "vllm":
-        return "vllm", {_VLLM_FLAGS[d]: getattr(args, d) for d in vllm_given}
+        return "vllm", {**local, **{_VLLM_FLAGS[d]: getattr(args, d) for d in vllm_given}}
     if vllm_given:
         raise ConfigError(f"{_flag(vllm_given[0])} applies to --inference-backend vllm", parameter=vllm_given[0])
-    return args.inference_backend, {}
+    return args.inference_backend, local
 
 
 def _fmt(value: Any, ci: Any = None) -> str:

@@ -3,8 +3,10 @@
 Request kinds (frozen, one response type each): :class:`ScoreRequest`,
 :class:`PrefixGroupRequest`, :class:`NextTokenRequest`,
 :class:`GenerateRequest`. :class:`Engine` answers them through a backend
-(``"transformers"`` or ``"fake"``, chosen by name), with an append-only,
-resumable result cache.
+(``"transformers"``, ``"vllm"``, ``"litellm"`` or ``"fake"``, chosen by
+name), with an append-only, resumable result cache. Local backends plan
+their work with :mod:`folkscope.engine.batching` (the prefix tree of each
+batch, batches under a token budget).
 
 ``import folkscope.engine`` never imports torch or transformers; the
 transformers backend imports them when it is built.

@@ -75,6 +75,8 @@ class TokenBackend:
 
     name = "token"
     max_length: int | None = None
+    #: what one more forward pass costs, in tokens run (see :func:`~folkscope.engine.batching.plan_batches`)
+    pass_overhead = 48
 
     def __init__(self, *, batch_tokens: int, share_prefixes: bool = True, window: int = 4096) -> None:
         self.budget = AdaptiveBudget(_check_positive(batch_tokens, "batch_tokens"))
@@ -300,7 +302,9 @@ class TokenBackend:
         def plan(job_ids: Sequence[int], budget: int) -> list[Planned[tuple[Batch, list[int]]]]:
             wanted = set(job_ids)
             sub = [i for i, u in enumerate(units) if u.job in wanted]
-            planned = plan_batches([units[i] for i in sub], batch_tokens=budget, share_prefixes=self.share_prefixes)
+            planned = plan_batches(
+                [units[i] for i in sub], batch_tokens=budget, share_prefixes=self.share_prefixes, pass_overhead=self.pass_overhead
+            )
             return [Planned((b, [sub[k] for k in b.units]), b.jobs, b.cost, len(b.units)) for b in planned]
 
         def run(batch: Batch, members: list[int]) -> None:
@@ -321,7 +325,11 @@ class TokenBackend:
             if any(done[j] for j in batch.jobs):
                 # answered elsewhere (another run's plan): run only what is missing
                 todo = [u for u in members if not done[units[u].job]]
-                for sub in plan_batches([units[u] for u in todo], batch_tokens=max(batch.cost, 1), share_prefixes=self.share_prefixes):
+                replan = plan_batches(
+                    [units[u] for u in todo], batch_tokens=max(batch.cost, 1), share_prefixes=self.share_prefixes,
+                    pass_overhead=self.pass_overhead,
+                )  # fmt: skip
+                for sub in replan:
                     run(sub, [todo[k] for k in sub.units])
             else:
                 run(batch, members)

@@ -194,6 +194,8 @@ class HFBackend(TokenBackend):
         self.dtype = resolve_dtype(dtype, self.device)
         self.strategy = strategy
         self._auto_budget = batch_tokens is None
+        # a forward pass reads every weight once: on a GPU that costs as much as ~200 tokens of compute, on a CPU ~50
+        self.pass_overhead = 256 if self.device.startswith("cuda") else 48
         super().__init__(
             batch_tokens=4096 if batch_tokens is None else batch_tokens,
             share_prefixes=share_prefixes and strategy == "optimized",
@@ -278,10 +280,12 @@ class HFBackend(TokenBackend):
     def _estimate_budget(self, config: Any) -> int:
         """A batch budget from free memory: the key/value cache and activations of a token, times the budget, fit.
 
-        GPU: half the free device memory, up to 1M tokens. CPU: a quarter of
-        the available RAM, up to 16384 tokens (passes that large already keep
-        the cores busy; the optimised path's passes are several times
-        smaller than its budget, since its footprint counts cached prefixes).
+        GPU: half the free device memory, up to 1M tokens. CPU: an eighth of
+        the installed RAM (not the free RAM, so a resumed run on the same
+        machine plans the same batches), up to 16384 tokens (passes that
+        large already keep the cores busy; the optimised path's passes are
+        several times smaller than its budget, since its footprint counts
+        cached prefixes).
         The naive path also needs full-vocabulary logits and their
         log-softmax for every token.
         """
@@ -300,10 +304,10 @@ class HFBackend(TokenBackend):
             free, _ = torch.cuda.mem_get_info(torch.device(self.device))
             return int(max(1024, min(1 << 20, free * 0.5 / per_token)))
         try:
-            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (AttributeError, ValueError, OSError):  # not POSIX: the previous fixed default
+            installed = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):  # no POSIX sysconf (Windows): a fixed, modest budget
             return 4096
-        return int(max(1024, min(16384, free * 0.25 / per_token)))
+        return int(max(1024, min(16384, installed * 0.125 / per_token)))
 
     def _before_planning(self) -> None:
         _ = self.model  # the budget estimate needs the memory left once the weights are loaded
