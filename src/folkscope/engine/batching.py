@@ -303,7 +303,6 @@ class _Tree:
         self.members = members
         # node 0 is the empty root; a node is a prefix length shared by the units below it
         self.depth = [0]
-        self.parent = [-1]
         self.children: list[list[int]] = [[]]
         self.attached: list[list[int]] = [[]]  # units whose shareable key ends at this node
         self.rep = [members[0]]  # a unit below the node, to read its tokens from
@@ -311,9 +310,8 @@ class _Tree:
         self.forced = self._force(len(glob)) if glob else -1
         self.min_shared = min_shared
 
-    def _node(self, depth: int, parent: int, rep: int) -> int:
+    def _node(self, depth: int, rep: int) -> int:
         self.depth.append(depth)
-        self.parent.append(parent)
         self.children.append([])
         self.attached.append([])
         self.rep.append(rep)
@@ -332,17 +330,16 @@ class _Tree:
                 popped = stack.pop()
             top = stack[-1]
             if self.depth[top] < shared:  # the branch point lies inside the popped node's edge: split it
-                mid = self._node(shared, top, u)
+                mid = self._node(shared, u)
                 self.children[top][self.children[top].index(popped)] = mid
-                self.parent[popped] = mid
                 self.children[mid].append(popped)
                 stack.append(mid)
                 top = mid
             if len(key) > shared:
-                top_new = self._node(len(key), top, u)
-                self.children[top].append(top_new)
-                stack.append(top_new)
-                top = top_new
+                node = self._node(len(key), u)
+                self.children[top].append(node)
+                stack.append(node)
+                top = node
             self.attached[top].append(u)
             prev = key
 
@@ -351,10 +348,9 @@ class _Tree:
         (child,) = self.children[0]  # every key starts with the global prefix, so the root has one child
         if self.depth[child] == depth:
             return child
-        mid = self._node(depth, 0, self.rep[child])
+        mid = self._node(depth, self.rep[child])
         self.children[0] = [mid]
         self.children[mid] = [child]
-        self.parent[child] = mid
         return mid
 
     def _anchors(self, excluded: set[int]) -> tuple[dict[int, int], dict[int, int]]:
