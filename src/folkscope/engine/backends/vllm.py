@@ -139,7 +139,6 @@ from folkscope.engine.requests import (
     NextTokenRequest,
     PrefixGroupRequest,
     PrefixGroupResult,
-    ScoreRequest,
     ScoreResult,
 )
 from folkscope.engine.tokens import encode_texts
@@ -765,16 +764,7 @@ class VLLMBackend(TokenBackend):
         self._method = "prompt_logprobs"
         return self._method
 
-    # ------------------------------------------------------------------ scoring kinds
-    def score(self, requests: Sequence[ScoreRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        return self._score_kind(ScoreRequest.kind, requests, done)
-
-    def score_groups(self, requests: Sequence[PrefixGroupRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        return self._score_kind(PrefixGroupRequest.kind, requests, done)
-
-    def next_token(self, requests: Sequence[NextTokenRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        return self._score_kind(NextTokenRequest.kind, requests, done)
-
+    # ------------------------------------------------------------------ scoring kinds (TokenBackend.score & co. call this)
     def _score_kind(self, kind: str, requests: Sequence[Any], done: Sequence[bool] | None) -> Batches:
         keys, parts_of = self._scoring_parts(kind, list(requests))
 
