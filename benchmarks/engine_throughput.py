@@ -117,21 +117,6 @@ def risk_scores(lp_first: np.ndarray, lp_second: np.ndarray) -> np.ndarray:
     return 0.5 * (norm(lp_first)[:, 1] + norm(lp_second)[:, 0])
 
 
-def trie_tokens(sequences: list[tuple[int, ...]]) -> int:
-    """Nodes of the prefix trie of ``sequences``: the fewest tokens any path must run to see them all.
-
-    Sorted lexicographically, each sequence adds the tokens beyond its
-    longest common prefix with the sequence before it.
-    """
-    from folkscope.engine.batching import lcp
-
-    total, prev = 0, ()
-    for seq in sorted(set(sequences)):
-        total += len(seq) - lcp(prev, seq)
-        prev = seq
-    return total
-
-
 def _peak_flops(device: str, override: float | None) -> float | None:
     if override:
         return override * 1e12
@@ -240,6 +225,7 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
 
     from folkscope.engine import Engine, PrefixGroupRequest
+    from folkscope.engine.batching import trie_tokens
 
     rows = build_rows(args.rows)
     first, second = orderings()

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folkscope.engine.backoff import AdaptiveBudget, Planned, is_out_of_memory, run_with_backoff
-from folkscope.engine.batching import Batch, Unit, _split_by_width, lcp, plan_batches
+from folkscope.engine.batching import Batch, Unit, _split_by_width, lcp, plan_batches, trie_tokens
 from folkscope.errors import BackendError, ConfigError
 
 
@@ -25,14 +25,6 @@ def reconstruct(batch: Batch, i: int) -> tuple[int, ...]:
             return seq
         assert parent[0] < k, "a parent runs in an earlier pass"
         k, row = parent
-
-
-def trie_tokens(seqs) -> int:
-    total, prev = 0, ()
-    for seq in sorted(set(seqs)):
-        total += len(seq) - lcp(prev, seq)
-        prev = seq
-    return total
 
 
 def check_plan(units: list[Unit], batches: list[Batch], budget: int | None = None) -> None:

@@ -43,12 +43,12 @@ tokens).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from folkscope.errors import ConfigError
 
-__all__ = ["Batch", "Parent", "Pass", "Unit", "lcp", "plan_batches"]
+__all__ = ["Batch", "Parent", "Pass", "Unit", "lcp", "plan_batches", "trie_tokens"]
 
 #: (pass index, row) of the node a row continues; None for a row with no past
 Parent = tuple[int, int] | None
@@ -163,6 +163,22 @@ def lcp(a: Sequence[int], b: Sequence[int]) -> int:
     while i < n and a[i] == b[i]:
         i += 1
     return i
+
+
+def trie_tokens(sequences: Iterable[Sequence[int]]) -> int:
+    """Tokens in the prefix trie of ``sequences``: the fewest any plan must run to see them all.
+
+    Sorted lexicographically, each sequence adds the tokens beyond its
+    longest common prefix with the sequence before it.
+
+    >>> trie_tokens([(1, 2, 3), (1, 2, 4), (1, 2, 3), (5,)])
+    5
+    """
+    total, prev = 0, ()
+    for seq in sorted({tuple(s) for s in sequences}):
+        total += len(seq) - lcp(prev, seq)
+        prev = seq
+    return total
 
 
 @dataclass(frozen=True)
