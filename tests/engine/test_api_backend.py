@@ -388,7 +388,7 @@ def test_risk_scores_match_transformers_backend_tiny_random_model(key, llama_bac
 
 def test_the_api_key_never_reaches_logs_output_or_the_run_folder(server, key, tmp_path, caplog, capfd):
     caplog.set_level(logging.DEBUG)
-    for name in ("LiteLLM", "openai", "httpx", "httpcore", "folkscope"):
+    for name in ("LiteLLM", "openai", "httpx", "httpcore", "httpx2", "httpcore2", "folkscope"):
         caplog.set_level(logging.DEBUG, logger=name)  # even with every client logger at DEBUG
     engine = api_engine(server, ResultCache(tmp_path / "cache"))
     bench = make_bench(engine, use_chat_template=True)  # chat route: litellm's own client
@@ -400,7 +400,7 @@ def test_the_api_key_never_reaches_logs_output_or_the_run_folder(server, key, tm
     assert KEY not in out and KEY not in err
     assert KEY not in caplog.text and all(KEY not in r.getMessage() for r in caplog.records)
     debug_from = {r.name.split(".")[0] for r in caplog.records if r.levelno == logging.DEBUG}
-    assert {"LiteLLM", "openai", "httpcore"} <= debug_from  # the clients really talked at DEBUG
+    assert {"LiteLLM", "openai"} <= debug_from and debug_from & {"httpcore", "httpcore2"}  # the clients really talked at DEBUG
     assert server.authorized > 0 and server.unauthorized == 0  # the key from the environment was sent
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "scores.parquet" for p in files) and any(p.name == "results.sqlite" for p in files)
@@ -423,3 +423,48 @@ def test_cost_is_counted_for_a_model_litellm_prices(key, fake):
 
     a, b = litellm.cost_per_token(model="gpt-3.5-turbo-instruct", prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens)
     assert stats.cost_usd == pytest.approx(a + b) and stats.cost_usd > 0
+
+
+def test_a_third_party_warning_escalated_to_an_error_never_fails_a_request(server, fake, monkeypatch):
+    """Under warnings-as-errors, a warning raised inside the client (bare or re-wrapped by litellm) is logged and the request resent."""
+    import warnings
+
+    engine = api_engine(server)
+    backend = engine.backend
+    send = backend._send
+    raised: list[str] = []
+
+    async def noisy_send(call):
+        if len(raised) < 2:  # two distinct warnings: one bare, one wrapped the way litellm wraps client errors
+            message = f"Items on TypedDict class '_Thing{len(raised)}' are using the `ReadOnly` qualifier."
+            raised.append(message)
+            if len(raised) == 1:
+                warnings.warn(message, UserWarning, stacklevel=1)
+            try:
+                warnings.warn(message, UserWarning, stacklevel=1)
+            except UserWarning as inner:
+                raise ConnectionError("litellm.APIConnectionError: " + message) from inner
+        return await send(call)
+
+    monkeypatch.setattr(backend, "_send", noisy_send)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = engine.score([ScoreRequest(p, LETTERS) for p in rows(3)])
+        warnings.warn(raised[0], UserWarning, stacklevel=1)  # now ignored: tolerated for the rest of the process
+    want = direct(fake).score([ScoreRequest(p, LETTERS) for p in rows(3)])
+    np.testing.assert_allclose([r.logprobs for r in got], [r.logprobs for r in want], atol=1e-6)
+    assert len(raised) == 2 and backend.stats.retries == 0 and backend.stats.api_calls == server.total_answered
+
+
+def test_a_warning_that_keeps_coming_back_is_a_failure_not_a_loop(server, monkeypatch):
+    import warnings
+
+    engine = api_engine(server, max_retries=1)
+
+    async def always_warns(call):
+        raise UserWarning("a warning whose filter never holds")
+
+    monkeypatch.setattr(engine.backend, "_send", always_warns)
+    monkeypatch.setattr("folkscope.engine.backends.api.tolerate_warning", lambda exc: None)
+    with pytest.raises(BackendError, match="UserWarning: a warning whose filter never holds"):
+        engine.score([ScoreRequest(rows(1)[0], LETTERS)])

@@ -314,3 +314,41 @@ def test_default_budget_comes_from_free_memory_before_the_first_plan(random_init
     naive = make(random_init_llama_dir, strategy="naive")
     _ = naive.model
     assert naive.budget.tokens <= backend.budget.tokens  # full logits cost memory per token too
+
+
+def test_cached_forward_passes_raise_no_deprecation_on_this_transformers(random_init_llama_dir, capfd):
+    """Scoring through shared prefixes and cached generation, with every warning an error.
+
+    transformers 5.24 renamed ``past_key_values`` to ``cache`` and warns (a
+    FutureWarning for the argument, a log line for the output attribute);
+    the backend must use whichever name the installed release takes.
+    """
+    import inspect
+    import warnings
+
+    from folkscope.engine import GenerateRequest, GenerationSettings
+
+    backend = make(random_init_llama_dir, strategy="optimized")
+    engine = Engine(backend, cache=None, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = engine.score_groups([PrefixGroupRequest(DESCRIPTION + rows(1)[0], orderings(), (" A", " B"))])
+        gen = engine.generate([GenerateRequest("Hello", GenerationSettings(max_new_tokens=4))])
+    assert np.isfinite(res[0].results[0].logprobs).all() and gen[0].completion_tokens >= 1
+    expected = "cache" if "cache" in inspect.signature(backend.model.base_model.forward).parameters else "past_key_values"
+    assert backend._cache_arg == expected
+    assert "deprecated" not in capfd.readouterr().err
+
+
+def test_cache_argument_follows_the_forward_signature():
+    from folkscope.engine.backends.hf import cache_argument
+
+    class Renamed:  # transformers >= 5.24
+        def forward(self, input_ids=None, attention_mask=None, cache=None, use_cache=None, **kwargs): ...
+
+    class Old:  # earlier releases
+        def forward(self, input_ids=None, attention_mask=None, past_key_values=None, use_cache=None, **kwargs): ...
+
+    assert cache_argument(Renamed().forward) == "cache"
+    assert cache_argument(Old().forward) == "past_key_values"
+    assert cache_argument(len) == "past_key_values"  # no readable signature: the name every release accepts

@@ -69,38 +69,60 @@ def _redact(text: str, extra: Sequence[str] = ()) -> str:
 
 def _quiet_third_party_loggers() -> None:
     """Keep loggers that may print request details (headers, URLs with keys) at WARNING unless configured."""
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "openai", "httpx", "httpcore"):
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "openai", "httpx", "httpcore", "httpx2", "httpcore2"):
         logger = logging.getLogger(name)
         if logger.level == logging.NOTSET:
             logger.setLevel(logging.WARNING)
 
 
-_PREPARED = False
-
-
 def _litellm() -> Any:
     """Import litellm with its bundled cost map (offline, reproducible) and its debug output off."""
-    global _PREPARED
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     litellm: Any = require("litellm", feature=_FEATURE)
     litellm.suppress_debug_info = True
     _quiet_third_party_loggers()
-    if not _PREPARED:
-        # litellm's response models are built lazily on first use, and pydantic then warns about a
-        # ReadOnly TypedDict inside them. Under warnings-as-errors (pytest, -W error) that warning,
-        # raised deep in litellm, would surface as a connection error on the first request; build
-        # them once here, in the calling thread, with that one warning ignored.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier.*")
-            for name in ("ModelResponse", "TextCompletionResponse"):
-                factory = getattr(litellm, name, None)
-                if factory is not None:
-                    try:
-                        factory()
-                    except Exception:  # an older litellm without these: nothing to prepare
-                        pass
-        _PREPARED = True
     return litellm
+
+
+def escalated_warning(exc: BaseException) -> Warning | None:
+    """The warning behind ``exc``, if a warning raised as an error caused it (litellm re-wraps it).
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise UserWarning("a note")
+    ...     except UserWarning as inner:
+    ...         raise ConnectionError("wrapped") from inner
+    ... except ConnectionError as outer:
+    ...     print(repr(escalated_warning(outer)))
+    UserWarning('a note')
+    >>> escalated_warning(ValueError("no warning here")) is None
+    True
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Warning):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def tolerate_warning(exc: Warning) -> None:
+    """Stop a third-party warning that the caller's filters turned into an exception from doing so again.
+
+    Under ``-W error`` or pytest's ``filterwarnings = error``, a warning raised
+    deep inside litellm or pydantic (e.g. pydantic's note on ``ReadOnly``
+    TypedDict items, emitted when litellm builds a response model lazily)
+    aborts the request it happened in. It says nothing about the request,
+    so the caller logs it, ignores exactly that message from then on, and
+    sends the request again. The filter is a plain process-wide entry rather
+    than ``catch_warnings``, which is not safe with concurrent requests.
+    """
+    log.debug("third-party warning during a web-API request, ignored from now on: %s: %s", type(exc).__name__, exc)
+    warnings.filterwarnings("ignore", message=re.escape(str(exc)), category=type(exc))
 
 
 # ---------------------------------------------------------------------- the shared event loop

@@ -68,7 +68,7 @@ takes a key, and the backend keeps none in its attributes (the HTTP clients
 hold it in memory, as any client must). No key reaches :meth:`~LiteLLMBackend.identity`,
 reprs, logs or error messages (messages are scrubbed of every secret-looking
 environment value). litellm's debug output is off, and the ``LiteLLM``,
-``openai``, ``httpx`` and ``httpcore`` loggers are kept at WARNING unless the
+``openai``, ``httpx``/``httpx2`` and ``httpcore``/``httpcore2`` loggers are kept at WARNING unless the
 user configured them (``httpx`` logs URLs, which some providers put keys in).
 
 Examples
@@ -118,6 +118,8 @@ from folkscope.engine.backends._api_support import (
     _retry_after,
     _safe_base,
     _Stopped,
+    escalated_warning,
+    tolerate_warning,
 )
 from folkscope.engine.backends.base import Batches, stop_at
 from folkscope.engine.ratelimit import RateLimiter, RetryPolicy
@@ -138,6 +140,8 @@ from folkscope.errors import BackendError, ConfigError
 __all__ = ["APIBackendStats", "APICapabilities", "APITokenizer", "LiteLLMBackend"]
 
 log = logging.getLogger(__name__)
+#: distinct escalated third-party warnings one request may get past (litellm builds dozens of models lazily)
+_MAX_TOLERATED_WARNINGS = 256
 
 
 # ---------------------------------------------------------------------- the backend
@@ -877,6 +881,7 @@ class LiteLLMBackend:
     async def _attempts(self, call: _Call, stop: asyncio.Event) -> Any:
         """Send one request until it succeeds, fails for good, or the run stops."""
         attempt = 0
+        tolerated: set[str] = set()
         while True:
             if stop.is_set():
                 raise _Stopped
@@ -890,6 +895,13 @@ class LiteLLMBackend:
             except (BackendError, ConfigError, _Stopped, asyncio.CancelledError):
                 raise
             except Exception as exc:
+                warning = escalated_warning(exc)  # the caller's filters made a warning an error: not the request's fault
+                seen = None if warning is None else f"{type(warning).__name__}: {warning}"
+                if seen is not None and seen not in tolerated and len(tolerated) < _MAX_TOLERATED_WARNINGS:
+                    tolerated.add(seen)  # the same warning twice means its filter did not hold: a real failure
+                    tolerate_warning(warning)
+                    self.stats.api_calls -= 1  # raised while litellm built the request: nothing reached the provider
+                    continue
                 kind, wait_hint, summary = self._classify(exc)
             if attempt >= self.retry.max_retries:
                 raise BackendError(

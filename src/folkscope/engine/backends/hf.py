@@ -35,6 +35,7 @@ output head this backend does not handle).
 from __future__ import annotations
 
 import gc
+import inspect
 import logging
 import os
 from collections.abc import Sequence
@@ -62,6 +63,28 @@ _DTYPES = {
 }  # fmt: skip
 #: bump when the readout arithmetic changes (part of the cache namespace)
 NUMERICS_VERSION = 1
+
+
+def cache_argument(forward: Any) -> str:
+    """The keyword a model's ``forward`` takes its key/value cache by: ``"cache"`` or ``"past_key_values"``.
+
+    transformers 5.24 renamed ``past_key_values`` to ``cache`` (the old name
+    still works there but warns, and goes in 5.40); earlier releases only know
+    the old name. The signature says which one this installation has, so no
+    version table needs updating when the rename reaches more models.
+
+    Examples
+    --------
+    >>> def new(input_ids=None, cache=None, use_cache=None): ...
+    >>> def old(input_ids=None, past_key_values=None, use_cache=None): ...
+    >>> cache_argument(new), cache_argument(old)
+    ('cache', 'past_key_values')
+    """
+    try:
+        parameters = inspect.signature(forward).parameters
+    except (TypeError, ValueError):  # a builtin or C-implemented forward: only the old name is universal
+        return "past_key_values"
+    return "cache" if "cache" in parameters else "past_key_values"
 
 
 def resolve_device(device: str | None) -> str:
@@ -255,6 +278,7 @@ class HFBackend(TokenBackend):
         model.eval()
         self._model = model
         self._base = model.base_model
+        self._cache_arg = cache_argument(self._base.forward)
         self._lm_head = model.get_output_embeddings()
         config = model.config
         self._softcap = getattr(config, "final_logit_softcapping", None)
@@ -384,14 +408,14 @@ class HFBackend(TokenBackend):
             past, past_mask, start = self._gather_past(p.parents, caches)
             attn = seg_mask if past_mask is None else torch.cat([past_mask, seg_mask], dim=1)
             positions = (start[:, None] + torch.arange(ids.shape[1], device=self.device)[None, :]).clamp(max=max_pos)
-            result = self._base(input_ids=ids, attention_mask=attn, position_ids=positions, past_key_values=past, use_cache=True)
+            result = self._forward(ids, attn, positions, past)
             past = None
             if k in reads:
                 rows, cols = reads[k]
                 at = torch.tensor(rows, device=self.device), torch.tensor(cols, device=self.device)
                 out[k] = result.last_hidden_state[at]
             if k in last_use:
-                layers = [(layer.keys, layer.values) for layer in result.past_key_values.layers]
+                layers = [(layer.keys, layer.values) for layer in self._cache_of(result).layers]
                 caches[k] = (layers, attn, start + seg_mask.sum(1))
                 if shareable and k == 0:
                     self._kept_global = (p.segments[0], *caches[0])
@@ -399,6 +423,14 @@ class HFBackend(TokenBackend):
             for j in [j for j, last in last_use.items() if last == k]:
                 del caches[j]
         return out
+
+    def _forward(self, ids: Any, attention_mask: Any, positions: Any, past: Any) -> Any:
+        """One cached forward pass of the base model, handing ``past`` over by this transformers' argument name."""
+        return self._base(input_ids=ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, **{self._cache_arg: past})
+
+    def _cache_of(self, output: Any) -> Any:
+        """The key/value cache of a forward pass's output, read under the name it was passed by (no deprecated alias)."""
+        return getattr(output, self._cache_arg)
 
     def _gather_past(self, parents: Sequence[Parent], caches: dict[int, tuple[list[tuple[Any, Any]], Any, Any]]) -> tuple[Any, Any, Any]:
         """(cache, mask, start positions) of a pass's past, one row per parent; (None, None, zeros) without parents."""
@@ -553,7 +585,7 @@ class HFBackend(TokenBackend):
         generated: list[list[int]] = [[] for _ in range(n)]
         results: list[GenerateResult | None] = [None] * n
         with torch.inference_mode():
-            out = self._base(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+            out = self._forward(ids, mask, positions, None)
             next_pos = mask.sum(1)
             for _step in range(max(s.max_new_tokens for s in settings)):
                 logits = self._head(out.last_hidden_state[:, -1])
@@ -575,13 +607,7 @@ class HFBackend(TokenBackend):
                     break
                 mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
                 step_ids = torch.tensor(feed, dtype=torch.long, device=self.device)[:, None]
-                out = self._base(
-                    input_ids=step_ids,
-                    attention_mask=mask,
-                    position_ids=next_pos[:, None],
-                    past_key_values=out.past_key_values,
-                    use_cache=True,
-                )
+                out = self._forward(step_ids, mask, next_pos[:, None], self._cache_of(out))
                 next_pos = next_pos + 1
         return [r for r in results if r is not None]
 
