@@ -4,6 +4,8 @@ torch, transformers, vllm, litellm, lightgbm and matplotlib are imported only
 inside the feature that needs them, through :func:`require`, so that
 ``import folkscope`` and the metrics work with the scientific stack alone and
 a missing extra fails with the exact ``pip install`` line that fixes it.
+On the command line, a library that installs its own log handler on import
+(transformers, vLLM) is routed through folkscope's (:mod:`folkscope.logs`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib
 from types import ModuleType
 
 from folkscope.errors import MissingDependencyError
+from folkscope.logs import adopt_library_loggers
 
 __all__ = ["EXTRA_OF", "require"]
 
@@ -49,7 +52,7 @@ def require(module: str, *, feature: str) -> ModuleType:
     '[1]'
     """
     try:
-        return importlib.import_module(module)
+        imported = importlib.import_module(module)
     except ImportError as exc:
         top = module.split(".")[0]
         extra = EXTRA_OF.get(top)
@@ -58,3 +61,5 @@ def require(module: str, *, feature: str) -> ModuleType:
             f"{feature} needs the optional package '{top}', which is not installed "
             f"({exc}). Install it with: {fix}"
         ) from exc
+    adopt_library_loggers()  # on the command line, a library's own stderr handler must not print between progress bars
+    return imported

@@ -168,3 +168,39 @@ def test_each_flag_reaches_the_one_config_object():
     with pytest.warns(PromptConfigWarning, match="enable_thinking implies chain-of-thought"):  # as folktexts warns
         cot = config_from_args(build_parser().parse_args(["run", "--enable-thinking"]))
     assert cot.prompt_config().mode == "cot" and cot.enable_thinking
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "--task", "NISTIncome", "--inference-backend", "fake"],
+    ["numeric", "--dataset", "colors", "--inference-backend", "fake", "--numbers", "1,2"],
+])  # fmt: skip
+def test_an_unwritable_results_folder_fails_in_one_line_before_the_model_loads(capsys, tmp_path, monkeypatch, command):
+    from folkscope.engine import Engine
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded before the results folder was checked")
+
+    monkeypatch.setattr(Engine, "from_model", never)
+    (tmp_path / "taken").write_text("a file where the results folder should go")
+    err = _one_line_error(capsys, [*command, "--model", "cli-fake", "--results-dir", str(tmp_path / "taken" / "results")])
+    assert "cannot write results to" in err and "taken is a file, not a folder; pass another --results-dir" in err
+
+
+def test_piped_run_prints_progress_lines_in_rows_and_the_cache_reuse(capsys, tmp_path, monkeypatch):
+    """Not a terminal (pytest captures stderr, as nohup or a pipe would): plain progress lines, then on a rerun the cache line."""
+    monkeypatch.setenv("FOLKSCOPE_PROGRESS_INTERVAL", "0")
+    argv = [
+        "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTIncome", "--subsampling", "0.03",
+        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"), "--n-bootstrap", "10",
+        "--no-baselines",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    rows = json.loads((Path(captured.out.split("run folder: ")[1].splitlines()[0]) / "metrics.json").read_text())["scoring"]["rows"]
+    assert lines[0] == f"scoring: 0/{rows} rows (0%), starting"
+    assert lines[-1].startswith(f"scoring: {rows}/{rows} rows (100%), ") and "done in" in lines[-1]
+    run_dir = Path(captured.out.split("run folder: ")[1].splitlines()[0])
+    assert f"scoring: {rows}/{rows} rows (100%)" in (run_dir / "run.log").read_text()
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines()[0] == f"scoring: all {rows} rows already answered (result cache); nothing to compute"

@@ -6,7 +6,7 @@ import pytest
 
 from folkscope.engine import Engine, GenerateRequest, NextTokenRequest, ResultCache, ScoreRequest
 from folkscope.engine.backends.fake import FakeBackend
-from folkscope.engine.progress import Progress, progress_enabled
+from folkscope.engine.progress import Progress, progress_mode
 from folkscope.errors import BackendError, ConfigError
 
 REQS = [ScoreRequest(f"Row {i}: answer A or B? ", ("A", "B")) for i in range(10)]
@@ -119,19 +119,84 @@ def test_count_tokens_and_single_token_helpers(fake_engine):
     assert fake_engine.tokenizer.decode(fake_engine.tokenizer.encode("héllo")) == "héllo"
 
 
-def test_progress_is_quiet_in_ci(monkeypatch):
+def test_progress_mode_follows_where_stderr_goes(monkeypatch):
+    assert progress_mode(False) == "off"
+    monkeypatch.delenv("CI", raising=False)
+    assert progress_mode() == "lines"  # pytest captures stderr: a pipe, not a terminal
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    assert progress_mode() == progress_mode(True) == "bar"
     monkeypatch.setenv("CI", "1")
-    assert not progress_enabled()
-    assert progress_enabled(True)
-    monkeypatch.delenv("CI")
-    # pytest captures stderr, so it is not a terminal
-    assert not progress_enabled()
+    assert progress_mode() == "lines"  # CI logs get plain lines, never a live bar
 
 
-def test_forced_progress_bar_counts_requests_and_tokens(tmp_path):
+def test_forced_progress_bar_counts_requests_and_tokens(monkeypatch):
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    monkeypatch.delenv("CI", raising=False)
     engine = Engine(FakeBackend(batch_tokens=40), cache=None, progress=True)
     engine.score(REQS)
     with Progress(5, description="x", enabled=True) as bar:
+        assert bar.mode == "bar"
         bar.advance(2, tokens=50)
         bar.advance(3, tokens=50)
     assert bar.done == 5 and bar.tokens == 100
+
+
+def test_without_a_terminal_progress_is_plain_lines_in_the_callers_unit(tmp_path, monkeypatch, capsys, caplog):
+    """Under nohup or a pipe: a line at the start, one per interval (0 here: every update) and one at the end."""
+    monkeypatch.setenv("FOLKSCOPE_PROGRESS_INTERVAL", "0")
+    caplog.set_level("INFO", logger="folkscope.progress")
+    engine = Engine(FakeBackend(batch_tokens=40), cache=ResultCache(tmp_path), progress=None)
+    engine.score(REQS, unit="rows", description="scoring")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "scoring: 0/10 rows (0%), starting"
+    assert any(line.startswith("scoring: ") and " rows/s, ETA " in line for line in lines[1:-1])
+    assert lines[-1].startswith("scoring: 10/10 rows (100%), ") and " rows/s, done in " in lines[-1]
+    assert [r.getMessage() for r in caplog.records] == lines  # the run's log file gets the same lines
+
+
+def test_interval_spaces_the_lines_out(monkeypatch, capsys):
+    monkeypatch.setenv("FOLKSCOPE_PROGRESS_INTERVAL", "3600")
+    with Progress(100, description="scoring", unit="rows") as bar:
+        for _ in range(100):
+            bar.advance(1)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "0/100 rows" in lines[0] and "100/100 rows" in lines[1]
+
+
+def test_the_cache_reuse_is_said_before_work_starts(tmp_path, capsys):
+    engine_for(tmp_path).score(REQS[:4])
+    Engine(FakeBackend(), cache=ResultCache(tmp_path), prompt_version="v1").score(REQS, unit="rows")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "scoring: 4 of 10 rows already answered (result cache); computing 6"
+    assert err[1] == "scoring: 0/6 rows (0%), starting"
+    Engine(FakeBackend(), cache=ResultCache(tmp_path), prompt_version="v1").score(REQS, unit="rows")
+    assert capsys.readouterr().err.splitlines() == ["scoring: all 10 rows already answered (result cache); nothing to compute"]
+    engine_for(tmp_path).score(REQS)  # progress=False: nothing on the terminal
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_moves_within_a_batch(monkeypatch):
+    """One batch of 10 requests: the backend's partial reports move the count before the batch completes."""
+    seen: list[float] = []
+    original = Progress.partial
+
+    def record(self, units):
+        seen.append(units)
+        original(self, units)
+
+    monkeypatch.setattr(Progress, "partial", record)
+    engine = Engine(FakeBackend(batch_tokens=100_000), cache=None, progress=None)
+    engine.score(REQS, unit="rows")
+    assert engine.backend.stats.batches == 1
+    assert len(seen) >= 5 and seen == sorted(seen) and 0 < seen[0] < seen[-1] == 10
+    assert engine.backend.on_partial is None  # unhooked after the call
+
+
+def test_format_of_a_line_and_durations():
+    from folkscope.engine.progress import format_duration
+
+    bar = Progress(463, description="scoring", unit="rows", enabled=False)
+    assert bar.line() == "scoring: 0/463 rows (0%), starting"
+    bar.advance(46)
+    assert bar.line().startswith("scoring: 46/463 rows (10%), ") and " rows/s, ETA " in bar.line()
+    assert [format_duration(s) for s in (0, 59.6, 60, 3599, 3600, -1)] == ["0s", "1m00s", "1m00s", "59m59s", "1h00m", "?"]

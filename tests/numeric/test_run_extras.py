@@ -59,7 +59,7 @@ class _Unscorable:
     def __init__(self, inner: Engine | None = None, when=lambda prompt: True):
         self.inner, self.when = inner, when
 
-    def score(self, requests):
+    def score(self, requests, **progress_labels):
         inner = self.inner.score(requests) if self.inner is not None else [None] * len(requests)
         out = []
         for req, res in zip(requests, inner):

@@ -5,18 +5,20 @@ Each sub-command lives in its own module under ``folkscope.cli`` exposing
 callable taking the parsed namespace and returning an exit code. Errors that
 folkscope raises on purpose print as one line (``folkscope: error: ...``)
 without a traceback and exit with status 2; ``--debug`` shows the traceback.
+Warnings and log lines follow :func:`folkscope.logs.configure_cli`: folkscope's
+own on the terminal as sentences, third-party ones in the log.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
 
 from folkscope import __version__
 from folkscope.errors import FolkscopeError
+from folkscope.logs import configure_cli
 
 __all__ = ["build_parser", "download_models_main", "main", "run_acs_benchmark_main"]
 
@@ -44,8 +46,7 @@ def _dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> in
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
-    level = getattr(args, "logger_level", None) or "WARNING"
-    logging.basicConfig(level=getattr(logging, str(level).upper(), logging.WARNING), format="%(levelname)s %(name)s: %(message)s")
+    configure_cli(getattr(args, "logger_level", None) or "WARNING", prog=parser.prog)
     try:
         return int(args.func(args) or 0)
     except FolkscopeError as exc:

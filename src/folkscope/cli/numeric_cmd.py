@@ -6,6 +6,7 @@ import argparse
 import json
 import time
 
+from folkscope.logs import check_writable_dir
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES
 from folkscope.numeric.problems import DATASETS, SCALES, TEMPLATE_FORMATS
 from folkscope.numeric.run import NumericConfig, attach_comparison, run_numeric
@@ -84,6 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", default=None, help="engine result cache folder")
     parser.add_argument("--no-cache", action="store_true", help="compute everything, store nothing")
     parser.add_argument("--no-heatmap", action="store_true", help="skip the heatmap PNG")
+    parser.add_argument("--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+                        help="logging level (DEBUG also shows third-party warnings; everything goes to the run's run.log)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         template_format=args.template_format, prompt_file=args.prompt_file,
         frequency_table=args.frequency_table, pennies_games=args.pennies_games,
         pennies_rounds=args.pennies_rounds, pennies_n=args.pennies_n)
+    check_writable_dir(args.results_dir)  # before the model loads
     start = time.perf_counter()
     result = run_numeric(config, args.results_dir, cache_dir=args.cache_dir,
                          use_cache=not args.no_cache, heatmap=not args.no_heatmap)

@@ -203,9 +203,11 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from folkscope.logs import check_writable_dir
     from folkscope.risk.benchmark import Benchmark
 
     config = config_from_args(args)
+    check_writable_dir(args.results_dir)  # before the data and the model load
     backend, options = engine_from_args(args)
     bench = Benchmark.make_benchmark(
         args.task,

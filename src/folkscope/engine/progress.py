@@ -1,22 +1,40 @@
-"""A progress bar for long engine work: requests/s, tokens/s and ETA.
+"""Progress of long engine work, counted in the caller's unit (rows, problems, ...), for a terminal, a pipe and a log.
 
-Quiet when stderr is not a terminal or the ``CI`` environment variable is
-set, unless forced on; rich is imported only when a bar is shown.
+Three ways to show it, chosen by where stderr goes:
+
+- ``"bar"``: an interactive terminal (outside CI) gets a live rich bar with
+  units/s and the time left;
+- ``"lines"``: a pipe, a file, ``nohup`` or a cluster log gets one plain line
+  every ``interval`` seconds (``FOLKSCOPE_PROGRESS_INTERVAL``, default 10),
+  plus one at the start and one at the end;
+- ``"off"``: nothing on the terminal (``progress=False``).
+
+In every mode the same plain lines go to the ``folkscope.progress`` logger
+at INFO, marked for the log file only, so a run's ``run.log`` records its
+progress while the terminal shows the bar. A backend that can say how far
+it is inside a batch reports it through :meth:`Progress.partial`, so the
+count moves within long batches rather than once per batch.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 import sys
-from typing import Any
+import time
+from typing import Any, Literal
 
-__all__ = ["Progress", "progress_enabled"]
+__all__ = ["Mode", "Progress", "format_duration", "interactive_terminal", "progress_mode"]
+
+log = logging.getLogger("folkscope.progress")
+Mode = Literal["bar", "lines", "off"]
+#: seconds between two plain progress lines when not on a terminal
+DEFAULT_INTERVAL = 10.0
 
 
-def progress_enabled(explicit: bool | None = None) -> bool:
-    """``explicit`` if given, else True only on an interactive stderr outside CI."""
-    if explicit is not None:
-        return bool(explicit)
+def interactive_terminal() -> bool:
+    """True only on an interactive stderr outside CI (where live bars and loading bars make sense)."""
     if os.environ.get("CI"):
         return False
     try:
@@ -25,66 +43,173 @@ def progress_enabled(explicit: bool | None = None) -> bool:
         return False
 
 
+def progress_mode(explicit: bool | None = None) -> Mode:
+    """``"off"`` when ``explicit`` is False, else ``"bar"`` on an interactive terminal and ``"lines"`` anywhere else.
+
+    Examples
+    --------
+    >>> progress_mode(False)
+    'off'
+    """
+    if explicit is False:
+        return "off"
+    return "bar" if interactive_terminal() else "lines"
+
+
+def format_duration(seconds: float) -> str:
+    """``"45s"``, ``"3m05s"``, ``"2h07m"``; ``"?"`` when unknown.
+
+    Examples
+    --------
+    >>> format_duration(45.2), format_duration(185), format_duration(7620), format_duration(float("inf"))
+    ('45s', '3m05s', '2h07m', '?')
+    """
+    if not math.isfinite(seconds) or seconds < 0:
+        return "?"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _interval() -> float:
+    raw = os.environ.get("FOLKSCOPE_PROGRESS_INTERVAL")
+    try:
+        value = float(raw) if raw else DEFAULT_INTERVAL
+    except ValueError:
+        return DEFAULT_INTERVAL
+    return value if math.isfinite(value) and value >= 0 else DEFAULT_INTERVAL
+
+
 class Progress:
-    """Context manager counting requests and tokens.
+    """Context manager counting finished units and tokens, shown as a bar or as timed plain lines.
 
     Parameters
     ----------
     total : int
-        Requests to compute.
+        Units to compute in this call (those already answered are not counted).
     description : str
+        What is being done, e.g. ``"scoring"``.
+    unit : str, default "requests"
+        The caller's unit, plural: ``"rows"``, ``"problems"``...
     enabled : bool, optional
-        Default: :func:`progress_enabled`.
+        False: no terminal output (the log still gets the lines). Default
+        (None) or True: a bar on a terminal, plain lines elsewhere.
+    interval : float, optional
+        Seconds between plain lines (default ``FOLKSCOPE_PROGRESS_INTERVAL`` or 10).
 
     Examples
     --------
-    >>> with Progress(3, description="scoring", enabled=False) as bar:
+    >>> with Progress(3, description="scoring", unit="rows", enabled=False) as bar:
     ...     bar.advance(3, tokens=120)
-    >>> bar.done, bar.tokens
-    (3, 120)
+    >>> bar.done, bar.tokens, bar.line().split(",")[0]
+    (3, 120, 'scoring: 3/3 rows (100%)')
     """
 
-    def __init__(self, total: int, *, description: str, enabled: bool | None = None) -> None:
+    def __init__(
+        self, total: int, *, description: str, unit: str = "requests", enabled: bool | None = None, interval: float | None = None
+    ) -> None:
         self.total = int(total)
         self.description = description
-        self.enabled = progress_enabled(enabled) and self.total > 0
+        self.unit = unit
+        self.mode: Mode = progress_mode(enabled) if self.total > 0 else "off"
+        self.interval = _interval() if interval is None else float(interval)
         self.done = 0
         self.tokens = 0
+        self._partial = 0.0
+        self._start = time.monotonic()
+        self._last_line = self._start
         self._bar: Any = None
         self._task: Any = None
 
+    # ------------------------------------------------------------------ what is shown
+    @property
+    def completed(self) -> float:
+        """Units finished, plus the share of the running batch a backend reported."""
+        return min(self.done + self._partial, self.total)
+
+    def rate(self) -> float:
+        elapsed = time.monotonic() - self._start
+        return self.completed / elapsed if elapsed > 0 else 0.0
+
+    def line(self) -> str:
+        """``scoring: 120/463 rows (26%), 3.1 rows/s, ETA 1m50s``, or ``..., done in 2m13s`` at the end."""
+        done, total = self.completed, self.total
+        pct = 100.0 * done / total if total else 100.0
+        head = f"{self.description}: {int(done):,}/{total:,} {self.unit} ({pct:.0f}%)"
+        elapsed = time.monotonic() - self._start
+        rate = self.rate()
+        if self.done >= total:
+            return f"{head}, {rate:,.2f} {self.unit}/s, done in {format_duration(elapsed)}"
+        if done <= 0:
+            return f"{head}, starting"
+        eta = (total - done) / rate if rate > 0 else float("inf")
+        return f"{head}, {rate:,.2f} {self.unit}/s, ETA {format_duration(eta)}"
+
+    def _emit(self) -> None:
+        """One plain line: to the log always (file only), to stderr in ``"lines"`` mode."""
+        self._last_line = time.monotonic()
+        text = self.line()
+        log.info("%s", text, extra={"folkscope_file_only": True})
+        if self.mode == "lines":
+            print(text, file=sys.stderr, flush=True)
+
+    def _refresh(self) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.completed, tokens=self.tokens)
+        if time.monotonic() - self._last_line >= self.interval:
+            self._emit()
+
+    # ------------------------------------------------------------------ what callers report
+    def advance(self, units: int, *, tokens: int = 0) -> None:
+        """``units`` more finished (a completed batch); the running batch's partial share is reset."""
+        self.done += units
+        self.tokens += tokens
+        self._partial = 0.0
+        self._refresh()
+
+    def partial(self, units: float) -> None:
+        """How many units of the running batch are as good as done (a backend's estimate, e.g. by tokens run)."""
+        self._partial = max(0.0, float(units))
+        self._refresh()
+
+    # ------------------------------------------------------------------ context
     def __enter__(self) -> Progress:
-        if self.enabled:
+        self._start = self._last_line = time.monotonic()
+        if self.mode == "bar":
             from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TimeRemainingColumn
             from rich.progress import Progress as RichProgress
             from rich.text import Text
 
-            class Rates(ProgressColumn):  # type: ignore[misc]
+            unit = self.unit
+
+            class Rate(ProgressColumn):  # type: ignore[misc]
                 def render(self, task: Any) -> Text:
                     elapsed = task.elapsed or 0.0
                     if elapsed <= 0:
-                        return Text("-- req/s  -- tok/s")
-                    return Text(f"{task.completed / elapsed:,.1f} req/s  {task.fields.get('tokens', 0) / elapsed:,.0f} tok/s")
+                        return Text(f"-- {unit}/s")
+                    return Text(f"{task.completed / elapsed:,.2f} {unit}/s  {task.fields.get('tokens', 0) / elapsed:,.0f} tok/s")
 
             self._bar = RichProgress(
                 "[progress.description]{task.description}",
                 BarColumn(),
                 MofNCompleteColumn(),
-                Rates(),
+                unit,
+                Rate(),
                 TimeRemainingColumn(),
                 transient=False,
             )
             self._bar.__enter__()
             self._task = self._bar.add_task(self.description, total=self.total, tokens=0)
+        if self.total > 0:
+            self._emit()
         return self
-
-    def advance(self, requests: int, *, tokens: int = 0) -> None:
-        self.done += requests
-        self.tokens += tokens
-        if self._bar is not None:
-            self._bar.update(self._task, advance=requests, tokens=self.tokens)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
             self._bar = None
+        if self.total > 0:
+            self._emit()

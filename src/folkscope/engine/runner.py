@@ -12,7 +12,8 @@ every call it
    done, so the backend rebuilds the same batches as an earlier run and
    skips the finished ones;
 4. appends every completed batch to the cache (one atomic transaction)
-   before the next batch starts, updating a progress bar;
+   before the next batch starts, showing progress in the caller's unit
+   (after saying how many answers the cache already held);
 5. returns results in input order.
 
 A run killed at any point restarts with the same call, recomputes nothing
@@ -30,6 +31,8 @@ Examples
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,7 +41,7 @@ from typing import Any, TypeVar
 from folkscope.engine.backends import Backend, create_backend
 from folkscope.engine.backends.base import Batches
 from folkscope.engine.cache import ResultCache, entry_key, namespace_key
-from folkscope.engine.progress import Progress
+from folkscope.engine.progress import Progress, progress_mode
 from folkscope.engine.requests import (
     GenerateRequest,
     GenerateResult,
@@ -56,6 +59,7 @@ from folkscope.errors import BackendError, ConfigError
 __all__ = ["Engine", "EngineStats"]
 
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -93,6 +97,17 @@ def _tokens(result: Any) -> int:
     return int(getattr(result, "prompt_tokens", 0))
 
 
+def _announce_reuse(description: str, unit: str, cached: int, unique: int, *, enabled: bool | None) -> None:
+    """Say up front how much of the work the result cache already holds (``208 of 463 rows already answered; scoring 255``)."""
+    if cached >= unique:
+        text = f"{description}: all {unique:,} {unit} already answered (result cache); nothing to compute"
+    else:
+        text = f"{description}: {cached:,} of {unique:,} {unit} already answered (result cache); computing {unique - cached:,}"
+    log.info("%s", text, extra={"folkscope_file_only": True})
+    if progress_mode(enabled) != "off":
+        print(text, file=sys.stderr, flush=True)
+
+
 class Engine:
     """Requests in, probabilities or text out, resumably.
 
@@ -106,7 +121,8 @@ class Engine:
         The caller's prompt-format version; part of every cache key, so
         changing how prompts are built never serves stale answers.
     progress : bool, optional
-        Show a progress bar; default only on an interactive stderr outside CI.
+        False: no progress on the terminal. Default: a live bar on an
+        interactive terminal, plain timed lines elsewhere (pipes, logs).
     """
 
     def __init__(
@@ -195,21 +211,32 @@ class Engine:
         return self.backend.is_single_token(text)
 
     # ------------------------------------------------------------------ the four request kinds
-    def score(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
-        """Log-probabilities of candidate continuations, one :class:`ScoreResult` per request."""
-        return self._run(requests, ScoreRequest, ScoreResult.from_dict, self.backend.score, "scoring")
+    def score(self, requests: Sequence[ScoreRequest], *, unit: str = "requests", description: str = "scoring") -> list[ScoreResult]:
+        """Log-probabilities of candidate continuations, one :class:`ScoreResult` per request.
 
-    def score_groups(self, requests: Sequence[PrefixGroupRequest]) -> list[PrefixGroupResult]:
-        """Shared-prefix groups, one :class:`PrefixGroupResult` per request."""
-        return self._run(requests, PrefixGroupRequest, PrefixGroupResult.from_dict, self.backend.score_groups, "scoring groups")
+        ``unit`` names what one request is to the caller (``"rows"``), so
+        progress and the cache-reuse line count in it; ``description`` says
+        what is being done.
+        """
+        return self._run(requests, ScoreRequest, ScoreResult.from_dict, self.backend.score, description, unit)
 
-    def next_token(self, requests: Sequence[NextTokenRequest]) -> list[NextTokenResult]:
-        """Next-token log-probabilities over given tokens, one :class:`NextTokenResult` per request."""
-        return self._run(requests, NextTokenRequest, NextTokenResult.from_dict, self.backend.next_token, "next-token")
+    def score_groups(
+        self, requests: Sequence[PrefixGroupRequest], *, unit: str = "requests", description: str = "scoring"
+    ) -> list[PrefixGroupResult]:
+        """Shared-prefix groups, one :class:`PrefixGroupResult` per request (``unit``, ``description``: as :meth:`score`)."""
+        return self._run(requests, PrefixGroupRequest, PrefixGroupResult.from_dict, self.backend.score_groups, description, unit)
 
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
-        """Generations, one :class:`GenerateResult` per request."""
-        return self._run(requests, GenerateRequest, GenerateResult.from_dict, self.backend.generate, "generating")
+    def next_token(
+        self, requests: Sequence[NextTokenRequest], *, unit: str = "requests", description: str = "next token"
+    ) -> list[NextTokenResult]:
+        """Next-token log-probabilities over given tokens, one :class:`NextTokenResult` per request (``unit``, ``description``: as :meth:`score`)."""
+        return self._run(requests, NextTokenRequest, NextTokenResult.from_dict, self.backend.next_token, description, unit)
+
+    def generate(
+        self, requests: Sequence[GenerateRequest], *, unit: str = "requests", description: str = "generating"
+    ) -> list[GenerateResult]:
+        """Generations, one :class:`GenerateResult` per request (``unit``, ``description``: as :meth:`score`)."""
+        return self._run(requests, GenerateRequest, GenerateResult.from_dict, self.backend.generate, description, unit)
 
     def _run(
         self,
@@ -218,6 +245,7 @@ class Engine:
         decode: Callable[[Any], R],
         method: Callable[..., Batches],
         description: str,
+        unit: str,
     ) -> list[R]:
         requests = list(requests)
         for i, req in enumerate(requests):
@@ -246,17 +274,26 @@ class Engine:
         self.stats.unique += len(unique)
         self.stats.cached += len(found)
         done = [k in found for k in unique]
+        if found:
+            _announce_reuse(description, unit, len(found), len(unique), enabled=self.progress)
         if not all(done):
-            with Progress(done.count(False), description=description, enabled=self.progress) as bar:
-                for completed in method([requests[first[k]] for k in unique], done=done):
-                    items = []
-                    for idx, result in completed:
-                        found[unique[idx]] = result
-                        items.append((entries[idx], self.namespace, kind.kind, result.to_dict()))  # type: ignore[attr-defined]
-                    if self.cache is not None:
-                        self.cache.put_many(items)
-                    self.stats.computed += len(completed)
-                    bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
+            with Progress(done.count(False), description=description, unit=unit, enabled=self.progress) as bar:
+                hook = hasattr(self.backend, "on_partial")
+                if hook:
+                    self.backend.on_partial = bar.partial  # type: ignore[attr-defined]
+                try:
+                    for completed in method([requests[first[k]] for k in unique], done=done):
+                        items = []
+                        for idx, result in completed:
+                            found[unique[idx]] = result
+                            items.append((entries[idx], self.namespace, kind.kind, result.to_dict()))  # type: ignore[attr-defined]
+                        if self.cache is not None:
+                            self.cache.put_many(items)
+                        self.stats.computed += len(completed)
+                        bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
+                finally:
+                    if hook:
+                        self.backend.on_partial = None  # type: ignore[attr-defined]
         missing = [k for k in unique if k not in found]
         if missing:
             raise BackendError(

@@ -161,7 +161,8 @@ def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 
     for r in range(n_rounds):
         requests = [ScoreRequest(_prompt(moves[g, :r].tolist(), n_rounds, chat), variants.tokens)
                     for g in range(n_games)]
-        for g, res in enumerate(engine.score(requests)):
+        described = f"matching pennies (round {r + 1} of {n_rounds})"
+        for g, res in enumerate(engine.score(requests, unit="games", description=described)):
             heads, tails = (float(x) for x in variants.merge_probs(res.logprobs, bound=res.bound))
             mass[g, r] = heads + tails
             if np.isnan(heads) or np.isnan(tails):

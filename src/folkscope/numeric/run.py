@@ -36,6 +36,7 @@ import pandas as pd
 from folkscope._io import atomic_write
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
+from folkscope.logs import log_to_file
 from folkscope.metrics import mode_stability
 from folkscope.numeric import analysis
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES, load_number_frequencies
@@ -302,32 +303,33 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
     folder.mkdir(parents=True, exist_ok=True)
     _write_json(folder / "config.json", config.to_dict())
     _write_parquet(folder / "problems.parquet", analysis.problems_frame(problems))
-    own = engine is None
-    if engine is None:
-        engine = Engine.from_model(config.model, backend=config.backend, cache_dir=cache_dir,
-                                   use_cache=use_cache, prompt_version=PROMPT_VERSION)
-    timing: dict[str, float] = {}
-    try:
-        start = time.perf_counter()
-        probs = score_problems(engine, problems, chat=config.chat)
-        timing["scoring_seconds"] = time.perf_counter() - start
-        _write_parquet(folder / "probabilities.parquet", probs)
-        if config.pennies_games > 0:
+    with log_to_file(folder / "run.log"):  # progress and third-party warnings, kept with the results
+        own = engine is None
+        if engine is None:
+            engine = Engine.from_model(config.model, backend=config.backend, cache_dir=cache_dir,
+                                       use_cache=use_cache, prompt_version=PROMPT_VERSION)
+        timing: dict[str, float] = {}
+        try:
             start = time.perf_counter()
-            games = play_matching_pennies(engine, n_games=config.pennies_games,
-                                          n_rounds=config.pennies_rounds, n=config.pennies_n,
-                                          chat=config.chat, seed=config.seed)
-            timing["pennies_seconds"] = time.perf_counter() - start
-            _write_parquet(folder / "pennies.parquet", games.rounds_frame())
-            _write_json(folder / "pennies.json", {**games.to_dict(), "chat": config.chat,
-                                                 "seed": config.seed})
-    finally:
-        if own:
-            engine.close()
-    _write_json(folder / "timing.json", timing)
-    metrics = analyse_run(folder, heatmap=heatmap)
-    metrics["scoring_seconds"] = timing["scoring_seconds"]
-    return NumericRun(folder, metrics)
+            probs = score_problems(engine, problems, chat=config.chat)
+            timing["scoring_seconds"] = time.perf_counter() - start
+            _write_parquet(folder / "probabilities.parquet", probs)
+            if config.pennies_games > 0:
+                start = time.perf_counter()
+                games = play_matching_pennies(engine, n_games=config.pennies_games,
+                                              n_rounds=config.pennies_rounds, n=config.pennies_n,
+                                              chat=config.chat, seed=config.seed)
+                timing["pennies_seconds"] = time.perf_counter() - start
+                _write_parquet(folder / "pennies.parquet", games.rounds_frame())
+                _write_json(folder / "pennies.json", {**games.to_dict(), "chat": config.chat,
+                                                     "seed": config.seed})
+        finally:
+            if own:
+                engine.close()
+        _write_json(folder / "timing.json", timing)
+        metrics = analyse_run(folder, heatmap=heatmap)
+        metrics["scoring_seconds"] = timing["scoring_seconds"]
+        return NumericRun(folder, metrics)
 
 
 def compare_runs(base: str | Path, chat: str | Path) -> dict[str, Any]:

@@ -97,7 +97,9 @@ def score_problems(
                 for p, vs in zip(problems, sets)]
     results = []
     for start in range(0, len(requests), _CHUNK):
-        results.extend(engine.score(requests[start:start + _CHUNK]))
+        chunk = requests[start:start + _CHUNK]
+        part = "" if len(requests) <= _CHUNK else f" ({start + 1}-{start + len(chunk)} of {len(requests)})"
+        results.extend(engine.score(chunk, unit="problems", description=f"scoring{part}"))
     rows: dict[str, list[object]] = {c: [] for c in PROBABILITY_COLUMNS}
     for problem, vs, res in zip(problems, sets, results):
         probs = vs.merge_probs(res.logprobs, bound=res.bound)

@@ -37,6 +37,7 @@ import pandas as pd
 from folkscope.data.dataset import ACSDataset, Dataset
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
+from folkscope.logs import log_to_file
 from folkscope._io import atomic_write
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
@@ -196,31 +197,32 @@ class Benchmark:
             )
         run_dir.mkdir(parents=True, exist_ok=True)
         _write_json(existing, record)
-        n_fit = self.config.fit_threshold
-        if n_fit:
-            X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
-            self.classifier.fit(X_fit, y_fit)
-            log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
-        X_test, y_test = self.dataset.get_test()
-        scores = self.classifier.predict_proba(X_test)
-        table = self._scores_table(scores)
-        report = self.classifier.last_report  # before any other scoring replaces it
-        if self.config.recalibrate:
-            for name, values in self._recalibrated(scores).items():
-                table[f"recalibrated_{name}"] = values
-        if self.config.baselines:
-            for result in fit_baselines(self.dataset, seed=self.config.seed):
-                table[f"baseline_{result.name}"] = result.scores
-        if self.config.feature_importance:
-            importance = permutation_importance(self.classifier, X_test, y_test, seed=self.config.seed)
-            atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
-        atomic_write(run_dir / "scores.parquet", lambda fh: table.to_parquet(fh, index=False))
-        scoring = report.to_dict() | {
-            "threshold": self.classifier.threshold,
-            "engine_stats": self.classifier.engine.stats.to_dict(),
-            "backend_stats": self.classifier.engine.backend.stats.to_dict(),
-        }
-        self.results = _evaluate_folder(run_dir, record, scoring)
+        with log_to_file(run_dir / "run.log"):  # progress and third-party warnings, kept with the results
+            n_fit = self.config.fit_threshold
+            if n_fit:
+                X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
+                self.classifier.fit(X_fit, y_fit)
+                log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
+            X_test, y_test = self.dataset.get_test()
+            scores = self.classifier.predict_proba(X_test)
+            table = self._scores_table(scores)
+            report = self.classifier.last_report  # before any other scoring replaces it
+            if self.config.recalibrate:
+                for name, values in self._recalibrated(scores).items():
+                    table[f"recalibrated_{name}"] = values
+            if self.config.baselines:
+                for result in fit_baselines(self.dataset, seed=self.config.seed):
+                    table[f"baseline_{result.name}"] = result.scores
+            if self.config.feature_importance:
+                importance = permutation_importance(self.classifier, X_test, y_test, seed=self.config.seed)
+                atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
+            atomic_write(run_dir / "scores.parquet", lambda fh: table.to_parquet(fh, index=False))
+            scoring = report.to_dict() | {
+                "threshold": self.classifier.threshold,
+                "engine_stats": self.classifier.engine.stats.to_dict(),
+                "backend_stats": self.classifier.engine.backend.stats.to_dict(),
+            }
+            self.results = _evaluate_folder(run_dir, record, scoring)
         self.run_dir = run_dir
         return self.results
 

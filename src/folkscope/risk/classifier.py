@@ -210,14 +210,15 @@ class LLMClassifier:
         if self.prompt_config.is_chat:
             for o, ordering in enumerate(orderings):
                 requests = [ScoreRequest(_to_engine(p), variants.tokens) for p in batch.prompts(o)]
-                for i, res in enumerate(self.engine.score(requests)):
+                described = f"scoring (ordering {o + 1} of {len(orderings)})"
+                for i, res in enumerate(self.engine.score(requests, unit="rows", description=described)):
                     per_ordering[i, o], mass[i, o] = self._letter_risk(variants, res, ordering)
         else:
             requests = []
             for rendered in batch:  # orderings of a row share all text up to the options
                 shared, rests = rendered.ordering_split()
                 requests.append(PrefixGroupRequest(shared, rests, variants.tokens))
-            for i, group in enumerate(self.engine.score_groups(requests)):
+            for i, group in enumerate(self.engine.score_groups(requests, unit="rows")):
                 for o, res in enumerate(group.results):
                     per_ordering[i, o], mass[i, o] = self._letter_risk(variants, res, orderings[o])
         if np.isfinite(mass).any():
@@ -237,13 +238,13 @@ class LLMClassifier:
 
     def _numeric(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         prompts = [_to_engine(p) for p in batch.prompts(0)]
-        first = self._digit_probs(prompts)
+        first = self._digit_probs(prompts, "first digit")
         d1 = first.argmax(axis=1)
         if self.numeric_readout == "greedy":
-            second = self._digit_probs([_extend(p, str(d)) for p, d in zip(prompts, d1)])
+            second = self._digit_probs([_extend(p, str(d)) for p, d in zip(prompts, d1)], "second digit")
             scores = d1 / 10 + second.argmax(axis=1) / 100
         else:
-            seconds = np.stack([self._digit_probs([_extend(p, d) for p in prompts]) for d in _DIGITS], axis=1)
+            seconds = np.stack([self._digit_probs([_extend(p, d) for p in prompts], f"second digit after {d}") for d in _DIGITS], axis=1)
             tenths = np.arange(10) / 10 + (seconds @ (np.arange(10) / 100))
             scores = (first * tenths).sum(axis=1)
         bad = ~np.isfinite(first).all(axis=1)
@@ -251,8 +252,8 @@ class LLMClassifier:
         details = pd.DataFrame({"first_digit": np.where(bad, -1, d1), "first_digit_prob": first.max(axis=1)})
         return scores.astype(float), details
 
-    def _digit_probs(self, prompts: list[str | ChatPrompt]) -> np.ndarray:
-        results = self.engine.next_token([NextTokenRequest(p, _DIGITS) for p in prompts])
+    def _digit_probs(self, prompts: list[str | ChatPrompt], step: str) -> np.ndarray:
+        results = self.engine.next_token([NextTokenRequest(p, _DIGITS) for p in prompts], unit="rows", description=f"scoring ({step})")
         logp = np.array([_DIGIT_SET.merge_logprobs(r.logprobs, bound=r.bound) for r in results], dtype=float)
         top = logp.max(axis=1, keepdims=True)
         p = np.exp(logp - np.where(np.isfinite(top), top, 0.0))
@@ -262,7 +263,7 @@ class LLMClassifier:
     def _chain_of_thought(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         settings = GenerationSettings(max_new_tokens=self.max_new_tokens)
         requests = [GenerateRequest(_to_engine(p), settings) for p in batch.prompts(0)]
-        texts = [r.text for r in self.engine.generate(requests)]
+        texts = [r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")]
         strip = self.prompt_config.enable_thinking
         parsed = [parse_probability(t, strip_think=strip) for t in texts]
         scores = np.array([np.nan if v is None else v for v in parsed], dtype=float)

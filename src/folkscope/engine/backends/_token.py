@@ -85,6 +85,9 @@ class TokenBackend:
         self.stats = BackendStats()
         #: set by ``_run_scores`` when it skipped tokens whose cache it kept from an earlier batch
         self._tokens_reused = 0
+        #: set by the engine while it runs: told how many requests of the running batch are as good as done
+        self.on_partial: Callable[[float], None] | None = None
+        self._batch_requests = 0
 
     # ------------------------------------------------------------------ subclass hooks
     @property
@@ -105,6 +108,11 @@ class TokenBackend:
 
     def _on_oom(self) -> None:
         """Free memory after an out-of-memory error (e.g. empty the CUDA cache)."""
+
+    def _report_fraction(self, fraction: float) -> None:
+        """A subclass's word on how far the running batch is (0..1), passed on to progress as requests."""
+        if self.on_partial is not None:
+            self.on_partial(self._batch_requests * min(max(fraction, 0.0), 1.0))
 
     def close(self) -> None:
         """Release resources (nothing by default)."""
@@ -309,6 +317,7 @@ class TokenBackend:
 
         def run(batch: Batch, members: list[int]) -> None:
             self._tokens_reused = 0
+            self._batch_requests = len({units[u].job for u in members})
             arrays = self._run_scores(batch, [units[u] for u in members], [reads[u] for u in members])
             reused, self._tokens_reused = self._tokens_reused, 0
             self.stats.batches += 1
@@ -385,6 +394,7 @@ class TokenBackend:
 
         def execute(group: list[int]) -> list[tuple[int, Any]]:
             todo = [j for j in group if not done_flags[j]]
+            self._batch_requests = len(todo)
             results = self._run_generation([ids[j] for j in todo], [requests[j].settings for j in todo])
             self.stats.batches += 1
             self.stats.logical_tokens += sum(len(ids[j]) for j in todo)

@@ -247,12 +247,13 @@ class FakeBackend(TokenBackend):
     def _run_scores(self, batch: Batch, units: Sequence[Unit], reads: Sequence[Reads]) -> list[np.ndarray]:
         self._tick(batch.cost, batch.tokens_run)
         out = []
-        for unit, unit_reads in zip(units, reads):
+        for k, (unit, unit_reads) in enumerate(zip(units, reads)):
             values = []
             for pos, targets in unit_reads:
                 lp = self.logprobs(unit.tokens[: pos + 1])
                 values.extend(lp[list(targets)])
             out.append(np.asarray(values, dtype=np.float64))
+            self._report_fraction((k + 1) / len(units))  # as a real backend reports its passes
         return out
 
     def _run_generation(self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]) -> list[GenerateResult]:

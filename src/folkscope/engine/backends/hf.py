@@ -49,10 +49,10 @@ from folkscope.engine.backends.base import stop_at
 from folkscope.engine.batching import Batch, Parent, Pass, Unit
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
-from folkscope.engine.progress import progress_enabled
+from folkscope.engine.progress import interactive_terminal
 from folkscope.errors import BackendError, ConfigError
 
-__all__ = ["HFBackend", "resolve_device", "resolve_dtype"]
+__all__ = ["HFBackend", "cache_argument", "resolve_device", "resolve_dtype"]
 
 log = logging.getLogger(__name__)
 _FEATURE = "the transformers backend"
@@ -266,7 +266,7 @@ class HFBackend(TokenBackend):
         return self._model
 
     def _load(self) -> None:
-        if not progress_enabled():  # transformers' own loading bar is noise in logs and CI output
+        if not interactive_terminal():  # transformers' own loading bar is noise in logs and CI output
             self._transformers.utils.logging.disable_progress_bar()
         model = self._transformers.AutoModelForCausalLM.from_pretrained(
             self.resolved.path, dtype=getattr(self._torch, self.dtype), attn_implementation=self.attn_implementation
@@ -402,6 +402,8 @@ class HFBackend(TokenBackend):
             first = 1
             self._tokens_reused += len(passes[0].segments[0])
         out: dict[int, Any] = {}
+        cost_total = sum(len(p.segments) * max(1, p.width) for p in passes[first:]) or 1
+        cost_done = 0
         for k in range(first, len(passes)):
             p = passes[k]
             ids, seg_mask = self._pad(p.segments, max(1, p.width))
@@ -414,6 +416,8 @@ class HFBackend(TokenBackend):
                 rows, cols = reads[k]
                 at = torch.tensor(rows, device=self.device), torch.tensor(cols, device=self.device)
                 out[k] = result.last_hidden_state[at]
+            cost_done += len(p.segments) * max(1, p.width)
+            self._report_fraction(cost_done / cost_total)
             if k in last_use:
                 layers = [(layer.keys, layer.values) for layer in self._cache_of(result).layers]
                 caches[k] = (layers, attn, start + seg_mask.sum(1))
@@ -603,7 +607,9 @@ class HFBackend(TokenBackend):
                         token = int(torch.multinomial(probs, 1, generator=generators[r]))
                     results[r] = self._step(generated[r], token, s, len(prompts[r]))
                     feed.append(token)
-                if all(r is not None for r in results):
+                finished = sum(r is not None for r in results)
+                self._report_fraction(finished / n)
+                if finished == n:
                     break
                 mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
                 step_ids = torch.tensor(feed, dtype=torch.long, device=self.device)[:, None]
