@@ -457,7 +457,6 @@ def test_a_third_party_warning_escalated_to_an_error_never_fails_a_request(serve
 
 
 def test_a_warning_that_keeps_coming_back_is_a_failure_not_a_loop(server, monkeypatch):
-    import warnings
 
     engine = api_engine(server, max_retries=1)
 

@@ -49,7 +49,6 @@ from folkscope.engine.backends.base import stop_at
 from folkscope.engine.batching import Batch, Parent, Pass, Unit
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
-from folkscope.engine.progress import interactive_terminal
 from folkscope.errors import BackendError, ConfigError
 
 __all__ = ["HFBackend", "cache_argument", "resolve_device", "resolve_dtype"]
@@ -266,8 +265,9 @@ class HFBackend(TokenBackend):
         return self._model
 
     def _load(self) -> None:
-        if not interactive_terminal():  # transformers' own loading bar is noise in logs and CI output
-            self._transformers.utils.logging.disable_progress_bar()
+        # The model loads lazily, inside the engine's own progress display: transformers' loading bar
+        # would print between its lines (and is noise in logs and CI output)
+        self._transformers.utils.logging.disable_progress_bar()
         model = self._transformers.AutoModelForCausalLM.from_pretrained(
             self.resolved.path, dtype=getattr(self._torch, self.dtype), attn_implementation=self.attn_implementation
         )
