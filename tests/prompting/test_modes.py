@@ -130,6 +130,16 @@ def test_strip_thinking(text, expected):
         ("Probability: 150%", None),
         ("I cannot say.", None),
         ("<think>Probability: 90%", None),  # cut off while thinking
+        ("Probability -30%", None),  # a negative probability is no answer (was read as 0.30)
+        ("Probability: \u221230%", None),
+        ("Probability - 30%", 0.30),  # a dash as separator
+        ("Probability: 3/4", 0.75),  # a fraction (was read as 0.03)
+        ("Probability: 1 / 8", 0.125),
+        ("Probability: 3/0", None),
+        ("The probability is 40%.", 0.40),
+        ("probability of 12 %", 0.12),
+        ("Probability: 45%, though the probability could change", 0.45),
+        ("Probability: isolated 5", None),
     ],
 )
 def test_parse_probability(text, expected):
@@ -137,11 +147,33 @@ def test_parse_probability(text, expected):
     assert got == pytest.approx(expected) if expected is not None else got is None
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=200))
+#: text built from the pieces the parser reacts to, so the fuzzer reaches its branches instead of plain noise
+_PIECES = st.sampled_from(["Probability", "probability", "PROBABILITY", " ", "  ", "\n", "\t", "*", "**", ":", "=", "-",
+                           "is", "of", "%", "percent", "/", ".", ",", "0", "3", "45", "100", "150", "x", "\u2212", "<think>", "</think>"])
+
+
+@settings(max_examples=2000, deadline=200)
+@given(st.one_of(st.text(max_size=300), st.lists(_PIECES, max_size=120).map("".join)))
 def test_parse_probability_never_raises_and_stays_in_range(text):
+    """2,000 fuzzed answers, each read within 200 ms (the old regex backtracked for minutes on some)."""
     got = parse_probability(text)
     assert got is None or 0.0 <= got <= 1.0
+
+
+@pytest.mark.parametrize("blowup", [
+    "Probability" + " " * 100_000 + "x",
+    "probability " * 50_000,
+    "Probability: " + "1" * 100_000 + "x",
+    "Probability is is is " * 20_000,
+    "**" * 50_000 + "Probability" + "*" * 50_000,
+])  # fmt: skip
+def test_parse_probability_is_linear_on_pathological_generations(blowup):
+    """'Probability' + 500 spaces + 'x' took 74 s with the backtracking regex; 100,000 must take well under a second."""
+    import time
+
+    start = time.perf_counter()
+    parse_probability(blowup)
+    assert time.perf_counter() - start < 1.0
 
 
 @settings(max_examples=100, deadline=None)

@@ -16,11 +16,33 @@ __all__ = ["parse_probability", "strip_thinking"]
 
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-# "Probability: 73%", "**Probability**: 73 %", "probability = 0.73", "Probability: 73.5 percent"
-_PROBABILITY = re.compile(
-    r"probability\**\s*(?:is|of|:|=|-)?\s*\**\s*:?\s*(?P<num>\d+(?:[.,]\d+)?|[.,]\d+)\s*(?P<pct>%|percent)?",
+_KEYWORD = "probability"
+#: what may stand between the keyword and the number: "**Probability**: ", "probability = ", "Probability is "
+_SEPARATOR = frozenset(" \t\r\n*:=_")
+_CONNECTORS = ("is", "of")
+# The number itself, matched at one position only (anchored, no nested repetition: linear time).
+# A sign right before the digits is kept so "-30%" is refused rather than read as 30 %; "3/4" is a fraction.
+_NUMBER = re.compile(
+    r"(?P<sign>[-+\u2212])?(?P<num>\d+(?:[.,]\d+)?|[.,]\d+)"
+    r"(?:[ \t]*/[ \t]*(?P<den>\d+(?:[.,]\d+)?))?[ \t]*(?P<pct>%|percent)?",
     re.IGNORECASE,
 )
+
+
+def _statement_at(text: str, start: int) -> re.Match[str] | None:
+    """The number stated after the keyword ending at ``start``, or None; each character is looked at once."""
+    i, n = start, len(text)
+    while True:
+        while i < n and text[i] in _SEPARATOR:
+            i += 1
+        word = next((w for w in _CONNECTORS if text[i : i + len(w)].lower() == w and not text[i + len(w) : i + len(w) + 1].isalpha()), None)
+        if word is not None:
+            i += len(word)
+            continue
+        if i < n and text[i] == "-" and (i + 1 >= n or not text[i + 1].isdigit()):
+            i += 1  # a dash used as a separator ("Probability - 30%"), not a sign
+            continue
+        return _NUMBER.match(text, i)
 
 
 def strip_thinking(text: str) -> str:
@@ -51,8 +73,10 @@ def parse_probability(text: str, *, strip_think: bool = True) -> float | None:
     """The last probability stated as ``Probability: X%`` in ``text``, as a fraction in [0, 1].
 
     ``X%`` (or ``X percent``) is divided by 100; a bare number is read as a
-    fraction when it is at most 1 and as a percentage otherwise. Values
-    outside [0, 100] %, and text without any such statement, give ``None``.
+    fraction when it is at most 1 and as a percentage otherwise; ``a/b`` is
+    a fraction. Negative values, values outside [0, 100] %, and text
+    without any such statement give ``None``. The text is scanned once
+    (linear time, whatever a model generates).
 
     Examples
     --------
@@ -62,17 +86,40 @@ def parse_probability(text: str, *, strip_think: bool = True) -> float | None:
     0.075
     >>> parse_probability("Probability: 0.8")
     0.8
+    >>> parse_probability("Probability: 3/4"), parse_probability("Probability -30%")
+    (0.75, None)
     >>> parse_probability("I cannot tell.") is None
     True
     """
     if strip_think:
         text = strip_thinking(text)
-    matches = list(_PROBABILITY.finditer(text))
-    if not matches:
+    lowered = text.lower()
+    last: re.Match[str] | None = None
+    found = lowered.find(_KEYWORD)
+    while found >= 0:
+        after = found + len(_KEYWORD)
+        statement = _statement_at(text, after)
+        if statement is not None:
+            last = statement
+        found = lowered.find(_KEYWORD, after)
+    if last is None:
         return None
-    last = matches[-1]
-    number = float(last.group("num").replace(",", "."))
-    value = number / 100.0 if last.group("pct") or number > 1.0 else number
+    return _value(last)
+
+
+def _value(statement: re.Match[str]) -> float | None:
+    """The fraction a matched statement says, or None when it is negative, divides by zero or leaves [0, 1]."""
+    if statement.group("sign") in ("-", "\u2212"):
+        return None
+    number = float(statement.group("num").replace(",", "."))
+    if statement.group("den") is not None:
+        denominator = float(statement.group("den").replace(",", "."))
+        if denominator == 0:
+            return None
+        number = number / denominator
+        value = number / 100.0 if statement.group("pct") else number
+    else:
+        value = number / 100.0 if statement.group("pct") or number > 1.0 else number
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         return None
     return value
