@@ -66,3 +66,24 @@ def test_selective_accuracy_by_hand():
     assert selective_accuracy_score(y, p, coverage=0.8) == pytest.approx((2 + 0.5) / 4)
     assert selective_accuracy_score(y, p, coverage=1.0) == pytest.approx(
         accuracy_score(y, p))
+
+
+@pytest.mark.parametrize("n", [7, 9, 12, 14, 18, 24, 1, 2, 3, 100])
+@pytest.mark.parametrize("interval", ["wilson", "clopper-pearson"])
+def test_intervals_hold_the_observed_rate_exactly_at_0_and_1(n, interval):
+    """n = 7 all negative gave a Wilson lower bound of +2.8e-17 above the rate 0, and the plot refused the bar."""
+    for label in (0, 1):
+        row = calibration_curve(np.full(n, label), np.full(n, 0.3), n_bins=1, interval=interval).iloc[0]
+        assert row["ci_low"] <= row["fraction_positive"] <= row["ci_high"]
+        assert (row["ci_low"] == 0.0) if label == 0 else (row["ci_high"] == 1.0)
+
+
+@pytest.mark.parametrize("interval", ["wilson", "clopper-pearson"])
+def test_intervals_always_hold_the_rate(interval):
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        y = (rng.random(n) < rng.random()).astype(int)
+        curve = calibration_curve(y, rng.random(n), n_bins=int(rng.integers(1, 6)), interval=interval)
+        full = curve[curve["count"] > 0]
+        assert (full["ci_low"] <= full["fraction_positive"]).all() and (full["fraction_positive"] <= full["ci_high"]).all()

@@ -106,3 +106,13 @@ except MissingDependencyError as exc:
     assert out.returncode == 0, out.stderr
     assert "folkscope[plots]" in out.stdout
     assert not (tmp_path / "r.png").exists()
+
+
+def test_bins_with_no_positives_draw_for_every_size(tmp_path):
+    """Sizes 7, 9, 12, ... of an all-negative bin crashed the reliability diagram (a -3e-17 error bar)."""
+    import numpy as np
+    import pandas as pd
+
+    for n in (7, 9, 12, 14, 18, 24):
+        table = pd.DataFrame({"label": np.zeros(n, dtype=int), "risk_score": np.full(n, 0.3), "weight": np.ones(n)})
+        assert_png(plots.plot_calibration(table, tmp_path / f"c{n}.png"))

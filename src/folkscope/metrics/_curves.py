@@ -96,7 +96,11 @@ def _binomial_interval(phat: FloatArray, n: FloatArray, confidence: float,
             denom = 1 + z**2 / n
             centre = (phat + z**2 / (2 * n)) / denom
             half = z / denom * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2))
-            return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+            # In exact arithmetic the interval holds phat and is [0, .] at phat = 0 and [., 1] at phat = 1;
+            # in floating point centre - half can land at +3e-17 above 0 (n = 7, 9, 12, ...). Make both exact.
+            low = np.where(phat <= 0, 0.0, np.minimum(np.clip(centre - half, 0, 1), phat))
+            high = np.where(phat >= 1, 1.0, np.maximum(np.clip(centre + half, 0, 1), phat))
+            return low, high
         x = phat * n
         low = np.where(x > 0, stats.beta.ppf(alpha / 2, x, n - x + 1), 0.0)
         high = np.where(x < n, stats.beta.ppf(1 - alpha / 2, x + 1, n - x), 1.0)

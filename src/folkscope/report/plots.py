@@ -73,7 +73,9 @@ def _draw_reliability(ax: Any, curve: Mapping[str, Any], *, label: str | None = 
                           ms=3, lw=1.2, label=label, color=color)
         ax.fill_between(x[ok], lo[ok], hi[ok], alpha=0.15, color=line.get_color(), lw=0)
     else:
-        ax.errorbar(x[ok], f[ok], yerr=np.vstack([f[ok] - lo[ok], hi[ok] - f[ok]]), fmt="o-",
+        # matplotlib refuses negative error-bar lengths; a bound on the wrong side of the point by rounding is 0
+        yerr = np.clip(np.vstack([f[ok] - lo[ok], hi[ok] - f[ok]]), 0.0, None)
+        ax.errorbar(x[ok], f[ok], yerr=yerr, fmt="o-",
                     ms=4, lw=1.2, capsize=3, label=label, color=color)
 
 
