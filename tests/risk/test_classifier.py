@@ -131,3 +131,77 @@ def test_default_model_scores_the_fixture_rows_in_both_modes():
     assert mc.shape == (10,) and ((mc > 0) & (mc < 1)).all()  # letter probabilities never reach 0 or 1
     numeric = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True)).predict_proba(X10)
     assert not np.isnan(numeric).any() and ((numeric >= 0) & (numeric <= 0.99)).all()  # two digits after "0."
+
+
+def engine_missing(rule, missing):
+    """The fake engine, except that next-token answers for prompts where ``missing(prompt)`` holds have no probabilities (NaN, no bound).
+
+    This is what a web API's top-k gives when none of the digits is among its top tokens.
+    """
+    import dataclasses
+
+    engine = engine_with(rule)
+    real = engine.next_token
+
+    def next_token(requests, **labels):
+        out = real(requests, **labels)
+        return [dataclasses.replace(res, logprobs=tuple([float("nan")] * len(res.logprobs)), bound=None)
+                if missing(str(req.prompt)) else res for req, res in zip(requests, out)]  # fmt: skip
+
+    engine.next_token = next_token
+    return engine
+
+
+def second_step(prompt: str) -> bool:
+    return prompt[-2:-1] == "." and prompt[-1].isdigit()
+
+
+@pytest.mark.parametrize("readout", ["greedy", "expected"])
+def test_numeric_rows_without_second_digit_probabilities_are_nan_not_zero(readout):
+    """The greedy readout used to take argmax of an all-NaN row: digit 0, scores 0.3 with 0 NaN reported."""
+    cfg = PromptConfig(numeric_risk_prompting=True)
+    clf = LLMClassifier(engine_missing(numeric_rule, second_step), "ACSIncome", prompt_config=cfg, numeric_readout=readout)
+    scores = clf.predict_proba(X10)
+    assert np.isnan(scores).all() and clf.last_report.nan_scores == 10
+    assert any("10 rows had no usable probabilities for the second digit" in note for note in clf.last_report.notes)
+
+
+def test_expected_readout_ignores_missing_second_digits_that_cannot_matter():
+    """P(first digit = 7) = 0, so a missing distribution after '0.7' changes nothing; after '0.2' (P = 0.1) it does."""
+    cfg = PromptConfig(numeric_risk_prompting=True)
+    harmless = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.7")), "ACSIncome", prompt_config=cfg,
+                             numeric_readout="expected")  # fmt: skip
+    assert np.allclose(harmless.predict_proba(X10), 0.1 * 0.2 + 0.6 * (0.3 + 0.038) + 0.3 * 0.4)
+    harmful = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.2")), "ACSIncome", prompt_config=cfg,
+                            numeric_readout="expected")  # fmt: skip
+    assert np.isnan(harmful.predict_proba(X10)).all()
+
+
+def test_numeric_rows_without_first_digit_probabilities_are_nan():
+    cfg = PromptConfig(numeric_risk_prompting=True)
+    clf = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.")), "ACSIncome", prompt_config=cfg)
+    assert np.isnan(clf.predict_proba(X10)).all()
+    assert (clf.last_details["first_digit"] == -1).all() and clf.last_details["first_digit_prob"].isna().all()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.booleans(), min_size=10, max_size=10), st.lists(st.booleans(), min_size=10, max_size=10))
+def test_a_score_is_finite_only_when_both_digits_had_probabilities(first_missing, second_missing):
+    """Random rows lose their first- or second-step probabilities: exactly those rows are NaN, and counted."""
+    cfg = PromptConfig(numeric_risk_prompting=True)
+    texts = [str(p.text) for p in LLMClassifier(engine_with(), "ACSIncome", prompt_config=cfg).renderer.render(X10).prompts(0)]
+    distinct = sorted(set(texts))  # two fixture rows are the same person: they share a prompt
+
+    def missing(prompt: str) -> bool:
+        k = next(k for k, t in enumerate(distinct) if prompt.startswith(t))
+        return first_missing[k] if prompt.endswith("0.") else second_missing[k]
+
+    clf = LLMClassifier(engine_missing(numeric_rule, missing), "ACSIncome", prompt_config=cfg)
+    scores = clf.predict_proba(X10)
+    want_nan = np.array([first_missing[distinct.index(t)] or second_missing[distinct.index(t)] for t in texts])
+    assert (np.isnan(scores) == want_nan).all() and clf.last_report.nan_scores == int(want_nan.sum())
+    assert np.allclose(scores[~want_nan], 0.35)

@@ -239,17 +239,31 @@ class LLMClassifier:
     def _numeric(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         prompts = [_to_engine(p) for p in batch.prompts(0)]
         first = self._digit_probs(prompts, "first digit")
-        d1 = first.argmax(axis=1)
+        first_ok = np.isfinite(first).all(axis=1)
+        d1 = np.where(first_ok, np.nan_to_num(first, nan=-1.0).argmax(axis=1), 0)
         if self.numeric_readout == "greedy":
             second = self._digit_probs([_extend(p, str(d)) for p, d in zip(prompts, d1)], "second digit")
-            scores = d1 / 10 + second.argmax(axis=1) / 100
+            second_ok = np.isfinite(second).all(axis=1)
+            scores = d1 / 10 + np.nan_to_num(second, nan=-1.0).argmax(axis=1) / 100
         else:
             seconds = np.stack([self._digit_probs([_extend(p, d) for p in prompts], f"second digit after {d}") for d in _DIGITS], axis=1)
-            tenths = np.arange(10) / 10 + (seconds @ (np.arange(10) / 100))
-            scores = (first * tenths).sum(axis=1)
-        bad = ~np.isfinite(first).all(axis=1)
-        scores = np.where(bad, np.nan, scores)
-        details = pd.DataFrame({"first_digit": np.where(bad, -1, d1), "first_digit_prob": first.max(axis=1)})
+            # a second-digit distribution that is missing matters unless its first digit has probability 0
+            known = np.isfinite(seconds).all(axis=2)
+            second_ok = (known | (np.nan_to_num(first, nan=1.0) == 0)).all(axis=1)
+            tenths = np.arange(10) / 10 + (np.where(known[:, :, None], seconds, 0.0) @ (np.arange(10) / 100))
+            scores = (np.nan_to_num(first) * tenths).sum(axis=1)
+        usable = first_ok & second_ok  # a digit without probabilities is never read as some digit
+        scores = np.where(usable, scores, np.nan)
+        for what, ok in (("first", first_ok), ("second", first_ok & ~second_ok)):
+            missing = int((~ok).sum()) if what == "first" else int(ok.sum())
+            if missing:
+                self.last_report.notes.append(
+                    f"{missing} rows had no usable probabilities for the {what} digit of the numeric answer; scored NaN"
+                )
+        details = pd.DataFrame({
+            "first_digit": np.where(first_ok, d1, -1),
+            "first_digit_prob": np.where(first_ok, np.nan_to_num(first, nan=0.0).max(axis=1), np.nan),
+        })  # fmt: skip
         return scores.astype(float), details
 
     def _digit_probs(self, prompts: list[str | ChatPrompt], step: str) -> np.ndarray:
