@@ -52,10 +52,15 @@ def test_failed_transaction_writes_nothing(tmp_path):
         assert cache.count() == 0
 
 
-def test_corrupt_file_gives_a_clear_error(tmp_path):
+def test_a_file_that_is_no_database_is_moved_aside_not_an_error(tmp_path, caplog):
     (tmp_path / "results.sqlite").write_bytes(b"this is not a database" * 100)
-    with pytest.raises(BackendError, match="cannot be opened"):
-        ResultCache(tmp_path)
+    with ResultCache(tmp_path) as cache:
+        assert cache.count() == 0 and len(cache.salvaged) == 1
+        aside, kept = cache.salvaged[0]
+        assert kept == 0 and aside.read_bytes().startswith(b"this is not a database")  # kept for inspection
+        cache.put_many([("k", "ns", "score", {"v": 1})])
+        assert cache.get_many(["k"]) == {"k": {"v": 1}}
+    assert "was damaged" in caplog.text and "moved the damaged one to" in caplog.text
 
 
 def test_namespace_key_is_order_independent_and_sensitive():
@@ -83,7 +88,7 @@ def test_process_killed_inside_a_write_leaves_only_whole_batches(tmp_path):
         "cache = ResultCache(sys.argv[1])\n"
         "cache.put_many([('whole', 'ns', 'score', {'v': 1})])\n"
         "cache._conn.execute('BEGIN IMMEDIATE')\n"
-        "cache._conn.executemany('INSERT INTO results VALUES (?, ?, ?, ?, ?)', [(f'torn{i}', 'ns', 'score', '{}', 0.0) for i in range(500)])\n"
+        "cache._conn.executemany('INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)', [(f'torn{i}', 'ns', 'score', '{}', 0.0, 'x') for i in range(500)])\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True)
@@ -94,3 +99,15 @@ def test_process_killed_inside_a_write_leaves_only_whole_batches(tmp_path):
         assert cache.get_many(["whole", "torn0"]) == {"whole": {"v": 1}}
         cache.put_many([("after", "ns", "score", {"v": 2})])  # and the store stays writable
         assert cache.count() == 2
+
+
+def test_a_store_locked_by_another_process_is_an_error_never_a_repair(tmp_path):
+    """'database is locked' is a DatabaseError too: it must not move another process's live store aside."""
+    with ResultCache(tmp_path) as holder, ResultCache(tmp_path, timeout=0.05) as other:
+        holder.put_many([("k", "ns", "score", {"v": 1})])
+        holder._conn.execute("BEGIN IMMEDIATE")  # another run mid-write
+        with pytest.raises(BackendError, match="locked by another process"):
+            other.put_many([("k2", "ns", "score", {"v": 2})])
+        holder._conn.execute("COMMIT")
+        assert not other.salvaged and other.get_many(["k"]) == {"k": {"v": 1}}
+    assert sorted(p.name for p in tmp_path.iterdir() if "damaged" in p.name) == []

@@ -15,15 +15,32 @@ the model identity (name, revision, source), the backend name and settings
 (dtype, device kind), the caller's prompt-format version and the store's
 schema version. Two models never share entries, and bumping a prompt-format
 version starts a fresh namespace.
+
+Damage
+------
+Every entry carries a checksum of its key and text. An entry whose text no
+longer matches (bytes damaged on disk, a row edited by hand) or does not
+decode is skipped, counted in :attr:`ResultCache.damaged`, and recomputed
+and replaced by the caller. A damaged database file (malformed pages, a
+truncated file, a broken header) is moved aside as
+``results.sqlite.damaged-<time>``, every row that can still be read and
+verified is copied into a fresh file, and one warning says how many were
+kept: the cache never has to be deleted whole. A cache file deleted or
+replaced while a run writes to it is noticed on the next write
+(:attr:`ResultCache.recreated`), and the engine writes the answers it holds
+again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import shutil
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +50,23 @@ from folkscope.paths import cache_home
 
 __all__ = ["CACHE_SCHEMA", "ResultCache", "default_cache_dir", "entry_key", "namespace_key"]
 
+log = logging.getLogger(__name__)
+
 #: bump when the meaning of stored results changes
 CACHE_SCHEMA = 1
 _FILE = "results.sqlite"
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
+_COLUMNS = "key, namespace, kind, result, created, checksum"
+
+
+def _checksum(key: str, text: str) -> str:
+    """What an entry's stored text must hash to: catches bytes damaged on disk and rows edited by hand."""
+    return hashlib.sha256(f"{key}\0{text}".encode()).hexdigest()[:16]
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    """A lock held by another process: not damage, and never a reason to touch the file."""
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc).lower() for w in ("locked", "busy"))
 
 
 def default_cache_dir() -> Path:
@@ -85,60 +115,163 @@ class ResultCache:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / _FILE
+        self.timeout = timeout
+        #: entries skipped because their checksum or JSON was bad (the caller recomputes them)
+        self.damaged = 0
+        #: times the file was found deleted or replaced during a run and started anew
+        self.recreated = 0
+        #: damaged database files moved aside, with the number of answers salvaged from each
+        self.salvaged: list[tuple[Path, int]] = []
         try:
-            self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._connect()
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc):
+                raise self._locked(exc) from exc
+            self._salvage(exc)
+
+    # ------------------------------------------------------------------ opening and repair
+    def _connect(self) -> None:
+        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
             # NORMAL is durable across process crashes in WAL mode; only a power cut can lose the last commits.
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
                 "CREATE TABLE IF NOT EXISTS results ("
                 " key TEXT PRIMARY KEY, namespace TEXT NOT NULL, kind TEXT NOT NULL,"
-                " result TEXT NOT NULL, created REAL NOT NULL)"
+                " result TEXT NOT NULL, created REAL NOT NULL, checksum TEXT)"
             )
-        except sqlite3.DatabaseError as exc:
-            raise BackendError(
-                f"the engine result cache {self.path} cannot be opened ({exc}); it may be corrupt or on a file "
-                "system without locking. Delete it to start afresh, choose another cache_dir, or disable the cache "
-                "(use_cache=False / --no-cache)"
-            ) from exc
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
+            if "checksum" not in columns:  # a store written before checksums: vouch for its rows once
+                conn.execute("ALTER TABLE results ADD COLUMN checksum TEXT")
+            legacy = conn.execute("SELECT key, result FROM results WHERE checksum IS NULL").fetchall()
+            if legacy:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("UPDATE results SET checksum = ? WHERE key = ?", [(_checksum(k, t), k) for k, t in legacy])
+                conn.execute("COMMIT")
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self._inode = os.stat(self.path).st_ino
 
+    def _locked(self, exc: Exception) -> BackendError:
+        return BackendError(
+            f"the engine result cache {self.path} is locked by another process ({exc}); wait for it, or choose "
+            "another cache_dir (--cache-dir)"
+        )
+
+    def _salvage(self, exc: sqlite3.DatabaseError) -> None:
+        """Move a damaged file aside, copy what is still readable and verified into a fresh one, and say so."""
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        aside = self.path.with_name(f"{_FILE}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        for suffix in ("", "-wal", "-shm"):  # the WAL holds committed answers too: keep it with its database
+            source = Path(f"{self.path}{suffix}")
+            if source.exists():
+                os.replace(source, f"{aside}{suffix}")
+        self._connect()
+        kept = 0
+        rows = list(_readable_rows(aside))
+        good = [row for row in rows if row[5] is None or row[5] == _checksum(row[0], row[3])]
+        self.damaged += len(rows) - len(good)
+        if good:
+            fixed = [(*row[:5], row[5] or _checksum(row[0], row[3])) for row in good]
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.executemany(f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", fixed)
+            self._conn.execute("COMMIT")
+            kept = len(fixed)
+        self.salvaged.append((aside, kept))
+        log.warning(
+            "the engine result cache %s was damaged (%s): kept the %d answers that could still be read and verified "
+            "in a fresh file, moved the damaged one to %s; every other answer is recomputed as it is needed",
+            self.path, exc, kept, aside,
+        )
+
+    def _guarded(self, operation: str, run: Any) -> Any:
+        """Run a database operation; on damage, salvage the file and run it once more on the fresh one."""
+        try:
+            return run()
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc):
+                raise self._locked(exc) from exc
+            log.debug("result cache %s failed during %s: %s", self.path, operation, exc)
+            self._salvage(exc)
+            return run()
+
+    def _file_replaced(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino != self._inode
+        except FileNotFoundError:
+            return True
+
+    # ------------------------------------------------------------------ reading and writing
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
-        """Stored results for those keys that have one (decoded JSON)."""
+        """Stored results for those keys that have one (decoded JSON); damaged entries are left out and counted."""
+        return dict(self._guarded("a read", lambda: self._get_many(keys)))
+
+    def _get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         found: dict[str, Any] = {}
         for start in range(0, len(keys), _CHUNK):
             chunk = list(keys[start : start + _CHUNK])
             marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(f"SELECT key, result FROM results WHERE key IN ({marks})", chunk).fetchall()
-            for key, text in rows:
+            rows = self._conn.execute(f"SELECT key, result, checksum FROM results WHERE key IN ({marks})", chunk).fetchall()
+            for key, text, checksum in rows:
+                if not isinstance(text, str) or checksum != _checksum(key, text):
+                    self.damaged += 1  # recomputed by the caller and replaced by its put_many
+                    continue
                 try:
                     found[key] = json.loads(text)
-                except ValueError:  # unreadable entry: leave it out, it is recomputed and replaced
-                    continue
+                except ValueError:
+                    self.damaged += 1
         return found
 
     def put_many(self, items: Iterable[tuple[str, str, str, Mapping[str, Any]]]) -> int:
         """Store ``(key, namespace, kind, result)`` items in one atomic transaction.
 
-        Returns the number of items written.
+        Returns the number of items written. If the file was deleted or
+        replaced since it was opened, a fresh one is started first
+        (:attr:`recreated` counts it) and a warning says so.
         """
         now = time.time()
-        rows = [(key, ns, kind, json.dumps(result, separators=(",", ":")), now) for key, ns, kind, result in items]
+        rows = []
+        for key, ns, kind, result in items:
+            text = json.dumps(result, separators=(",", ":"))
+            rows.append((key, ns, kind, text, now, _checksum(key, text)))
         if not rows:
             return 0
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", rows)
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-        return len(rows)
+        if self._file_replaced():
+            self._conn.close()
+            self._connect()
+            self.recreated += 1
+            log.warning(
+                "the engine result cache %s was deleted or replaced while this run wrote to it; a fresh one was started "
+                "and this run's answers are written again (answers of earlier runs that were in it will be recomputed)",
+                self.path,
+            )
+
+        def write() -> int:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", rows)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            return len(rows)
+
+        return int(self._guarded("a write", write))
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored results, in one namespace or in all."""
         if namespace is None:
-            return int(self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-        return int(self._conn.execute("SELECT COUNT(*) FROM results WHERE namespace = ?", (namespace,)).fetchone()[0])
+            return int(self._guarded("a count", lambda: self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]))
+        query = "SELECT COUNT(*) FROM results WHERE namespace = ?"
+        return int(self._guarded("a count", lambda: self._conn.execute(query, (namespace,)).fetchone()[0]))
 
     def close(self) -> None:
         self._conn.close()
@@ -151,3 +284,78 @@ class ResultCache:
 
     def __repr__(self) -> str:
         return f"ResultCache({str(self.directory)!r})"
+
+
+def _readable_rows(path: Path) -> Iterator[tuple[Any, ...]]:
+    """Every row of a damaged store that SQLite can still read, also from a file cut short.
+
+    SQLite refuses a truncated file outright (its schema names pages past
+    the end); a copy padded with empty pages to the size its header states
+    lets it read every page that survived.
+    """
+    try:
+        head = path.read_bytes()[:100] if path.stat().st_size >= 100 else b""
+    except OSError:
+        return
+    rows = _rows_of(path)
+    if rows is not None or len(head) < 100 or not head.startswith(b"SQLite format 3\0"):
+        yield from rows or ()
+        return
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    expected = page * int.from_bytes(head[28:32], "big")
+    size = path.stat().st_size
+    if not 0 < size < expected <= 64 * size:  # not a truncation (or a header claiming absurd sizes)
+        return
+    padded = path.with_name(path.name + ".padded")
+    try:
+        with open(path, "rb") as src, open(padded, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+            dst.truncate(expected)  # extends with zero bytes: empty pages SQLite reads as damaged
+        yield from _rows_of(padded) or ()
+    finally:
+        padded.unlink(missing_ok=True)
+
+
+def _rows_of(path: Path, *, chunk: int = 256, give_up_after: int = 64) -> list[tuple[Any, ...]] | None:
+    """The rows SQLite can still read from a store; None when not even its schema can be read.
+
+    Rows are read by rowid range (the store is append-only, so rowids are
+    dense), a range that fails row by row. When the last rowid cannot be
+    read either (a truncated file loses the right end of the table), the
+    scan stops after ``give_up_after`` ranges in a row yield nothing.
+    """
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    found: list[tuple[Any, ...]] = []
+    try:
+        try:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
+        except sqlite3.Error:
+            return None  # header or schema unreadable
+        if not columns:
+            return found
+        try:
+            last: int | None = conn.execute("SELECT MAX(rowid) FROM results").fetchone()[0] or 0
+        except sqlite3.Error:
+            last = None
+        select = f"SELECT key, namespace, kind, result, created, {'checksum' if 'checksum' in columns else 'NULL'} FROM results"
+        start, misses = 1, 0
+        while (start <= last) if last is not None else (misses < give_up_after):
+            try:
+                rows = conn.execute(f"{select} WHERE rowid BETWEEN ? AND ?", (start, start + chunk - 1)).fetchall()
+            except sqlite3.Error:
+                rows = []
+                for rowid in range(start, start + chunk):
+                    try:
+                        rows.extend(conn.execute(f"{select} WHERE rowid = ?", (rowid,)).fetchall())
+                    except sqlite3.Error:
+                        continue
+            misses = 0 if rows else misses + 1
+            found.extend(rows)
+            start += chunk
+    finally:
+        conn.close()
+    return found

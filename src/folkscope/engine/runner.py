@@ -76,12 +76,17 @@ class EngineStats:
         Distinct requests served from the result cache.
     computed : int
         Distinct requests the backend answered.
+    damaged : int
+        Cached answers skipped because they were damaged (checksum, JSON) or
+        implausible for their request (shape, log-probabilities above 0);
+        each was recomputed and replaced.
     """
 
     requested: int = 0
     unique: int = 0
     cached: int = 0
     computed: int = 0
+    damaged: int = 0
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -95,6 +100,26 @@ def _tokens(result: Any) -> int:
     if isinstance(result, GenerateResult):
         return result.prompt_tokens + result.completion_tokens
     return int(getattr(result, "prompt_tokens", 0))
+
+
+def _check_plausible(request: Any, result: Any) -> None:
+    """Raise ValueError if a cached result cannot be the answer to ``request`` (wrong shape, log-probability above 0)."""
+    if isinstance(request, PrefixGroupRequest):
+        if len(result.results) != len(request.suffixes):
+            raise ValueError("prefix group with the wrong number of results")
+        for part in result.results:
+            _check_logprobs(part.logprobs, len(request.candidates))
+    elif isinstance(request, ScoreRequest):
+        _check_logprobs(result.logprobs, len(request.candidates))
+    elif isinstance(request, NextTokenRequest):
+        _check_logprobs(result.logprobs, len(request.tokens))
+
+
+def _check_logprobs(logprobs: Sequence[float], expected: int) -> None:
+    if len(logprobs) != expected:
+        raise ValueError(f"{len(logprobs)} log-probabilities for {expected} candidates")
+    if any(value > 1e-6 for value in logprobs):  # NaN (unscored) passes; a probability above 1 cannot
+        raise ValueError("a log-probability above 0")
 
 
 def _announce_reuse(description: str, unit: str, cached: int, unique: int, *, enabled: bool | None) -> None:
@@ -262,14 +287,23 @@ class Engine:
         unique = list(first)
         entries = [entry_key(self.namespace, k) for k in unique]
         found: dict[str, R] = {}
+        damaged = 0
         if self.cache is not None and unique:
+            before = self.cache.damaged
             stored = self.cache.get_many(entries)
             for k, e in zip(unique, entries):
                 if e in stored:
                     try:
-                        found[k] = decode(stored[e])
-                    except (KeyError, TypeError, ValueError):  # an entry from an incompatible writer: recompute it
+                        result = decode(stored[e])
+                        _check_plausible(requests[first[k]], result)
+                    except (KeyError, TypeError, ValueError):  # damaged, implausible or from an incompatible writer
+                        damaged += 1
                         continue
+                    found[k] = result
+            damaged += self.cache.damaged - before
+            if damaged:
+                log.warning("%d cached answers were damaged or implausible; they are recomputed and replaced", damaged)
+        self.stats.damaged += damaged
         self.stats.requested += len(requests)
         self.stats.unique += len(unique)
         self.stats.cached += len(found)
@@ -288,7 +322,12 @@ class Engine:
                             found[unique[idx]] = result
                             items.append((entries[idx], self.namespace, kind.kind, result.to_dict()))  # type: ignore[attr-defined]
                         if self.cache is not None:
+                            recreated = self.cache.recreated
                             self.cache.put_many(items)
+                            if self.cache.recreated != recreated:  # the file was lost mid-run: save what this call holds
+                                self.cache.put_many(
+                                    [(entries[i], self.namespace, kind.kind, found[k].to_dict()) for i, k in enumerate(unique) if k in found]  # type: ignore[attr-defined]
+                                )
                         self.stats.computed += len(completed)
                         bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
                 finally:
