@@ -118,3 +118,48 @@ def test_errors_name_the_problem(nist):
     dup = pd.concat([nist.head(5), nist.head(5)])
     with pytest.raises(ConfigError, match="unique"):
         Dataset(dup, TaskMetadata.make_task("T", features=["SEX"], target="AGEP", threshold=(">", 40), columns="nist"))
+
+
+def _edited(nist, column, value, dtype=object) -> pd.DataFrame:
+    """The excerpt with one cell of a row inside NISTIncome's population set to ``value``."""
+    data = nist.copy()
+    row = Dataset(nist, get_task("NISTIncome")).data.index[3]
+    data[column] = data[column].astype(dtype)
+    data.loc[row, column] = value
+    return data
+
+
+@pytest.mark.parametrize(("column", "value", "dtype", "message"), [
+    ("AGEP", "forty", object, r"column AGEP \(age\) holds text in 1 row, e.g. 'forty' at row"),
+    ("AGEP", 1e12, float, r"column AGEP \(age\) has values outside 0..130 years_old in 1 row, e.g. 1e\+12"),
+    ("AGEP", float("inf"), float, r"column AGEP .* outside 0..130"),
+    ("PWGTP", -3, float, "survey weight column PWGTP has 1 missing, negative or non-numeric values, e.g. -3.0"),
+    ("PWGTP", "heavy", object, "survey weight column PWGTP has 1 missing"),
+])  # fmt: skip
+def test_bad_values_are_one_data_error_before_any_scoring(nist, column, value, dtype, message):
+    """Text in AGEP was a pandas TypeError, an age of 1e12 went into a prompt, bad weights surfaced after scoring."""
+    from folkscope.errors import DataError
+
+    with pytest.raises(DataError, match=message):
+        Dataset(_edited(nist, column, value, dtype), get_task("NISTIncome"))
+
+
+def test_all_zero_weights_are_refused(nist):
+    from folkscope.errors import DataError
+
+    with pytest.raises(DataError, match="survey weight column PWGTP is zero in every row"):
+        Dataset(nist.assign(PWGTP=0), get_task("NISTIncome"))
+
+
+def test_numeric_text_converts_and_blank_filter_columns_are_counted(nist):
+    """800 rows became 312 without a word: now the population report says how many left for a blank filter column."""
+    data = nist.assign(AGEP=lambda d: d["AGEP"].astype(str))  # numbers stored as text convert
+    data.loc[data.index[:40], "PINCP"] = np.nan
+    ds = Dataset(data, get_task("NISTIncome"))
+    report = ds.describe()["population"]
+    assert ds.data["AGEP"].dtype.kind == "i"
+    assert report["rows_in"] == len(data) and report["rows_kept"] == len(ds)
+    assert report["left_out_for_blank_filter_column"]["PINCP"] == int(data["PINCP"].isna().sum())
+    from folkscope.cli.run_cmd import population_line
+
+    assert "left out with a blank filter column: " in population_line(report)

@@ -227,3 +227,15 @@ def test_field_doc_serves_every_config_class_and_names_a_missing_field():
     assert "threshold" in field_doc(BenchmarkConfig, "fit_threshold")
     with pytest.raises(ConfigError, match="BenchmarkConfig has no field 'temperature'"):
         field_doc(BenchmarkConfig, "temperature")
+
+
+def test_an_absurd_shot_count_with_an_order_is_refused_at_once():
+    """--few-shot 1000000000 --example-order 0,1 built a list of a billion indices (MemoryError, or the kernel's kill)."""
+    import time
+
+    from folkscope.prompting.config import FewShotConfig
+
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match="example_order must be a permutation of 0..999999999"):
+        FewShotConfig(n_shots=1_000_000_000, example_order=(0, 1))
+    assert time.perf_counter() - start < 1.0

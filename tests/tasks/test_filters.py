@@ -92,3 +92,18 @@ def test_range_equals_two_inequalities(lo, hi):
     ranged = PopulationFilter.parse(f"AGEP={lo}..{hi}").mask(ages)
     pair = apply_filters(ages, parse_filters(f"AGEP>={lo} & AGEP<={hi}"))
     assert (ranged == pair).all()
+
+
+def test_ordering_filters_on_text_codes_compare_numbers_or_say_why_not():
+    """'PUMA>5' on a text column was a pandas TypeError."""
+    import pandas as pd
+
+    from folkscope.errors import FilterSyntaxError
+    from folkscope.tasks.filters import apply_filters, parse_filters
+
+    frame = pd.DataFrame({"PUMA": pd.Categorical(["00100", "00007", None, "00200"]), "ST": ["01-01301", "01-00100", "x", "y"]})
+    assert apply_filters(frame, parse_filters("PUMA>5")).tolist() == [True, True, False, True]
+    assert apply_filters(frame, parse_filters("PUMA=1..150")).tolist() == [True, True, False, False]
+    assert apply_filters(frame, parse_filters("PUMA=7|200")).tolist() == [False, True, False, True]
+    with pytest.raises(FilterSyntaxError, match=r"column ST holds text \(e.g. '01-01301'\), which > cannot order"):
+        apply_filters(frame, parse_filters("ST>5"))

@@ -181,11 +181,29 @@ def _fmt(value: Any, ci: Any = None) -> str:
     return text
 
 
+def population_line(report: dict[str, Any] | None) -> str:
+    """``population: 15,423 of 27,253 rows kept (left out with a blank filter column: 4,247 PINCP, ...)``, or ""."""
+    if not report:
+        return ""
+    line = f"population: {report['rows_kept']:,} of {report['rows_in']:,} rows kept by the task's filters"
+    blanks = {c: n for c, n in report.get("left_out_for_blank_filter_column", {}).items() if n}
+    if blanks:
+        line += " (left out with a blank filter column: " + ", ".join(f"{n:,} {c}" for c, n in blanks.items()) + ")"
+    return line
+
+
 def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
-    """The main metrics of the model and baselines, one line each."""
+    """The population kept, then the main metrics of the model and baselines, one line each."""
+    import json
+
+    config = run_dir / "config.json"
+    record = json.loads(config.read_text()) if config.is_file() else {}
+    population = population_line(record.get("data", {}).get("population"))
     from folkscope.risk.evaluate import compare_table
 
     print(f"run folder: {run_dir}")
+    if population:
+        print(population)
     scoring = metrics.get("scoring", {})
     print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}; threshold {scoring.get('threshold', 0.5):.3f}")
     table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})

@@ -13,6 +13,7 @@ Datasets are immutable: :meth:`Dataset.subsample` returns a new one.
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from folkscope.errors import ConfigError, EmptyPopulationError, UnknownColumnError
+from folkscope.errors import ConfigError, DataError, EmptyPopulationError, UnknownColumnError
 from folkscope.tasks.task import TaskMetadata, get_task
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ACSDataset", "Dataset", "Split"]
 
@@ -113,6 +116,11 @@ class Dataset:
             )
         if not data.index.is_unique:
             raise ConfigError("the data's index is used as row id and must be unique", parameter="data")
+        filtered = [f.column for f in task.filters if f.column in task.column_texts]
+        if filtered:  # a filter on a numeric column holding text would otherwise report a filter problem
+            data = data.copy()
+            for col in dict.fromkeys(filtered):
+                data[col] = task.column_texts[col].checked(data[col])
         mask = task.population_mask(data)
         if not mask.any():
             filters = ", ".join(f.to_string() for f in task.filters) or "(none)"
@@ -120,11 +128,45 @@ class Dataset:
                 f"no row of {len(data)} passes the population filters of task {task.name}: {filters}; "
                 "loosen --use-population-filter or check the data's codes"
             )
+        self.population_report = self._report_blanks(data, mask)
         keep = [c for c in dict.fromkeys((*task.needed_columns, self.weight_column)) if c and c in data.columns]
         frame = data.loc[mask, keep].copy()
+        for col in task.features:  # every value a prompt will show, checked before any model loads
+            if col in task.column_texts:
+                frame[col] = task.column_texts[col].checked(frame[col])
+        if self.weight_column is not None:
+            self._check_weights(frame[self.weight_column])
         frame[task.target_name] = task.labels(frame)
         frame.index.name = "row_id"
         return frame
+
+    def _report_blanks(self, data: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
+        """Rows left out by the population filters, and how many of them only because a filter column is blank."""
+        columns = list(dict.fromkeys(f.column for f in self.task.filters))
+        blank = data[columns].isna() if columns else pd.DataFrame(index=data.index)
+        dropped = ~np.asarray(mask, dtype=bool)
+        by_column = {c: int((blank[c].to_numpy() & dropped).sum()) for c in columns}
+        report = {"rows_in": int(len(data)), "rows_kept": int(np.sum(mask)), "left_out_for_blank_filter_column": by_column}
+        if any(by_column.values()):
+            listed = ", ".join(f"{n} blank in {c}" for c, n in by_column.items() if n)
+            log.info("population of %s: %d of %d rows kept; left out with a blank filter column: %s",
+                     self.task.name, report["rows_kept"], len(data), listed)  # fmt: skip
+        return report
+
+    def _check_weights(self, weights: pd.Series) -> None:
+        """Survey weights must be finite, non-negative numbers, not all zero: found now, not after scoring."""
+        numbers = pd.to_numeric(weights, errors="coerce")
+        bad = numbers.isna() | ~np.isfinite(numbers.to_numpy(dtype=float, na_value=np.nan)) | (numbers < 0)
+        if bad.any():
+            where = bad[bad].index[0]
+            raise DataError(
+                f"survey weight column {self.weight_column} has {int(bad.sum())} missing, negative or non-numeric "
+                f"values, e.g. {weights.loc[where]} at row {where}; fix them or pass weight_column=None for unit weights"
+            )
+        if not (numbers > 0).any():
+            raise DataError(
+                f"survey weight column {self.weight_column} is zero in every row; fix it or pass weight_column=None"
+            )
 
     def _split(self, n: int) -> _SplitIds:
         order = np.random.default_rng(self.seed).permutation(n)
@@ -228,6 +270,7 @@ class Dataset:
     def describe(self) -> dict[str, Any]:
         """Sizes, label prevalence and provenance, for run configs and reports."""
         out: dict[str, Any] = {"task": self.task.name, "rows": len(self), "seed": self.seed, **self.provenance}
+        out["population"] = self.population_report
         for split in _SPLITS:
             ids = self._splits.get(split)
             labels = self._frame.loc[ids, self.task.target_name]

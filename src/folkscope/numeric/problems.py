@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -160,6 +161,29 @@ def _check_distinct(words: Sequence[str], where: str, source: str) -> None:
         seen[key] = w
 
 
+def _slots_of(text: str, tid: str, source: str) -> list[str]:
+    """The placeholders of a template text, read the way ``str.format`` will read them.
+
+    A stray brace, a format spec, a conversion or attribute/index access
+    (``{n1.__class__}``, ``{n1[0]}``) is refused here, at load, with the
+    template named, rather than failing (or leaking) when problems are made.
+    """
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise _bad(f"template {tid!r}: {exc} in its text; write {{{{ or }}}} for a literal brace", source, text) from None
+    slots = []
+    for _, field_name, spec, conversion in parts:
+        if field_name is None:
+            continue
+        if not re.fullmatch(r"[a-z][a-z0-9]*", field_name) or spec or conversion:
+            shown = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise _bad(f"template {tid!r}: placeholder {shown} is not allowed; use plain names such as {{n1}}",
+                       source, text)
+        slots.append(field_name)
+    return slots
+
+
 def _validate(data: Any, source: str, dataset: str | None) -> TemplateFile:
     if not isinstance(data, Mapping):
         raise _bad(f"the top level must be a JSON object, got {type(data).__name__}", source)
@@ -206,7 +230,7 @@ def _validate(data: Any, source: str, dataset: str | None) -> TemplateFile:
         text = t["text"]
         if not isinstance(text, str) or not text.strip():
             raise _bad(f"template {tid!r} needs a non-blank 'text'", source, text)
-        slots = _PLACEHOLDER.findall(text)
+        slots = _slots_of(text, tid, source)
         if sorted(slots) != sorted(_SLOTS[name]):
             raise _bad(f"template {tid!r} must use each placeholder of {sorted(_SLOTS[name])} "
                        f"exactly once, found {slots}", source, text)

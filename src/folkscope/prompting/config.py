@@ -142,7 +142,8 @@ class FewShotConfig:
         object.__setattr__(self, "composition", comp)
         if self.example_order is not None:
             order = int_tuple("example_order", self.example_order)
-            if sorted(order) != list(range(self.n_shots)):
+            # the length first: n_shots may be absurd (1e9), and range(n_shots) must never be built for it
+            if len(order) != self.n_shots or sorted(order) != list(range(len(order))):
                 raise ConfigError(
                     f"example_order must be a permutation of 0..{self.n_shots - 1} "
                     f"(one index per example), got {','.join(map(str, order))}",

@@ -27,6 +27,15 @@ __all__ = ["ColumnToText", "Granularity", "column_set", "get_column", "load_code
 
 Granularity = Literal["original", "low"]
 _UNITS = ("years_old", "hours", "minutes", "dollars", "percent", "number")
+#: values a survey can record, per unit (wide: PUMS top codes and negative incomes fit); outside them the data is wrong
+PLAUSIBLE = {
+    "years_old": (0.0, 130.0),
+    "hours": (0.0, 168.0),
+    "minutes": (0.0, 1440.0),
+    "dollars": (-1e9, 1e9),
+    "percent": (0.0, 1000.0),
+    "number": (-1e12, 1e12),
+}
 
 
 def _format_number(value: float, unit: str) -> str:
@@ -134,6 +143,45 @@ class ColumnToText:
             raise ConfigError(f"column {self.name}: a categorical column needs a 'values' map or 'codes_file'")
 
     # -- one value -----------------------------------------------------------------
+    def checked(self, series: pd.Series) -> pd.Series:
+        """The column's values as they may go into prompts; one-line :class:`DataError` when they cannot.
+
+        A numeric column must hold numbers (numeric text such as ``"42"``
+        converts) within the plausible range of its unit: an age of 1e12 or
+        ``"forty"`` is a data error, found before any model loads, not a
+        strange prompt. Categorical columns are returned as they are.
+
+        Examples
+        --------
+        >>> list(get_column("AGEP").checked(pd.Series(["42", 67])))
+        [42, 67]
+        >>> get_column("AGEP").checked(pd.Series([30, 1e12]))
+        Traceback (most recent call last):
+        ...
+        folkscope.errors.DataError: column AGEP (age) has values outside 0..130 years_old in 1 row, e.g. 1e+12 at row 1; fix or drop those rows
+        """
+        if self.kind != "numeric":
+            return series
+        numbers = pd.to_numeric(series.astype("object").where(series.notna(), None), errors="coerce")
+        text = series.notna() & numbers.isna()
+        lo, hi = PLAUSIBLE[self.unit or "number"]
+        outside = numbers.notna() & ~numbers.between(lo, hi)
+        for bad, problem in ((text, "holds text in"), (outside, f"has values outside {lo:g}..{hi:g} {self.unit} in")):
+            if bad.any():
+                n = int(bad.sum())
+                where = bad[bad].index[0]
+                example = series.loc[where]
+                shown = f"{example:g}" if isinstance(example, (int, float, np.number)) else repr(example)
+                raise DataError(
+                    f"column {self.name} ({self.description}) {problem} {n} row{'s' if n != 1 else ''}, "
+                    f"e.g. {shown} at row {where}; fix or drop those rows"
+                )
+        if pd.api.types.is_numeric_dtype(series):
+            return series  # already numbers: unchanged, so prompts and baselines see exactly what they saw before
+        if not numbers.isna().any() and (numbers % 1 == 0).all():
+            return numbers.astype(np.int64)
+        return numbers
+
     def value_text(self, value: Any, *, granularity: Granularity = "original") -> str:
         """The phrase for a single value (see :meth:`render` for whole columns)."""
         return str(self.render(pd.Series([value]), granularity=granularity).iloc[0])

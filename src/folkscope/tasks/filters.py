@@ -41,6 +41,14 @@ def _parse_value(text: str, source: str) -> float | str:
         return text
 
 
+def _parse_cell(value: object) -> float | str:
+    """A cell read the way filter values are (numbers as floats, the rest as text), so '=' compares like with like."""
+    try:
+        return float(str(value))
+    except ValueError:
+        return str(value)
+
+
 @dataclass(frozen=True)
 class PopulationFilter:
     """One parsed condition.
@@ -99,6 +107,32 @@ class PopulationFilter:
             return f"{self.column}=" + "|".join(fmt(v) for v in self.values)
         return f"{self.column}{self.op}{fmt(self.values[0])}"
 
+    def _comparable(self, col: pd.Series) -> pd.Series:
+        """The column as numbers where the condition compares numbers; text codes like PUMA '00105' convert.
+
+        Raises
+        ------
+        FilterSyntaxError
+            The condition orders or ranges values (``>``, ``..``) or compares
+            with a number, but the column holds text that is not numeric.
+        """
+        numeric_values = all(isinstance(value, float) for value in self.values)
+        if pd.api.types.is_numeric_dtype(col) or not numeric_values:
+            return col
+        converted = pd.to_numeric(col.astype("object").where(col.notna(), None), errors="coerce")
+        text = col.notna() & converted.isna()
+        if text.any():
+            example = str(col[text].iloc[0])
+            if self.op in ("=", "!=", "in"):
+                return col.astype("object").map(lambda x: x if pd.isna(x) else _parse_cell(x))
+            raise FilterSyntaxError(
+                f"population filter {self.to_string()!r}: column {self.column} holds text (e.g. {example!r}), which "
+                f"{'a range' if self.op == 'range' else self.op} cannot order; use = or | with its values",
+                parameter="filter",
+                value=self.to_string(),
+            )
+        return converted
+
     def mask(self, frame: pd.DataFrame) -> np.ndarray:
         """Boolean mask of the rows that pass (blanks never pass)."""
         if self.column not in frame.columns:
@@ -108,7 +142,7 @@ class PopulationFilter:
                 parameter="filter",
                 value=self.column,
             )
-        col = frame[self.column]
+        col = self._comparable(frame[self.column])
         v = self.values
         if self.op == "range":
             result = (col >= v[0]) & (col <= v[1])
