@@ -1,15 +1,24 @@
-"""Atomic file writes for report artefacts (write a temporary file, then rename)."""
+"""Atomic file writes for report artefacts (write a temporary file, then rename).
+
+A temporary file is named ``.<name>.<pid>.<random>.tmp`` beside its
+destination. A process killed while writing (``kill -9``) leaves it behind;
+:func:`remove_temporaries` deletes those whose writer is gone, so no rerun
+trips over them and none end up among the results.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
 __all__: list[str] = []  # private helpers
+
+_TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
 
 
 @contextlib.contextmanager
@@ -21,7 +30,7 @@ def atomic_binary(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
@@ -40,3 +49,39 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     with atomic_binary(path) as fh:
         write(fh)
     return Path(path)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except (OverflowError, OSError):
+        return False
+    return True
+
+
+def remove_temporaries(folder: str | os.PathLike[str], *, all_writers: bool = False) -> int:
+    """Delete the temporary files that killed writers left under ``folder``; return how many.
+
+    Only files named the way :func:`atomic_binary` names them are touched.
+    By default a file whose writer is still running is kept; with
+    ``all_writers=True`` (the caller holds the folder's lock, so no one else
+    writes there) every one goes.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        return 0
+    removed = 0
+    for path in root.rglob(".*.tmp"):
+        match = _TEMPORARY.match(path.name)
+        if match is None or not path.is_file() or (not all_writers and _alive(int(match.group(1)))):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed

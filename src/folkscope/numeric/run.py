@@ -16,6 +16,8 @@ Run folder ``<results_dir>/numeric-<dataset>-<model>-<fingerprint[:12]>/``:
 ``timing.json``          seconds spent scoring and playing
 ``report.html``
 
+The folder appears whole or not at all: it is written in a staging folder
+beside it and renamed into place (:class:`~folkscope.runs.RunFolder`).
 The folder can be re-analysed without the model (:func:`analyse_run`). A
 rerun resumes through the engine's result cache: finished answers are read
 back, not recomputed.
@@ -37,6 +39,7 @@ from folkscope._io import atomic_write
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
+from folkscope.runs import RunFolder
 from folkscope.metrics import mode_stability
 from folkscope.numeric import analysis
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES, load_number_frequencies
@@ -219,9 +222,15 @@ def analyse_run(folder: str | Path, *, heatmap: bool = True) -> dict[str, Any]:
     """(Re)compute metrics, cells, heatmap and report from a run folder's tables.
 
     Problems with an option the backend could not score (NaN, web backends)
-    are left out of every statistic and counted in ``n_unscored``.
+    are left out of every statistic and counted in ``n_unscored``. The
+    folder is updated as a whole (:class:`~folkscope.runs.RunFolder`).
     """
-    folder = Path(folder)
+    with RunFolder(folder) as staging:
+        return _analyse(staging, heatmap=heatmap)
+
+
+def _analyse(folder: Path, *, heatmap: bool) -> dict[str, Any]:
+    """:func:`analyse_run` inside a staging folder."""
     config = _read_json(folder / "config.json")
     problems = pd.read_parquet(folder / "problems.parquet")
     probs, unscored = analysis.split_unscored(pd.read_parquet(folder / "probabilities.parquet"))
@@ -299,11 +308,10 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
     problems = config.problems()
     if config.frequency_table is not None:
         load_number_frequencies(config.frequency_table)  # a bad table fails before any scoring
-    folder = Path(results_dir) / config.run_name()
-    folder.mkdir(parents=True, exist_ok=True)
-    _write_json(folder / "config.json", config.to_dict())
-    _write_parquet(folder / "problems.parquet", analysis.problems_frame(problems))
-    with log_to_file(folder / "run.log"):  # progress and third-party warnings, kept with the results
+    final = Path(results_dir) / config.run_name()
+    with RunFolder(final) as folder, log_to_file(folder / "run.log"):  # the log is kept with the results
+        _write_json(folder / "config.json", config.to_dict())
+        _write_parquet(folder / "problems.parquet", analysis.problems_frame(problems))
         own = engine is None
         if engine is None:
             engine = Engine.from_model(config.model, backend=config.backend, cache_dir=cache_dir,
@@ -327,9 +335,9 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
             if own:
                 engine.close()
         _write_json(folder / "timing.json", timing)
-        metrics = analyse_run(folder, heatmap=heatmap)
-        metrics["scoring_seconds"] = timing["scoring_seconds"]
-        return NumericRun(folder, metrics)
+        metrics = _analyse(folder, heatmap=heatmap)
+    metrics["scoring_seconds"] = timing["scoring_seconds"]
+    return NumericRun(final, metrics)
 
 
 def compare_runs(base: str | Path, chat: str | Path) -> dict[str, Any]:
@@ -384,5 +392,6 @@ def attach_comparison(folder: str | Path, reference: str | Path, *,
     same grid. Returns the re-analysed metrics.
     """
     result = compare_runs(reference, folder)
-    _write_json(Path(folder) / "comparison.json", result)
-    return analyse_run(folder, heatmap=heatmap)
+    with RunFolder(folder) as staging:
+        _write_json(staging / "comparison.json", result)
+        return _analyse(staging, heatmap=heatmap)

@@ -15,7 +15,8 @@ Run folder (``<results_root>/<task>/<model>/<prompt-config-name>-<hash8>/``)::
 The hash covers everything that changes the numbers, so two configurations
 never share a folder and a rerun of the same one lands in the same place
 (model answers come back from the engine cache, so nothing is recomputed).
-Every file is written atomically. :func:`rescore` recomputes metrics, plots
+The folder is written as a whole: staged beside it and renamed into place
+(:class:`~folkscope.runs.RunFolder`). :func:`rescore` recomputes metrics, plots
 and report from ``scores.parquet`` without a model.
 """
 
@@ -43,6 +44,7 @@ from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.importance import permutation_importance
+from folkscope.runs import RunFolder
 from folkscope.tasks.columns import column_set
 from folkscope.tasks.task import TaskMetadata, get_task
 
@@ -65,6 +67,15 @@ def _versions() -> dict[str, str]:
 def _write_json(path: Path, data: Any) -> None:
     text = json.dumps(data, indent=2, sort_keys=False, allow_nan=False, default=str)
     atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def _fingerprint_of(config_file: Path) -> str | None:
+    """The fingerprint a run folder's config.json records (None when unreadable: a file cut short is overwritten)."""
+    try:
+        record = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record.get("fingerprint") if isinstance(record, dict) else None
 
 
 def _safe_name(text: str) -> str:
@@ -185,18 +196,30 @@ class Benchmark:
 
     # -- running -------------------------------------------------------------------
     def run(self, results_root_dir: str | Path = "results") -> dict[str, Any]:
-        """Score the test split, evaluate, write the run folder; return the metrics."""
+        """Score the test split, evaluate, write the run folder; return the metrics.
+
+        The folder appears whole or not at all (:class:`~folkscope.runs.RunFolder`):
+        files are written to a staging folder beside it, renamed into place
+        at the end. A run that fails or is killed leaves a finished folder of
+        the same configuration as it was; rerunning continues the staging
+        folder and its ``run.log``.
+        """
         run_dir = self.run_folder(results_root_dir)
         record = self.describe() | {"fingerprint": self.fingerprint(), "versions": _versions(), "model_name": self.model_name}
-        existing = run_dir / "config.json"
-        if existing.is_file() and json.loads(existing.read_text()).get("fingerprint") != record["fingerprint"]:
-            raise ConfigError(
-                f"results folder {run_dir} holds a run of another configuration; pass another --results-dir",
-                parameter="results_dir",
-                value=str(run_dir),
-            )
-        run_dir.mkdir(parents=True, exist_ok=True)
-        _write_json(existing, record)
+        with RunFolder(run_dir) as staging:
+            existing = staging / "config.json"  # the staged copy of a finished run, or an unfinished attempt
+            if existing.is_file() and _fingerprint_of(existing) != record["fingerprint"]:
+                raise ConfigError(
+                    f"results folder {run_dir} holds a run of another configuration; pass another --results-dir",
+                    parameter="results_dir",
+                    value=str(run_dir),
+                )
+            _write_json(existing, record)
+            self.results = self._run_in(staging, record)
+        self.run_dir = run_dir
+        return self.results
+
+    def _run_in(self, run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
         with log_to_file(run_dir / "run.log"):  # progress and third-party warnings, kept with the results
             n_fit = self.config.fit_threshold
             if n_fit:
@@ -222,9 +245,7 @@ class Benchmark:
                 "engine_stats": self.classifier.engine.stats.to_dict(),
                 "backend_stats": self.classifier.engine.backend.stats.to_dict(),
             }
-            self.results = _evaluate_folder(run_dir, record, scoring)
-        self.run_dir = run_dir
-        return self.results
+            return _evaluate_folder(run_dir, record, scoring)
 
     def _recalibrated(self, test_scores: np.ndarray) -> dict[str, np.ndarray]:
         """Test scores after Platt and isotonic maps fitted on scored training rows."""
@@ -298,13 +319,18 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
 
 
 def rescore(run_dir: str | Path) -> dict[str, Any]:
-    """Recompute metrics, plots and report of a finished run folder, without the model."""
+    """Recompute metrics, plots and report of a finished run folder, without the model.
+
+    The folder is updated as a whole (:class:`~folkscope.runs.RunFolder`): a
+    rescore that fails or is killed leaves it as it was.
+    """
     run_dir = Path(run_dir)
     missing = [f for f in _RESULT_FILES[:2] if not (run_dir / f).is_file()]
     if missing:
         raise DataError(f"{run_dir} is not a finished run folder: missing {', '.join(missing)}")
-    record = json.loads((run_dir / "config.json").read_text())
-    scoring: dict[str, Any] = {}
-    if (run_dir / "metrics.json").is_file():
-        scoring = json.loads((run_dir / "metrics.json").read_text()).get("scoring", {})
-    return _evaluate_folder(run_dir, record, scoring)
+    with RunFolder(run_dir) as staging:
+        record = json.loads((staging / "config.json").read_text())
+        scoring: dict[str, Any] = {}
+        if (staging / "metrics.json").is_file():
+            scoring = json.loads((staging / "metrics.json").read_text()).get("scoring", {})
+        return _evaluate_folder(staging, record, scoring)
