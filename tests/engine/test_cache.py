@@ -88,7 +88,7 @@ def test_process_killed_inside_a_write_leaves_only_whole_batches(tmp_path):
         "cache = ResultCache(sys.argv[1])\n"
         "cache.put_many([('whole', 'ns', 'score', {'v': 1})])\n"
         "cache._conn.execute('BEGIN IMMEDIATE')\n"
-        "cache._conn.executemany('INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)', [(f'torn{i}', 'ns', 'score', '{}', 0.0, 'x') for i in range(500)])\n"
+        "cache._conn.executemany('INSERT INTO results (key, namespace, kind, result, created, checksum) VALUES (?, ?, ?, ?, ?, ?)', [(f'torn{i}', 'ns', 'score', '{}', 0.0, 'x') for i in range(500)])\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True)

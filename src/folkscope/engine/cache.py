@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 CACHE_SCHEMA = 1
 _FILE = "results.sqlite"
 _CHUNK = 500  # SQLite limits the number of bound parameters per statement
-_COLUMNS = "key, namespace, kind, result, created, checksum"
+_COLUMNS = "key, namespace, kind, result, created, checksum, usage"
 
 
 def _checksum(key: str, text: str) -> str:
@@ -139,11 +139,13 @@ class ResultCache:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS results ("
                 " key TEXT PRIMARY KEY, namespace TEXT NOT NULL, kind TEXT NOT NULL,"
-                " result TEXT NOT NULL, created REAL NOT NULL, checksum TEXT)"
+                " result TEXT NOT NULL, created REAL NOT NULL, checksum TEXT, usage TEXT)"
             )
             columns = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
             if "checksum" not in columns:  # a store written before checksums: vouch for its rows once
                 conn.execute("ALTER TABLE results ADD COLUMN checksum TEXT")
+            if "usage" not in columns:  # a store written before usage was kept: its answers' cost is unknown
+                conn.execute("ALTER TABLE results ADD COLUMN usage TEXT")
             legacy = conn.execute("SELECT key, result FROM results WHERE checksum IS NULL").fetchall()
             if legacy:
                 conn.execute("BEGIN IMMEDIATE")
@@ -180,9 +182,9 @@ class ResultCache:
         good = [row for row in rows if row[5] is None or row[5] == _checksum(row[0], row[3])]
         self.damaged += len(rows) - len(good)
         if good:
-            fixed = [(*row[:5], row[5] or _checksum(row[0], row[3])) for row in good]
+            fixed = [(*row[:5], row[5] or _checksum(row[0], row[3]), row[6]) for row in good]
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany(f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", fixed)
+            self._conn.executemany(f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", fixed)
             self._conn.execute("COMMIT")
             kept = len(fixed)
         self.salvaged.append((aside, kept))
@@ -230,18 +232,21 @@ class ResultCache:
                     self.damaged += 1
         return found
 
-    def put_many(self, items: Iterable[tuple[str, str, str, Mapping[str, Any]]]) -> int:
-        """Store ``(key, namespace, kind, result)`` items in one atomic transaction.
+    def put_many(self, items: Iterable[tuple[Any, ...]]) -> int:
+        """Store ``(key, namespace, kind, result)`` or ``(key, namespace, kind, result, usage)`` items in one atomic transaction.
 
-        Returns the number of items written. If the file was deleted or
-        replaced since it was opened, a fresh one is started first
-        (:attr:`recreated` counts it) and a warning says so.
+        ``usage`` (a JSON-able mapping, e.g. :meth:`folkscope.engine.Usage.to_dict`)
+        records what obtaining the answer was billed. Returns the number of
+        items written. If the file was deleted or replaced since it was
+        opened, a fresh one is started first (:attr:`recreated` counts it)
+        and a warning says so.
         """
         now = time.time()
         rows = []
-        for key, ns, kind, result in items:
+        for key, ns, kind, result, *rest in items:
             text = json.dumps(result, separators=(",", ":"))
-            rows.append((key, ns, kind, text, now, _checksum(key, text)))
+            usage = json.dumps(rest[0], separators=(",", ":")) if rest and rest[0] is not None else None
+            rows.append((key, ns, kind, text, now, _checksum(key, text), usage))
         if not rows:
             return 0
         if self._file_replaced():
@@ -257,7 +262,7 @@ class ResultCache:
         def write() -> int:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._conn.executemany(f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
@@ -265,6 +270,23 @@ class ResultCache:
             return len(rows)
 
         return int(self._guarded("a write", write))
+
+    def usage_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The recorded usage (decoded JSON) of those keys that have one; unreadable records are left out."""
+        return dict(self._guarded("a read", lambda: self._usage_many(keys)))
+
+    def _usage_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = list(keys[start : start + _CHUNK])
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key, usage FROM results WHERE usage IS NOT NULL AND key IN ({marks})"
+            for key, text in self._conn.execute(query, chunk).fetchall():
+                try:
+                    found[key] = json.loads(text)
+                except (TypeError, ValueError):
+                    continue
+        return found
 
     def count(self, namespace: str | None = None) -> int:
         """Number of stored results, in one namespace or in all."""
@@ -341,7 +363,8 @@ def _rows_of(path: Path, *, chunk: int = 256, give_up_after: int = 64) -> list[t
             last: int | None = conn.execute("SELECT MAX(rowid) FROM results").fetchone()[0] or 0
         except sqlite3.Error:
             last = None
-        select = f"SELECT key, namespace, kind, result, created, {'checksum' if 'checksum' in columns else 'NULL'} FROM results"
+        optional = ", ".join(name if name in columns else "NULL" for name in ("checksum", "usage"))
+        select = f"SELECT key, namespace, kind, result, created, {optional} FROM results"
         start, misses = 1, 0
         while (start <= last) if last is not None else (misses < give_up_after):
             try:

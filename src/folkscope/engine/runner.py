@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,7 @@ from folkscope.engine.backends import Backend, create_backend
 from folkscope.engine.backends.base import Batches
 from folkscope.engine.cache import ResultCache, entry_key, namespace_key
 from folkscope.engine.progress import Progress, progress_mode
+from folkscope.engine.usage import Usage
 from folkscope.engine.requests import (
     GenerateRequest,
     GenerateResult,
@@ -80,6 +81,14 @@ class EngineStats:
         Cached answers skipped because they were damaged (checksum, JSON) or
         implausible for their request (shape, log-probabilities above 0);
         each was recomputed and replaced.
+    billed_answers : int
+        Answers of a paid backend (web API) used, cached or computed, whose
+        billing is known; ``billed`` sums it, over every session that paid
+        for them (a resumed run's cached answers included).
+    unbilled_answers : int
+        Cached answers of a paid backend stored before billing was recorded
+        (their cost is not in ``billed``).
+    billed : Usage
     """
 
     requested: int = 0
@@ -87,8 +96,11 @@ class EngineStats:
     cached: int = 0
     computed: int = 0
     damaged: int = 0
+    billed_answers: int = 0
+    unbilled_answers: int = 0
+    billed: Usage = field(default_factory=Usage)
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -100,6 +112,14 @@ def _tokens(result: Any) -> int:
     if isinstance(result, GenerateResult):
         return result.prompt_tokens + result.completion_tokens
     return int(getattr(result, "prompt_tokens", 0))
+
+
+def _pass_on(stream: Iterator[Any], interrupt: KeyboardInterrupt) -> Any:
+    """Throw a Ctrl-C into a backend's stream, which may yield answers still arriving before it re-raises."""
+    throw = getattr(stream, "throw", None)
+    if throw is None:
+        raise interrupt
+    return throw(interrupt)
 
 
 def _check_plausible(request: Any, result: Any) -> None:
@@ -304,6 +324,9 @@ class Engine:
             if damaged:
                 log.warning("%d cached answers were damaged or implausible; they are recomputed and replaced", damaged)
         self.stats.damaged += damaged
+        billing = getattr(self.backend, "take_usage", None)  # only a paid backend (web API) bills its answers
+        if billing is not None and self.cache is not None and found:
+            self._add_billing([e for k, e in zip(unique, entries) if k in found], self.cache.usage_many)
         self.stats.requested += len(requests)
         self.stats.unique += len(unique)
         self.stats.cached += len(found)
@@ -311,26 +334,45 @@ class Engine:
         if found:
             _announce_reuse(description, unit, len(found), len(unique), enabled=self.progress)
         if not all(done):
+            recorded: dict[str, Any] = {}  # billing of the answers computed here, by entry
             with Progress(done.count(False), description=description, unit=unit, enabled=self.progress) as bar:
                 hook = hasattr(self.backend, "on_partial")
                 if hook:
                     self.backend.on_partial = bar.partial  # type: ignore[attr-defined]
+                stream = iter(method([requests[first[k]] for k in unique], done=done))
+                interrupt: KeyboardInterrupt | None = None
+                pass_on = False
                 try:
-                    for completed in method([requests[first[k]] for k in unique], done=done):
+                    while True:
+                        try:
+                            completed = _pass_on(stream, interrupt) if pass_on and interrupt is not None else next(stream)
+                        except StopIteration:
+                            break
+                        pass_on = False
+                        paid = billing([idx for idx, _ in completed]) if billing is not None else {}
                         items = []
                         for idx, result in completed:
                             found[unique[idx]] = result
-                            items.append((entries[idx], self.namespace, kind.kind, result.to_dict()))  # type: ignore[attr-defined]
-                        if self.cache is not None:
-                            recreated = self.cache.recreated
-                            self.cache.put_many(items)
-                            if self.cache.recreated != recreated:  # the file was lost mid-run: save what this call holds
-                                self.cache.put_many(
-                                    [(entries[i], self.namespace, kind.kind, found[k].to_dict()) for i, k in enumerate(unique) if k in found]  # type: ignore[attr-defined]
-                                )
+                            usage = recorded[entries[idx]] = paid[idx].to_dict() if idx in paid else None
+                            items.append((entries[idx], self.namespace, kind.kind, result.to_dict(), usage))  # type: ignore[attr-defined]
+                        if billing is not None:
+                            self._add_billing([idx for idx, _ in completed], lambda ids: {i: paid[i].to_dict() for i in ids if i in paid})
                         self.stats.computed += len(completed)
                         bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
+                        if self.cache is None:
+                            continue
+                        try:
+                            self._store(items, found, unique, entries, kind.kind, recorded)
+                        except KeyboardInterrupt as exc:
+                            # Ctrl-C while this batch was written: write it whole, then hand the interrupt to the
+                            # backend, which may still collect answers already paid for (a web API's in flight)
+                            if interrupt is not None:
+                                raise
+                            interrupt, pass_on = exc, True
+                            self._store(items, found, unique, entries, kind.kind, recorded)
                 finally:
+                    if hasattr(stream, "close"):
+                        stream.close()  # a backend's stream stops sending work at once, also when this call fails
                     if hook:
                         self.backend.on_partial = None  # type: ignore[attr-defined]
         missing = [k for k in unique if k not in found]
@@ -339,6 +381,29 @@ class Engine:
                 f"backend {self.backend.name!r} returned no result for {len(missing)} of {len(unique)} requests"
             )
         return [found[k] for k in keys]
+
+    def _store(
+        self, items: list[tuple[Any, ...]], found: dict[str, Any], unique: list[str], entries: list[str], kind: str, recorded: dict[str, Any]
+    ) -> None:
+        """Append a batch's answers to the cache (idempotent); if the file was lost mid-run, write every answer held."""
+        assert self.cache is not None
+        recreated = self.cache.recreated
+        self.cache.put_many(items)
+        if self.cache.recreated != recreated:
+            self.cache.put_many(
+                [(entries[i], self.namespace, kind, found[k].to_dict(), recorded.get(entries[i])) for i, k in enumerate(unique) if k in found]
+            )
+
+    def _add_billing(self, keys: Sequence[Any], lookup: Callable[[Sequence[Any]], dict[Any, Any]]) -> None:
+        """Add the recorded billing of the answers ``keys`` to :attr:`stats` (unknown ones are counted apart)."""
+        known = lookup(keys)
+        for key in keys:
+            usage = Usage.from_dict(known.get(key))
+            if usage is None:
+                self.stats.unbilled_answers += 1
+            else:
+                self.stats.billed_answers += 1
+                self.stats.billed.add(usage)
 
     def close(self) -> None:
         """Release the backend's model and close the cache."""

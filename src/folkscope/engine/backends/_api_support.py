@@ -313,6 +313,7 @@ class _Control:
     event: asyncio.Event | None = None
     stop_early: bool = False
     error_sent: bool = False
+    in_flight: int = 0  # requests sent and not yet answered (touched on the loop thread only)
 
 
 def _as_dict(response: Any) -> dict[str, Any]:

@@ -135,6 +135,7 @@ from folkscope.engine.requests import (
     ScoreRequest,
     ScoreResult,
 )
+from folkscope.engine.usage import Usage
 from folkscope.errors import BackendError, ConfigError
 
 __all__ = ["APIBackendStats", "APICapabilities", "APITokenizer", "LiteLLMBackend"]
@@ -248,6 +249,7 @@ class LiteLLMBackend:
         self.litellm_options = _check_options(dict(litellm_options or {}))
         self._litellm = _litellm()
         self.stats = APIBackendStats()
+        self._usage: dict[int, Usage] = {}  # billing of answers yielded, until the engine takes it
         self._closed = False
         self._client: Any = None
         self._caps = self._probe(assistant_prefill)
@@ -780,21 +782,55 @@ class LiteLLMBackend:
         """Run the jobs concurrently on the shared loop; yield each answer as soon as it is complete.
 
         A fatal error stops new requests, lets those in flight finish, yields
-        their answers (so they are saved), then raises. Closing the generator
-        early (Ctrl-C, a failing cache write) stops new requests; those in
-        flight finish in the background and are dropped.
+        their answers (so they are saved), then raises. So does a first
+        Ctrl-C (KeyboardInterrupt) while waiting for answers: the requests in
+        flight are already paid for, so their answers are awaited (within the
+        request timeout) and handed over before the interrupt is raised again;
+        a second Ctrl-C drops them. A consumer interrupted while it holds a
+        batch may throw the KeyboardInterrupt in (``stream.throw``) for the same
+        effect. Closing the generator early (a failing
+        cache write) stops new requests; those in flight finish in the
+        background and are dropped. What each answer was billed is kept for
+        :meth:`take_usage`.
         """
         if self._closed:
             raise BackendError("this LiteLLMBackend is closed")
         results: queue.Queue[tuple[str, Any, Any]] = queue.Queue()
         control = _Control()
         loop = _LoopThread.get()
+
+        def stop() -> None:
+            if control.event is not None:
+                control.event.set()
+            else:
+                control.stop_early = True
+
+        self._usage = {}
         asyncio.run_coroutine_threadsafe(self._drive(jobs, results, control), loop)
         finished = False
         error: BaseException | None = None
+        interrupted: KeyboardInterrupt | None = None
+
+        def drain(exc: KeyboardInterrupt) -> None:
+            """First Ctrl-C: stop sending, keep collecting what is in flight; a second one propagates."""
+            nonlocal interrupted
+            if interrupted is not None:
+                raise exc
+            interrupted = exc
+            loop.call_soon_threadsafe(stop)
+            log.warning(
+                "interrupted: waiting up to %.0f s for the %d requests in flight (sent, so paid for) to save "
+                "their answers; press Ctrl-C again to drop them",
+                self.timeout, control.in_flight,
+            )
+
         try:
             while not finished:
-                items = [results.get()]
+                try:
+                    items = [results.get()]
+                except KeyboardInterrupt as exc:
+                    drain(exc)
+                    continue
                 while True:
                     try:
                         items.append(results.get_nowait())
@@ -803,7 +839,9 @@ class LiteLLMBackend:
                 batch = []
                 for tag, a, b in items:
                     if tag == "done":
-                        batch.append((a, b))
+                        result, usage = b
+                        self._usage[a] = usage
+                        batch.append((a, result))
                     elif tag == "error" and error is None:
                         error = a
                     elif tag == "end":
@@ -811,20 +849,23 @@ class LiteLLMBackend:
                 if batch:
                     self.stats.requests += len(batch)
                     self.stats.batches += 1
-                    yield batch
+                    try:
+                        yield batch
+                    except KeyboardInterrupt as exc:  # the consumer was interrupted and passed it on (Engine does)
+                        drain(exc)
+            if interrupted is not None:
+                raise interrupted
             if error is not None:
                 raise error
         finally:
             if not finished:
                 # Stop starting requests; those in flight end by themselves within `timeout` and are
                 # dropped. They are not cancelled: cancelling litellm mid-request leaks its coroutines.
-                def stop() -> None:
-                    if control.event is not None:
-                        control.event.set()
-                    else:
-                        control.stop_early = True
-
                 loop.call_soon_threadsafe(stop)
+
+    def take_usage(self, indices: Sequence[int]) -> dict[int, Usage]:
+        """What each of the answers just yielded (by request index) was billed; forgotten once taken."""
+        return {i: self._usage.pop(i) for i in indices if i in self._usage}
 
     async def _drive(self, jobs: dict[int, _Job], results: queue.Queue[tuple[str, Any, Any]], control: _Control) -> None:
         stop = control.event = asyncio.Event()
@@ -834,6 +875,7 @@ class LiteLLMBackend:
         pending.reverse()  # pop() from the end takes them in job order
         parts: dict[int, list[Any]] = {j: [None] * len(job.calls) for j, job in jobs.items()}
         left = {j: len(job.calls) for j, job in jobs.items()}
+        spent = {j: Usage() for j in jobs}
 
         def fail(exc: BaseException) -> None:
             if not control.error_sent:
@@ -844,14 +886,18 @@ class LiteLLMBackend:
         async def worker() -> None:
             while pending and not stop.is_set():
                 j, k = pending.pop()
+                control.in_flight += 1
                 try:
-                    value = await self._attempts(jobs[j].calls[k], stop)
+                    value, usage = await self._attempts(jobs[j].calls[k], stop)
                 except _Stopped:
                     return
                 except (BackendError, ConfigError) as exc:
                     fail(exc)
                     return
+                finally:
+                    control.in_flight -= 1
                 parts[j][k] = value
+                spent[j].add(usage)
                 left[j] -= 1
                 if left[j] == 0:
                     try:
@@ -859,7 +905,7 @@ class LiteLLMBackend:
                     except Exception as exc:  # a bug in reading: stop rather than guess
                         fail(BackendError(f"could not assemble an answer of {self.model}: {_redact(repr(exc))}"))
                         return
-                    results.put(("done", j, result))
+                    results.put(("done", j, (result, spent.pop(j))))
 
         try:
             n_calls = sum(len(job.calls) for job in jobs.values())
@@ -878,10 +924,15 @@ class LiteLLMBackend:
             return
         raise _Stopped
 
-    async def _attempts(self, call: _Call, stop: asyncio.Event) -> Any:
-        """Send one request until it succeeds, fails for good, or the run stops."""
+    async def _attempts(self, call: _Call, stop: asyncio.Event) -> tuple[Any, Usage]:
+        """Send one request until it succeeds, fails for good, or the run stops; return its answer and billing.
+
+        The billing covers every response received for it, an unreadable one
+        (retried) included.
+        """
         attempt = 0
         tolerated: set[str] = set()
+        spent = Usage()
         while True:
             if stop.is_set():
                 raise _Stopped
@@ -890,8 +941,8 @@ class LiteLLMBackend:
             self.stats.api_calls += 1
             try:
                 data = _as_dict(await self._send(call))
-                self._account(data)
-                return call.parse(data)
+                spent.add(self._account(data))
+                return call.parse(data), spent
             except (BackendError, ConfigError, _Stopped, asyncio.CancelledError):
                 raise
             except Exception as exc:
@@ -951,20 +1002,27 @@ class LiteLLMBackend:
             _LoopThread.clients.append(self._client)
         return self._client
 
-    def _account(self, data: Mapping[str, Any]) -> None:
+    def _account(self, data: Mapping[str, Any]) -> Usage:
+        """Add one response's billed tokens and price to the session's stats; return them."""
         usage = data.get("usage") or {}
         prompt = int(usage.get("prompt_tokens") or 0)
         completion = int(usage.get("completion_tokens") or 0)
         self.stats.prompt_tokens += prompt
         self.stats.completion_tokens += completion
-        if self.stats.cost_known and (prompt or completion):
-            try:
-                a, b = self._litellm.cost_per_token(
-                    model=self._model_name, custom_llm_provider=self._provider, prompt_tokens=prompt, completion_tokens=completion
-                )
-                self.stats.cost_usd += float(a) + float(b)
-            except Exception:
-                self.stats.cost_known = False
+        cost: float | None = None
+        if self.stats.cost_known:
+            cost = 0.0
+            if prompt or completion:
+                try:
+                    a, b = self._litellm.cost_per_token(
+                        model=self._model_name, custom_llm_provider=self._provider, prompt_tokens=prompt, completion_tokens=completion
+                    )
+                    cost = float(a) + float(b)
+                    self.stats.cost_usd += cost
+                except Exception:
+                    self.stats.cost_known = False
+                    cost = None
+        return Usage(1, prompt, completion, cost)
 
     def _classify(self, exc: BaseException) -> tuple[str, float | None, str]:
         """(stats counter, Retry-After seconds, summary) of a retryable failure; raises for the others."""
@@ -975,8 +1033,13 @@ class LiteLLMBackend:
         summary = f"{type(exc).__name__}{f' HTTP {status}' if status else ''}: {message}"
         if isinstance(exc, _Garbage):
             return "server_errors", None, f"unreadable response: {exc}"
-        if isinstance(exc, getattr(lt, "Timeout", ())) or status == 408:
+        kinds = {c.__name__ for c in type(exc).__mro__}
+        if isinstance(exc, getattr(lt, "Timeout", ())) or status == 408 or "APITimeoutError" in kinds:
             return "timeouts", None, summary
+        if kinds & {"APIConnectionError", "ConnectError", "ConnectionError"} or "connection error" in message.lower():
+            # no HTTP exchange took place: litellm files these under status 500, which would read as a server fault
+            where = self.api_base or f"the {self._provider} API"
+            return "connection_errors", None, f"could not connect to {where} ({type(exc).__name__}: {message})"
         if "missing credentials" in message.lower() or status in (401, 403) or isinstance(exc, getattr(lt, "AuthenticationError", ())):
             raise ConfigError(
                 f"{self.model} refused the credentials (HTTP {status or 401}): {message}. Check the API key in the "
@@ -985,8 +1048,6 @@ class LiteLLMBackend:
             ) from None
         if status == 429 or isinstance(exc, getattr(lt, "RateLimitError", ())):
             return "rate_limited", _retry_after(exc), summary
-        if isinstance(exc, getattr(lt, "APIConnectionError", ())) or "connection error" in message.lower():
-            return "connection_errors", None, summary
         if status is not None and (status >= 500 or status in (409, 425)):
             return "server_errors", _retry_after(exc), summary
         if isinstance(exc, getattr(lt, "ContextWindowExceededError", ())):
