@@ -78,6 +78,15 @@ def _fingerprint_of(config_file: Path) -> str | None:
     return record.get("fingerprint") if isinstance(record, dict) else None
 
 
+def _oom_note(backoffs: int) -> str:
+    """Why a run that ran out of memory may differ, in the last bits, from one that did not."""
+    return (
+        f"The batch budget was halved {backoffs} time(s) after running out of memory. Answers computed after that "
+        "came from smaller batches, which can differ from the planned budget's in the last bits (measured on CPU "
+        "float32: up to ~1e-6 in a risk score); a rerun that does not run out of memory may differ by that much."
+    )
+
+
 def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
@@ -240,11 +249,14 @@ class Benchmark:
                 importance = permutation_importance(self.classifier, X_test, y_test, seed=self.config.seed)
                 atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
             atomic_write(run_dir / "scores.parquet", lambda fh: table.to_parquet(fh, index=False))
+            backend_stats = self.classifier.engine.backend.stats.to_dict()
             scoring = report.to_dict() | {
                 "threshold": self.classifier.threshold,
                 "engine_stats": self.classifier.engine.stats.to_dict(),
-                "backend_stats": self.classifier.engine.backend.stats.to_dict(),
+                "backend_stats": backend_stats,
             }
+            if backend_stats.get("oom_backoffs"):
+                scoring["notes"] = [*scoring.get("notes", []), _oom_note(int(backend_stats["oom_backoffs"]))]
             return _evaluate_folder(run_dir, record, scoring)
 
     def _recalibrated(self, test_scores: np.ndarray) -> dict[str, np.ndarray]:

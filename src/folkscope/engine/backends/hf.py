@@ -139,8 +139,13 @@ class HFBackend(TokenBackend):
         bfloat16 (or float16) on GPU.
     batch_tokens : int, optional
         Token budget of a batch (see :mod:`folkscope.engine.batching`);
-        default estimated from free memory once the model is loaded (up to
-        16384 on CPU). Halved and retried on out-of-memory errors.
+        default estimated from the device's memory and the model's size
+        before loading (up to 16384 on CPU). Part of the identity (so of the
+        cache namespace and a run's folder): rows batched differently can
+        differ in the last bits (measured: up to ~1e-6 in a risk score, see
+        ``benchmarks/batch_invariance.py``), so a resumed run never mixes
+        answers computed under two budgets. Halved and retried on
+        out-of-memory errors (counted in ``stats.oom_backoffs``).
     share_prefixes : bool, default True
         Reuse the key/value cache of shared prefixes (switched off, with a
         log message, for architectures where it would be wrong).
@@ -236,6 +241,11 @@ class HFBackend(TokenBackend):
         if reason and self.share_prefixes:
             log.info("prefix sharing disabled for %s: %s", self.resolved.name, reason)
             self.share_prefixes = False
+        if self._auto_budget:
+            self.budget.tokens = self._estimate_budget(config, loaded)
+        #: the budget batches are planned with, part of the identity: rows batched differently differ in
+        #: the last bits, so answers computed under another budget are neither reused nor mixed into a run
+        self.planned_budget = self.budget.tokens
         if loaded is not None:
             self._prepare(loaded)
 
@@ -254,6 +264,7 @@ class HFBackend(TokenBackend):
             "model": self.resolved.identity(),
             "dtype": self.dtype,
             "device": self.device.split(":")[0],
+            "batch_tokens": self.planned_budget,
             "numerics": NUMERICS_VERSION,
         }
 
@@ -292,8 +303,6 @@ class HFBackend(TokenBackend):
         if self._tokenizer.eos_token_id is not None:
             eos_ids.add(self._tokenizer.eos_token_id)
         self._eos = {int(e) for e in eos_ids}
-        if self._auto_budget:
-            self.budget.tokens = self._estimate_budget(config)
         if self.self_check and self.strategy == "optimized":
             try:
                 self._check_against_full_logits()
@@ -301,17 +310,19 @@ class HFBackend(TokenBackend):
                 self._model = None
                 raise
 
-    def _estimate_budget(self, config: Any) -> int:
-        """A batch budget from free memory: the key/value cache and activations of a token, times the budget, fit.
+    def _estimate_budget(self, config: Any, loaded: Any = None) -> int:
+        """A batch budget from the machine and the model alone, so it is known before loading and the same on every run.
 
-        GPU: half the free device memory, up to 1M tokens. CPU: an eighth of
-        the installed RAM (not the free RAM, so a resumed run on the same
-        machine plans the same batches), up to 16384 tokens (passes that
-        large already keep the cores busy; the optimised path's passes are
-        several times smaller than its budget, since its footprint counts
-        cached prefixes).
-        The naive path also needs full-vocabulary logits and their
-        log-softmax for every token.
+        The key/value cache and activations of a token, times the budget,
+        must fit. GPU: half of the device's memory left by the weights (its
+        total memory, not what is free now, which changes from run to run),
+        up to 1M tokens. CPU: an eighth of the installed RAM, up to 16384
+        tokens (passes that large already keep the cores busy; the optimised
+        path's passes are several times smaller than its budget, since its
+        footprint counts cached prefixes). The naive path also needs
+        full-vocabulary logits and their log-softmax for every token. Out of
+        memory, the budget still halves (:class:`~folkscope.engine.backoff.AdaptiveBudget`),
+        and the run's stats count it (``oom_backoffs``).
         """
         torch = self._torch
         elt = torch.tensor([], dtype=getattr(torch, self.dtype)).element_size()
@@ -325,16 +336,25 @@ class HFBackend(TokenBackend):
         if self.strategy == "naive":
             per_token += 2 * 4 * int(getattr(config, "vocab_size", 32000))
         if self.device.startswith("cuda"):
-            free, _ = torch.cuda.mem_get_info(torch.device(self.device))
-            return int(max(1024, min(1 << 20, free * 0.5 / per_token)))
+            total = torch.cuda.get_device_properties(torch.device(self.device)).total_memory
+            left = max(total - self._weight_bytes(config, loaded, elt), 0)
+            return int(max(1024, min(1 << 20, left * 0.5 / per_token)))
         try:
             installed = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (AttributeError, ValueError, OSError):  # no POSIX sysconf (Windows): a fixed, modest budget
             return 4096
         return int(max(1024, min(16384, installed * 0.125 / per_token)))
 
+    def _weight_bytes(self, config: Any, loaded: Any, elt: int) -> int:
+        """Bytes the weights take on the device, counted on a loaded model or on an empty (meta-device) copy."""
+        model = loaded
+        if model is None:
+            with self._torch.device("meta"):
+                model = self._transformers.AutoModelForCausalLM.from_config(config)
+        return int(sum(p.numel() for p in model.parameters())) * elt
+
     def _before_planning(self) -> None:
-        _ = self.model  # the budget estimate needs the memory left once the weights are loaded
+        _ = self.model  # load (and self-check) the model before work is planned, not inside the first batch
 
     def _on_oom(self) -> None:
         self._kept_global = None

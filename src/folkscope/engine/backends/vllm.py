@@ -510,6 +510,7 @@ class VLLMBackend(TokenBackend):
             "device": "cuda",
             "tensor_parallel_size": self.tensor_parallel_size,
             "max_model_len": self.max_model_len,
+            "max_num_batched_tokens": self.max_num_batched_tokens,
             "numerics": NUMERICS_VERSION,
         }
 
