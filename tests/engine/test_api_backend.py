@@ -196,9 +196,10 @@ def test_generation_finish_reasons(server, fake):
 
 
 # ---------------------------------------------------------------------- faults
-def test_transient_faults_are_retried_until_every_request_is_answered_exactly_once(fake, key):
+@pytest.mark.parametrize("rate", [0.3, 0.6])
+def test_transient_faults_are_retried_until_every_request_is_answered_exactly_once(fake, key, rate):
     kinds = {"429": 1.0, "500": 1.0, "503": 1.0, "truncated": 1.0, "timeout": 0.5}
-    plan = FaultPlan(rate=0.3, kinds=kinds, seed=7, retry_after=0.05, stall_seconds=2.5)
+    plan = FaultPlan(rate=rate, kinds=kinds, seed=7, retry_after=0.05, stall_seconds=2.5)
     srv = LocalOpenAIServer(FakeSource(fake), faults=plan, api_key=key, max_lifetime=120)
     requests = [ScoreRequest(p, LETTERS) for p in rows(150)]
     rpm = 12_000

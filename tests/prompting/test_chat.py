@@ -6,6 +6,7 @@ import pytest
 
 from folkscope.data import load_bundled
 from folkscope.errors import ConfigError
+from folkscope.tasks import get_task
 from folkscope.prompting import Prompt, PromptConfig, PromptRenderer, render_chat, render_chats
 
 
@@ -17,7 +18,7 @@ def X():
 def test_locally_trained_tokenizer_renders_chat_multiple_choice(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
     cfg = PromptConfig(use_chat_template=True, system_prompt="You are a demographer.")
-    rendered = PromptRenderer("ACSIncome", cfg).render(X)[0]
+    rendered = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), cfg).render(X)[0]
     text = render_chat(rendered.to_prompt(1), tokenizer)
     assert text == (
         "<|system|>\nYou are a demographer.<|end|>\n"
@@ -32,7 +33,7 @@ def test_locally_trained_tokenizer_renders_chat_multiple_choice(local_tokenizer,
 def test_locally_trained_tokenizer_chat_without_system_prompt_and_custom_prefill(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
     cfg = PromptConfig(use_chat_template=True, numeric_risk_prompting=True, chat_prompt="Estimate: 0.")
-    rendered = PromptRenderer("ACSIncome", cfg).render(X)[0]
+    rendered = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), cfg).render(X)[0]
     text = render_chat(rendered.to_prompt(), tokenizer)
     assert text.startswith("<|user|>\nThe following data corresponds to a survey respondent.")
     assert text.endswith("above $50,000?<|end|>\n<|assistant|>\n<think>\n\n</think>\n\nEstimate: 0.")
@@ -42,17 +43,17 @@ def test_locally_trained_tokenizer_thinking_mode(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
     with pytest.warns(UserWarning):
         thinking = PromptConfig(enable_thinking=True)
-    on = render_chat(PromptRenderer("ACSIncome", thinking).render(X)[0].to_prompt(), tokenizer)
-    off = render_chat(PromptRenderer("ACSIncome", PromptConfig(cot_prompting=True)).render(X)[0].to_prompt(), tokenizer)
+    on = render_chat(PromptRenderer(get_task("ACSIncome").with_wording("codebook"), thinking).render(X)[0].to_prompt(), tokenizer)
+    off = render_chat(PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(cot_prompting=True)).render(X)[0].to_prompt(), tokenizer)
     assert on.endswith("between 0 and 100.<|end|>\n<|assistant|>\n")
     assert off.endswith("between 0 and 100.<|end|>\n<|assistant|>\n<think>\n\n</think>\n\n")
 
 
 def test_text_prompts_pass_through_and_batches_render(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
-    batch = PromptRenderer("ACSIncome").render(X)
+    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook")).render(X)
     assert render_chats(batch.prompts(0), tokenizer) == list(batch.full_texts(0))
-    chat = PromptRenderer("ACSIncome", PromptConfig(use_chat_template=True)).render(X)
+    chat = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True)).render(X)
     texts = render_chats(chat.prompts(1), tokenizer)
     assert len(texts) == len(X) and all(t.endswith("<|assistant|>\n<think>\n\n</think>\n\nAnswer:") for t in texts)
 

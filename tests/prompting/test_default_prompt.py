@@ -1,4 +1,4 @@
-"""The default ACSIncome prompt, character for character, for the 10 bundled real rows.
+"""The ACSIncome prompt in the Census codebook wording (`--wording codebook`), character for character, for the 10 bundled real rows.
 
 Expected texts are written by hand from the spec's prompt frame
 (``shared/spec/risk-scores.md``) and the codebook labels in
@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from folkscope.data import load_bundled
+from folkscope.tasks import get_task
 from folkscope.prompting import PromptConfig, PromptRenderer
 
 HEAD = (
@@ -176,7 +177,7 @@ def fixture_rows():
 @pytest.fixture(scope="module")
 def batch(fixture_rows):
     X, y = fixture_rows
-    return PromptRenderer("ACSIncome", PromptConfig()).render(X, y)
+    return PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig()).render(X, y)
 
 
 def test_row_1_matches_the_spec_frame_literally(batch):
@@ -221,14 +222,14 @@ def test_prompt_ends_on_answer_prefill_without_trailing_space(batch):
 
 def test_without_order_bias_correction_there_is_one_ordering(fixture_rows):
     X, y = fixture_rows
-    batch = PromptRenderer("ACSIncome", PromptConfig(correct_order_bias=False)).render(X, y)
+    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(correct_order_bias=False)).render(X, y)
     assert batch.n_slots == 1 and len(batch.orderings) == 1
     assert batch.full_texts(0)[0] == ROW_1_LITERAL
 
 
 def test_render_row_equals_bulk_render(fixture_rows, batch):
     X, _ = fixture_rows
-    renderer = PromptRenderer("ACSIncome")
+    renderer = PromptRenderer(get_task("ACSIncome").with_wording("codebook"))
     for i in range(len(X)):
         single = renderer.render_row(X.iloc[i])
         assert single.row_id == X.index[i]

@@ -32,7 +32,7 @@ def X():
 
 
 def test_numeric_prompt_ends_with_prefilled_zero_point(X):
-    rendered = PromptRenderer("ACSIncome", PromptConfig(numeric_risk_prompting=True)).render(X)[0]
+    rendered = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(numeric_risk_prompting=True)).render(X)[0]
     assert rendered.full_text().endswith(
         ROW_1_FEATURES_TAIL
         + "Question: What is the probability that this person's estimated yearly income is above $50,000?\n"
@@ -44,7 +44,7 @@ def test_numeric_prompt_ends_with_prefilled_zero_point(X):
 
 def test_cot_prompt_asks_for_a_final_probability_line(X):
     cfg = PromptConfig(cot_prompting=True, system_prompt="You are a careful demographer.")
-    rendered = PromptRenderer("ACSIncome", cfg).render(X)[0]
+    rendered = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), cfg).render(X)[0]
     text = rendered.full_text()
     assert text.endswith(
         ROW_1_FEATURES_TAIL
@@ -63,24 +63,24 @@ def test_cot_prompt_asks_for_a_final_probability_line(X):
 def test_enable_thinking_is_carried_to_the_prompt(X):
     with pytest.warns(UserWarning):
         cfg = PromptConfig(enable_thinking=True)
-    prompt = PromptRenderer("ACSIncome", cfg).render(X)[0].to_prompt()
+    prompt = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), cfg).render(X)[0].to_prompt()
     assert prompt.enable_thinking is True
 
 
 def test_chat_multiple_choice_prompt_structure(X):
     cfg = PromptConfig(use_chat_template=True, system_prompt="Be a demographer.")
-    batch = PromptRenderer("ACSIncome", cfg).render(X)
+    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), cfg).render(X)
     prompt = batch[0].to_prompt(1)
     assert [m.role for m in prompt.messages] == ["system", "user"]
     user = prompt.messages[1].content
     assert user.endswith("Question: What is this person's estimated yearly income?\nA. Above $50,000.\nB. Below $50,000.")
     assert prompt.prefill == "Answer:"
     assert batch.user_texts(1)[0] == user
-    assert PromptRenderer("ACSIncome", PromptConfig(use_chat_template=True, chat_prompt="My answer is")).render(X)[0].to_prompt().prefill == "My answer is"
+    assert PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True, chat_prompt="My answer is")).render(X)[0].to_prompt().prefill == "My answer is"
 
 
 def test_chat_numeric_user_turn_has_no_trailing_newline(X):
-    batch = PromptRenderer("ACSIncome", PromptConfig(use_chat_template=True, numeric_risk_prompting=True)).render(X)
+    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True, numeric_risk_prompting=True)).render(X)
     prompt = batch[0].to_prompt()
     assert prompt.messages[-1].content.endswith("above $50,000?")
     assert prompt.prefill == "Answer (between 0 and 1): 0."
@@ -198,7 +198,7 @@ def test_orderings_for_more_choices():
 
 
 def test_renderer_with_cyclic_orderings_and_cap(X):
-    batch = PromptRenderer("ACSIncome", PromptConfig(max_orderings=1)).render(X)
+    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(max_orderings=1)).render(X)
     assert batch.n_slots == 1
 
 

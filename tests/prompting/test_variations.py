@@ -35,7 +35,7 @@ def row_1():
 @pytest.fixture(scope="module")
 def small_task():
     # row 1: AGEP 18, COW 1, SEX 2
-    return get_task("ACSIncome").with_features(["AGEP", "COW", "SEX"])
+    return get_task("ACSIncome").with_wording("codebook").with_features(["AGEP", "COW", "SEX"])
 
 
 def render(task, X, **cfg):
@@ -188,7 +188,7 @@ def test_connector(small_task, row_1, connector, fmt, line):
 
 
 def test_granularity_low_every_acsincome_column(row_1):
-    text = render("ACSIncome", row_1, granularity="low").row_text
+    text = render(get_task("ACSIncome").with_wording("codebook"), row_1, granularity="low").row_text
     assert text == (
         "Information:\n"
         "- The age is: 18 to 24 years old.\n"

@@ -11,7 +11,13 @@ import pandas as pd
 import pytest
 
 from folkscope.errors import ConfigError, DataError, UnknownColumnError
-from folkscope.tasks import ColumnToText, column_set, get_column
+from folkscope.tasks import ColumnToText, column_set
+from folkscope.tasks import get_column as _get_column
+
+
+def get_column(name, columns="acs-codebook"):
+    """These tests check the Census codebook wording (folktexts' is checked in test_folktexts_wording.py)."""
+    return _get_column(name, columns=columns)
 
 # (column, value, expected sentence)
 CASES = [
@@ -57,7 +63,7 @@ TABLE_A5 = [
 
 def test_all_28_table_a5_columns_have_a_mapping_and_a_case():
     assert len(TABLE_A5) == 28
-    assert set(TABLE_A5) <= set(column_set("acs"))
+    assert set(TABLE_A5) <= set(column_set("acs-codebook"))
     assert {c for c, _, _ in CASES} == set(TABLE_A5)
 
 
@@ -114,7 +120,7 @@ def test_nist_columns_override_and_extend_acs():
     nist = column_set("nist")
     assert nist["HISP"].sentence(0) == "The Hispanic origin is: Not Spanish, Hispanic or Latino."
     assert nist["EDU"].sentence(9) == "The highest educational attainment is: Bachelor's degree."
-    assert nist["AGEP"] is column_set("acs")["AGEP"]
+    assert nist["AGEP"] is column_set("acs-codebook")["AGEP"]
 
 
 def test_invalid_definitions_are_rejected():

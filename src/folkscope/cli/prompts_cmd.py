@@ -134,6 +134,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data = parser.add_argument_group("data")
     data.add_argument("--task", default="ACSIncome", help="task name (ACS* tasks download PUMS data; NIST* work offline)")
     data.add_argument("--data-dir", default=None, help="root folder of downloaded survey data")
+    data.add_argument("--wording", choices=("folktexts", "codebook"), default="folktexts",
+                      help="ACS tasks: folktexts 0.7.1's prompts (byte for byte) or the Census codebook's labels")
     data.add_argument("--split", default="test", choices=("train", "val", "test"), help="split whose rows are rendered")
     data.add_argument("--subsampling", type=_subsampling, default=None, help="fraction (0.1) or count (500) of rows per split")
     data.add_argument("--seed", type=int, default=42, help="seed of the split, subsampling and few-shot draws")
@@ -163,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     from folkscope.tasks import get_task
 
     config = prompt_config_from_args(args)  # invalid flags fail before any data is read
-    task = get_task(args.task)
+    task = get_task(args.task).with_wording(args.wording)
     if args.use_feature_subset:
         task = task.with_features(args.use_feature_subset)
     if args.use_population_filter:

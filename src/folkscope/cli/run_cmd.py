@@ -43,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--use-population-filter", action="append", default=None, metavar="FILTER", help="population filter such as 'SEX=2' or 'AGEP=18..35' (repeatable)")
     core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
     core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
+    core.add_argument("--wording", choices=("folktexts", "codebook"), default="folktexts", help=_doc("wording"))
     engine = parser.add_argument_group("inference")
     engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
     engine.add_argument("--batch-tokens", type=int, default=None, help="local backends: token budget of a batch (default: from free memory; halved on out-of-memory)")
@@ -110,6 +111,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         population_filter=tuple(args.use_population_filter or ()),
         n_bootstrap=args.n_bootstrap,
         baselines=not args.no_baselines,
+        wording=args.wording,
     )
 
 

@@ -66,8 +66,15 @@ def _capitalise(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _pieces(description: str, values: np.ndarray, fmt: str, connector: str, first: bool, last: bool) -> np.ndarray:
-    """The finished text of one column for each of its distinct values."""
+def _pieces(
+    description: str, values: np.ndarray, fmt: str, connector: str, first: bool, last: bool, whole: Sequence[str | None] = ()
+) -> np.ndarray:
+    """The finished text of one column for each of its distinct values.
+
+    ``whole`` holds the column's own line for values worded as a statement
+    (see :attr:`~folkscope.tasks.columns.ColumnToText.sentences`); in the
+    sentence formats it replaces label, connector and value.
+    """
     if fmt in ("textbullet", "text"):
         head = join_label(f"The {description}", connector)
     else:
@@ -80,7 +87,12 @@ def _pieces(description: str, values: np.ndarray, fmt: str, connector: str, firs
         before, after = ("" if first else ", ") + head, "\n" if last else ""
     else:  # text
         before, after = ("" if first else " ") + head, ".\n" if last else "."
-    return np.array([f"{before}{v}{after}" for v in values], dtype=object)
+    out = [f"{before}{v}{after}" for v in values]
+    if fmt in ("textbullet", "text"):
+        lead = "- " if fmt == "textbullet" else ("" if first else " ")
+        end = "\n" if fmt == "textbullet" or last else ""
+        out = [f"{lead}{line}{end}" if line is not None else piece for piece, line in zip(out, whole or [None] * len(out))]
+    return np.array(out, dtype=object)
 
 
 def render_feature_block(
@@ -118,8 +130,10 @@ def render_feature_block(
     for j, name in enumerate(columns):
         col = task.column_to_text(name)
         codes, uniques = pd.factorize(X[name], use_na_sentinel=False)
-        texts = col.render(pd.Series(uniques), granularity=config.granularity)  # type: ignore[arg-type]
-        pieces = _pieces(col.description, texts.to_numpy(), config.format, config.connector, j == 0, j == last)
+        distinct = pd.Series(uniques)
+        texts = col.render(distinct, granularity=config.granularity)  # type: ignore[arg-type]
+        whole = col.whole_lines(distinct, granularity=config.granularity)  # type: ignore[arg-type]
+        pieces = _pieces(col.description, texts.to_numpy(), config.format, config.connector, j == 0, j == last, whole)
         if j == 0 and head:
             pieces = head + pieces
         if j == last and tail:

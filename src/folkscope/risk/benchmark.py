@@ -145,7 +145,7 @@ class Benchmark:
         if config is not None and config_kwargs:
             raise ConfigError("pass either config= or BenchmarkConfig fields as keywords, not both", parameter="config")
         config = config or BenchmarkConfig(**config_kwargs)
-        task_obj = get_task(task)
+        task_obj = get_task(task).with_wording(config.wording)
         if config.feature_subset:
             task_obj = task_obj.with_features(list(config.feature_subset))
         if config.population_filter:

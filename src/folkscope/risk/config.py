@@ -20,6 +20,7 @@ from folkscope.errors import ConfigError
 from folkscope.prompting import FewShotConfig, PromptConfig
 from folkscope.prompting.variations import parse_variations
 from folkscope.risk.classifier import NUMERIC_READOUTS
+from folkscope.tasks.task import WORDINGS
 
 __all__ = ["BenchmarkConfig"]
 
@@ -62,6 +63,9 @@ class BenchmarkConfig:
     population_filter: tuple[str, ...] = field(default=(), metadata=_doc("Extra population filters, e.g. 'SEX=2'."))
     n_bootstrap: int = field(default=1000, metadata=_doc("Bootstrap resamples for metric confidence intervals."))
     baselines: bool = field(default=True, metadata=_doc("Fit logistic regression and GBM baselines on the same split."))
+    wording: str = field(
+        default="folktexts", metadata=_doc("ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte) or 'codebook' (Census labels).")
+    )
 
     def __post_init__(self) -> None:
         for name in ("few_shot", "fit_threshold", "recalibrate", "context_size", "batch_size"):
@@ -72,6 +76,8 @@ class BenchmarkConfig:
             raise ConfigError(
                 f"subsampling must be a fraction in (0, 1], got {self.subsampling!r}", parameter="subsampling", value=self.subsampling
             )
+        if self.wording not in WORDINGS:
+            raise ConfigError(f"wording must be one of {', '.join(WORDINGS)}; got {self.wording!r}", parameter="wording", value=self.wording)
         if self.numeric_readout not in NUMERIC_READOUTS:
             raise ConfigError(
                 f"numeric_readout must be one of {', '.join(NUMERIC_READOUTS)}, got {self.numeric_readout!r}",

@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -23,7 +23,7 @@ import pandas as pd
 
 from folkscope.errors import ConfigError, DataError, UnknownColumnError
 
-__all__ = ["ColumnToText", "Granularity", "column_set", "get_column", "load_code_file"]
+__all__ = ["ColumnToText", "Granularity", "column_set", "folktexts_table", "get_column", "load_code_file"]
 
 Granularity = Literal["original", "low"]
 _UNITS = ("years_old", "hours", "minutes", "dollars", "percent", "number")
@@ -106,6 +106,19 @@ class ColumnToText:
         A numeric top code with its own text (``501 -> "501% or more"``).
     low : LowGranularity, optional
         Coarse bins for ``granularity="low"``.
+    sentences : mapping of int to str
+        Whole lines that replace ``"The <description> is: <value>."`` for
+        these values (folktexts words some columns as statements, e.g.
+        ``"Person has given birth within the last year."``); formats other
+        than the sentence formats use them as values.
+    missing_sentence : str, optional
+        The whole line of a blank value, for a column with ``sentences``.
+    sign_after_dollar : bool
+        Negative dollars as ``$-5,000`` (folktexts) instead of ``-$5,000``.
+
+    For a numeric column, ``values`` holds exact texts of particular values
+    (folktexts' wording of, e.g., an income-to-poverty ratio of 99%), used
+    before the unit's format.
 
     Examples
     --------
@@ -125,6 +138,9 @@ class ColumnToText:
     raw_labels: Mapping[int, str] = field(default_factory=dict)
     top_code: tuple[int, str] | None = None
     low: LowGranularity | None = None
+    sentences: Mapping[int, str] = field(default_factory=dict)
+    missing_sentence: str | None = None
+    sign_after_dollar: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("categorical", "numeric"):
@@ -139,7 +155,7 @@ class ColumnToText:
                 parameter="unit",
                 value=self.unit,
             )
-        if self.kind == "categorical" and not self.values:
+        if self.kind == "categorical" and not self.values and not self.sentences:
             raise ConfigError(f"column {self.name}: a categorical column needs a 'values' map or 'codes_file'")
 
     # -- one value -----------------------------------------------------------------
@@ -187,8 +203,22 @@ class ColumnToText:
         return str(self.render(pd.Series([value]), granularity=granularity).iloc[0])
 
     def sentence(self, value: Any, *, granularity: Granularity = "original") -> str:
-        """``"The <description> is: <value>."`` for a single value."""
-        return f"The {self.description} is: {self.value_text(value, granularity=granularity)}."
+        """``"The <description> is: <value>."`` (or the column's own line) for a single value."""
+        whole = self.whole_lines(pd.Series([value]), granularity=granularity)[0]
+        return whole if whole is not None else f"The {self.description} is: {self.value_text(value, granularity=granularity)}."
+
+    def whole_lines(self, series: pd.Series, *, granularity: Granularity = "original") -> list[str | None]:
+        """The column's own line for each value that has one (:attr:`sentences`), None for the others."""
+        if not self.sentences or (granularity == "low" and self.low is not None):
+            return [None] * len(series)
+        out: list[str | None] = []
+        for value in series:
+            number = pd.to_numeric(value, errors="coerce") if value is not None else float("nan")
+            if pd.isna(number):
+                out.append(self.missing_sentence)
+            else:
+                out.append(self.sentences.get(int(number)) if float(number).is_integer() else None)
+        return out
 
     # -- whole columns -------------------------------------------------------------
     def render(self, series: pd.Series, *, granularity: Granularity = "original") -> pd.Series:
@@ -228,8 +258,12 @@ class ColumnToText:
         if granularity == "low" and self.low is not None:
             return self._render_low(self.low, number)
         if self.kind == "numeric":
+            if number.is_integer() and int(number) in self.values:
+                return self.values[int(number)]
             if self.top_code is not None and number >= self.top_code[0]:
                 return self.top_code[1]
+            if self.sign_after_dollar and self.unit == "dollars" and number < 0:
+                return "$-" + _format_number(-number, "dollars")[1:]
             return _format_number(number, str(self.unit))
         code = int(number)
         if code != number or code not in self.values:
@@ -323,21 +357,75 @@ def _load_json_columns(filename: str) -> dict[str, ColumnToText]:
     return {name: _from_json(name, spec) for name, spec in data.items() if not name.startswith("_")}
 
 
-_COLUMN_SETS = {"acs": ("acs_columns.json",), "nist": ("acs_columns.json", "nist_columns.json")}
+#: column set -> (codebook files merged in order, whether folktexts' wording overrides the ACS columns)
+_COLUMN_SETS = {
+    "acs": (("acs_columns.json",), True),
+    "acs-codebook": (("acs_columns.json",), False),
+    "nist": (("acs_columns.json", "nist_columns.json"), False),
+}
+#: folktexts words these with a code inside a fixed text (one example value only): the codebook keeps them
+_TEMPLATED = ("PUMA", "POWPUMA")
+
+
+@lru_cache(maxsize=1)
+def folktexts_table() -> dict[str, Any]:
+    """folktexts 0.7.1's rendering table (``resources/folktexts/column_texts.json``, MIT; see its PROVENANCE.md)."""
+    text = resources.files("folkscope.tasks").joinpath("resources", "folktexts", "column_texts.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _folktexts_column(spec: Mapping[str, Any], base: ColumnToText | None) -> ColumnToText:
+    """A column worded as folktexts words it, keeping the codebook's kind, unit and coarse bins."""
+    name, short = str(spec["name"]), str(spec["short_description"])
+    head = f"The {short} {spec['connector_verb']} "
+    texts = {int(k): str(v) for k, v in spec["texts"].items()}
+    missing_text = str(spec["missing_text"])
+    common: dict[str, Any] = {"low": base.low if base else None, "raw_labels": base.raw_labels if base else {}}
+    if spec.get("use_value_map_only"):  # whole statements ("Person has given birth within the last year.")
+        return ColumnToText(
+            name=name, description=short, kind="categorical", values={k: v.rstrip(".") for k, v in texts.items()},
+            missing=missing_text.rstrip("."), sentences=texts, missing_sentence=missing_text, **common,
+        )  # fmt: skip
+    values = {k: v[len(head) : -1] for k, v in texts.items() if v.startswith(head) and v.endswith(".")}
+    missing = missing_text[len(head) : -1] if missing_text.startswith(head) else missing_text
+    if base is not None and base.kind == "numeric":
+        return replace(base, description=short, values=values, missing=missing, sign_after_dollar=True)
+    return ColumnToText(name=name, description=short, kind="categorical", values=values, missing=missing, **common)
+
+
+@lru_cache(maxsize=None)
+def _folktexts_columns(codebook_files: tuple[str, ...]) -> dict[str, ColumnToText]:
+    base: dict[str, ColumnToText] = {}
+    for filename in codebook_files:
+        base.update(_load_json_columns(filename))
+    worded = dict(base)
+    for spec in folktexts_table()["columns"].values():
+        name = str(spec["name"])
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or name in _TEMPLATED:  # targets such as PINCP>50000
+            continue
+        worded[name] = _folktexts_column(spec, base.get(name))
+    return worded
 
 
 def column_set(name: str = "acs") -> dict[str, ColumnToText]:
-    """All column mappings of a dataset family (``"acs"`` or ``"nist"``), as a fresh dict.
+    """All column mappings of a dataset family, as a fresh dict.
 
-    The NIST excerpt shares PUMS columns (AGEP, SEX, ...) and overrides or
-    adds its own recodes (HISP, EDU, ...).
+    ``"acs"`` words the ACS columns exactly as folktexts 0.7.1 does (its
+    rendering table, so prompts are byte-identical to folktexts');
+    ``"acs-codebook"`` uses the Census codebook's labels instead. The NIST
+    excerpt (``"nist"``) shares PUMS columns (AGEP, SEX, ...) and overrides
+    or adds its own recodes (HISP, EDU, ...).
     """
     if name not in _COLUMN_SETS:
         raise ConfigError(
             f"unknown column set {name!r}; known: {', '.join(_COLUMN_SETS)}", parameter="columns", value=name
         )
+    files, folktexts = _COLUMN_SETS[name]
+    if folktexts:
+        return dict(_folktexts_columns(files))
     merged: dict[str, ColumnToText] = {}
-    for filename in _COLUMN_SETS[name]:
+    for filename in files:
         merged.update(_load_json_columns(filename))
     return merged
 

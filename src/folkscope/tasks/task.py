@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from folkscope.errors import ConfigError, TargetError, UnknownColumnError, UnknownTaskError
-from folkscope.tasks.columns import ColumnToText, column_set
+from folkscope.tasks.columns import ColumnToText, column_set, folktexts_table
 from folkscope.tasks.filters import PopulationFilter, apply_filters, parse_filters
 
 __all__ = ["Choice", "Target", "TaskMetadata", "get_task", "list_tasks"]
@@ -216,6 +216,32 @@ class TaskMetadata:
             raise ConfigError("feature subset is empty", parameter="use_feature_subset", value=features)
         return replace(self, features=tuple(features))
 
+    def with_wording(self, wording: str) -> TaskMetadata:
+        """Same task worded as folktexts 0.7.1 words it (``"folktexts"``) or by the Census codebook (``"codebook"``).
+
+        Only ACS tasks have two wordings: the column texts, and for the
+        predefined tasks that folktexts defines with the same target, the
+        question, answer options and numeric question. Other tasks are
+        returned as they are.
+        """
+        if wording not in WORDINGS:
+            raise ConfigError(f"wording must be one of {', '.join(WORDINGS)}; got {wording!r}", parameter="wording", value=wording)
+        if self.columns not in _WORDING_COLUMNS.values():
+            return self
+        texts: dict[str, Any] = {}
+        original = _codebook_registry().get(self.name)
+        if original is not None and original.target == self.target:
+            if wording == "folktexts":
+                texts = _folktexts_texts(original)
+            else:
+                texts = {"question": original.question, "choices": original.choices, "numeric_question": original.numeric_question}
+        return replace(self, columns=_WORDING_COLUMNS[wording], column_texts={}, **texts)
+
+    @property
+    def wording(self) -> str | None:
+        """``"folktexts"`` or ``"codebook"`` for an ACS task, None for tasks with one wording."""
+        return next((w for w, c in _WORDING_COLUMNS.items() if c == self.columns), None)
+
     def with_filters(self, filters: str | Iterable[str]) -> TaskMetadata:
         """Same task with extra population filters (``--use-population-filter``)."""
         return replace(self, filters=(*self.filters, *parse_filters(filters)))
@@ -309,11 +335,35 @@ def _task_from_json(name: str, spec: Mapping[str, Any]) -> TaskMetadata:
     )
 
 
+#: the two wordings of the ACS tasks: folktexts 0.7.1's (the default) and the Census codebook's
+WORDINGS = ("folktexts", "codebook")
+_WORDING_COLUMNS = {"folktexts": "acs", "codebook": "acs-codebook"}
+
+
+def _folktexts_texts(task: TaskMetadata) -> dict[str, Any]:
+    """folktexts' question, answer options and numeric question of a task it defines with the same target."""
+    spec = folktexts_table()["tasks"].get(task.name)
+    if spec is None or spec["multiple_choice_qa"]["column"] != task.target_name:
+        return {}  # not a folktexts task, or another target (folktexts' ACSMobility asks MIG!=1): keep ours
+    mc = spec["multiple_choice_qa"]
+    return {
+        "question": mc["text"],
+        "choices": tuple(Choice(c["text"], int(c["key"])) for c in mc["choices"]),
+        "numeric_question": spec["direct_numeric_qa"]["text"],
+    }
+
+
 @lru_cache(maxsize=1)
-def _registry() -> Mapping[str, TaskMetadata]:
+def _codebook_registry() -> Mapping[str, TaskMetadata]:
     text = resources.files("folkscope.tasks").joinpath("resources", "tasks.json").read_text("utf-8")
     data = json.loads(text)
     return {name: _task_from_json(name, spec) for name, spec in data.items() if not name.startswith("_")}
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Mapping[str, TaskMetadata]:
+    """The predefined tasks in their default wording (folktexts' for the ACS tasks)."""
+    return {name: task.with_wording("folktexts") for name, task in _codebook_registry().items()}
 
 
 def list_tasks() -> list[str]:
