@@ -168,3 +168,12 @@ def test_kill_9_during_the_final_writes_never_leaves_a_half_written_folder(tmp_p
     pd.testing.assert_frame_equal(pd.read_parquet(run / "scores.parquet"), expected)
     assert not list(results.rglob("*.tmp")) and not list(results.glob("NISTIncome/kill-fake/.*.staging"))
     assert "scoring" in (run / "run.log").read_text()  # the log kept every attempt
+
+
+@pytest.mark.parametrize("name", ["folkscope.runs.folder", "folkscope.engine.usage", "folkscope.cli.run_cmd", "folkscope._io"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert failures == 0

@@ -31,6 +31,7 @@ from folkscope.engine.models import (
     default_model_path,
     download_models,
     ensure_default_model,
+    load_model_tokenizer,
     resolve_model,
 )
 from folkscope.engine.requests import (
@@ -80,6 +81,7 @@ __all__ = [
     "ensure_default_model",
     "expand_variants",
     "get_backend",
+    "load_model_tokenizer",
     "register_backend",
     "request_key",
     "resolve_model",

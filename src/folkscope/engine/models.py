@@ -39,6 +39,7 @@ __all__ = [
     "default_model_path",
     "download_models",
     "ensure_default_model",
+    "load_model_tokenizer",
     "resolve_model",
 ]
 
@@ -277,3 +278,35 @@ def download_models(model_ids: list[str], save_dir: str | Path | None = None, *,
             folder = target
         out.append(folder)
     return out
+
+
+def load_model_tokenizer(model_name_or_path: str = DEFAULT_MODEL, *, device: str | None = None, dtype: str | None = None, **kwargs: Any) -> tuple[Any, Any]:
+    """Load a transformers model and its tokenizer (folktexts' ``load_model_tokenizer``).
+
+    The handle is resolved as everywhere else (``"default"``, a folder, a
+    ``.gguf`` file, a hub id). Pass the pair to
+    :class:`~folkscope.risk.TransformersLLMClassifier` or to
+    ``Benchmark.make_benchmark(model=..., tokenizer=...)``.
+
+    Parameters
+    ----------
+    device, dtype : str, optional
+        As for the transformers backend: CUDA and bfloat16 when there is a
+        GPU, else CPU and float32.
+    **kwargs
+        Passed to ``AutoModelForCausalLM.from_pretrained``.
+    """
+    from folkscope._deps import require
+    from folkscope.engine.backends.hf import resolve_device, resolve_dtype
+
+    transformers = require("transformers", feature="load_model_tokenizer")
+    torch = require("torch", feature="load_model_tokenizer")
+    resolved = resolve_model(model_name_or_path)
+    where = resolve_device(device)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(resolved.path)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        resolved.path, dtype=getattr(torch, resolve_dtype(dtype, where)), **kwargs
+    )
+    model.to(where)
+    model.eval()
+    return model, tokenizer

@@ -233,6 +233,50 @@ class Engine:
         cache = ResultCache(cache_dir) if use_cache else None
         return cls(instance, cache=cache, prompt_version=prompt_version, progress=progress)
 
+    @classmethod
+    def from_loaded(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str | None = None,
+        device: str | None = None,
+        cache_dir: str | Path | None = None,
+        use_cache: bool = True,
+        batch_tokens: int | None = None,
+        prompt_version: str = "",
+        progress: bool | None = None,
+        **backend_options: Any,
+    ) -> Engine:
+        """An engine over a transformers model and tokenizer already in memory (folktexts' way of passing a model).
+
+        The model keeps its device and dtype unless ``device`` is given. Its
+        result-cache identity is its name (the last part of ``model.name_or_path``
+        by default),
+        the hub commit when transformers recorded one, and a fingerprint of
+        its weights (:func:`~folkscope.engine.backends.hf.weights_fingerprint`),
+        so answers of other weights under the same name are never reused.
+        """
+        from folkscope.engine.backends.hf import HFBackend, weights_fingerprint
+
+        config = getattr(model, "config", None)
+        if config is None or not callable(getattr(model, "state_dict", None)):
+            raise ConfigError(
+                f"model must be a loaded transformers model (with .config and weights), got {type(model).__name__}; "
+                "pass a model name or folder to Engine.from_model instead",
+                parameter="model",
+            )
+        source = getattr(model, "name_or_path", None) or getattr(config, "_name_or_path", None)
+        label = name or (Path(str(source)).name if source else None) or type(model).__name__  # a folder's name, as folktexts
+        commit = getattr(config, "_commit_hash", None)
+        revision = f"{commit}+{weights_fingerprint(model)}" if commit else weights_fingerprint(model)
+        where = device or str(getattr(model, "device", "cpu"))
+        backend = HFBackend.from_loaded(
+            model, tokenizer, name=str(label), revision=revision, device=where, batch_tokens=batch_tokens, **backend_options
+        )
+        cache = ResultCache(cache_dir) if use_cache else None
+        return cls(backend, cache=cache, prompt_version=prompt_version, progress=progress)
+
     # ------------------------------------------------------------------ helpers for callers
     @property
     def tokenizer(self) -> Any:

@@ -4,8 +4,11 @@
 engine backend; :class:`Benchmark` scores a task's test split and writes a
 self-describing run folder (:func:`rescore` recomputes it without a model);
 :func:`fit_baselines` fits the supervised baselines on the same split.
+:class:`TransformersLLMClassifier` and :class:`WebAPILLMClassifier` are
+folktexts' names for classifiers over a loaded model or a web API.
 """
 
+from folkscope.risk.backend_classifiers import TransformersLLMClassifier, WebAPILLMClassifier
 from folkscope.risk.baselines import BASELINES, BaselineResult, fit_baselines
 from folkscope.risk.benchmark import Benchmark, rescore
 from folkscope.risk.classifier import NUMERIC_READOUTS, LLMClassifier, ScoringReport
@@ -20,6 +23,8 @@ __all__ = [
     "LLMClassifier",
     "NUMERIC_READOUTS",
     "ScoringReport",
+    "TransformersLLMClassifier",
+    "WebAPILLMClassifier",
     "calibration_data",
     "compare_table",
     "evaluate_scores",

@@ -112,7 +112,8 @@ class Benchmark:
         task: TaskMetadata | str = "ACSIncome",
         *,
         dataset: Dataset | None = None,
-        model: str | Engine = "default",
+        model: Any = "default",
+        tokenizer: Any = None,
         config: BenchmarkConfig | None = None,
         backend: str = "transformers",
         data_dir: str | Path | None = None,
@@ -130,9 +131,13 @@ class Benchmark:
         task : TaskMetadata or str
         dataset : Dataset, optional
             Defaults to ``ACSDataset.make_from_task(task, ...)``.
-        model : str or Engine
-            A model handle (``"default"``, folder, ``.gguf``, hub id) or a
-            ready :class:`~folkscope.engine.Engine` (any backend).
+        model : str, Engine or a loaded transformers model
+            A model handle (``"default"``, folder, ``.gguf``, hub id), a
+            ready :class:`~folkscope.engine.Engine` (any backend), or, as in
+            folktexts, a transformers model already in memory with its
+            ``tokenizer`` (:meth:`Engine.from_loaded <folkscope.engine.Engine.from_loaded>`).
+        tokenizer : optional
+            The tokenizer of a loaded ``model``.
         config : BenchmarkConfig, optional
             Or pass its fields as keyword arguments.
         backend : str
@@ -158,8 +163,20 @@ class Benchmark:
             dataset = dataset.subsample(float(config.subsampling), seed=config.seed)
         prompt_config = config.prompt_config()
         examples = dataset.get_train() if prompt_config.few_shot is not None else None
+        if tokenizer is not None and isinstance(model, (str, Engine)):
+            raise ConfigError(
+                "tokenizer= goes with a loaded transformers model; a model name or an Engine brings its own",
+                parameter="tokenizer",
+            )
         if isinstance(model, Engine):
             engine = model
+        elif not isinstance(model, str):
+            if tokenizer is None:
+                raise ConfigError(
+                    f"a loaded model ({type(model).__name__}) needs its tokenizer: make_benchmark(model=model, tokenizer=tokenizer)",
+                    parameter="tokenizer",
+                )
+            engine = Engine.from_loaded(model, tokenizer, device=device, use_cache=use_cache, cache_dir=cache_dir, **dict(backend_options or {}))
         else:
             engine = Engine.from_model(
                 model, backend=backend, device=device, dtype=dtype, use_cache=use_cache, cache_dir=cache_dir,
@@ -177,6 +194,16 @@ class Benchmark:
             context_size=config.context_size,
         )
         return cls(classifier, dataset, config, model_name=str(name))
+
+    @classmethod
+    def make_acs_benchmark(
+        cls, task_name: str = "ACSIncome", *, model: Any = "default", tokenizer: Any = None, data_dir: str | Path | None = None,
+        config: BenchmarkConfig | None = None, **kwargs: Any,
+    ) -> Benchmark:  # fmt: skip
+        """folktexts' name for :meth:`make_benchmark` on an ACS task (``task_name``, ``data_dir``)."""
+        if not str(task_name).startswith("ACS"):
+            raise ConfigError(f"make_acs_benchmark takes an ACS task, got {task_name!r}; use make_benchmark", parameter="task_name", value=task_name)
+        return cls.make_benchmark(task_name, model=model, tokenizer=tokenizer, data_dir=data_dir, config=config, **kwargs)
 
     # -- identity ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:

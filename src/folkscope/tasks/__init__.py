@@ -2,9 +2,10 @@
 
 from folkscope.tasks.columns import ColumnToText, column_set, get_column, load_code_file
 from folkscope.tasks.filters import PopulationFilter, apply_filters, parse_filters
-from folkscope.tasks.task import Choice, Target, TaskMetadata, get_task, list_tasks
+from folkscope.tasks.task import ACSTaskMetadata, Choice, Target, TaskMetadata, get_task, list_tasks
 
 __all__ = [
+    "ACSTaskMetadata",
     "Choice",
     "ColumnToText",
     "PopulationFilter",

@@ -216,6 +216,11 @@ class TaskMetadata:
             raise ConfigError("feature subset is empty", parameter="use_feature_subset", value=features)
         return replace(self, features=tuple(features))
 
+    @classmethod
+    def get_task(cls, name: str | TaskMetadata) -> TaskMetadata:
+        """A predefined task by name (folktexts' ``ACSTaskMetadata.get_task``); see :func:`get_task`."""
+        return get_task(name)
+
     def with_wording(self, wording: str) -> TaskMetadata:
         """Same task worded as folktexts 0.7.1 words it (``"folktexts"``) or by the Census codebook (``"codebook"``).
 
@@ -364,6 +369,10 @@ def _codebook_registry() -> Mapping[str, TaskMetadata]:
 def _registry() -> Mapping[str, TaskMetadata]:
     """The predefined tasks in their default wording (folktexts' for the ACS tasks)."""
     return {name: task.with_wording("folktexts") for name, task in _codebook_registry().items()}
+
+
+#: folktexts' name of the task class
+ACSTaskMetadata = TaskMetadata
 
 
 def list_tasks() -> list[str]:

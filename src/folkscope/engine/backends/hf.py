@@ -35,6 +35,7 @@ output head this backend does not handle).
 from __future__ import annotations
 
 import gc
+import hashlib
 import inspect
 import logging
 import os
@@ -51,7 +52,7 @@ from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
 from folkscope.errors import BackendError, ConfigError
 
-__all__ = ["HFBackend", "cache_argument", "resolve_device", "resolve_dtype"]
+__all__ = ["HFBackend", "cache_argument", "resolve_device", "resolve_dtype", "weights_fingerprint"]
 
 log = logging.getLogger(__name__)
 _FEATURE = "the transformers backend"
@@ -62,6 +63,33 @@ _DTYPES = {
 }  # fmt: skip
 #: bump when the readout arithmetic changes (part of the cache namespace)
 NUMERICS_VERSION = 1
+
+
+def weights_fingerprint(model: Any, *, sample: int = 256) -> str:
+    """A short fingerprint of a model's weights: every tensor's name, shape and dtype, and a strided sample of its values.
+
+    A model handed over already loaded has no file or hub revision to key
+    the result cache by; this tells two sets of weights apart (different
+    checkpoints, a fine-tune, a random initialisation) without hashing
+    gigabytes: ``sample`` evenly spaced values per tensor.
+
+    Examples
+    --------
+    >>> import torch
+    >>> a, b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)
+    >>> weights_fingerprint(a) == weights_fingerprint(a), weights_fingerprint(a) == weights_fingerprint(b)
+    (True, False)
+    """
+    torch = require("torch", feature=_FEATURE)
+    digest = hashlib.sha256()
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            flat = tensor.detach().reshape(-1)
+            step = max(1, flat.numel() // sample)
+            values = flat[::step][:sample].to("cpu", torch.float32).numpy()
+            digest.update(f"{name}|{tuple(tensor.shape)}|{tensor.dtype}|".encode())
+            digest.update(values.tobytes())
+    return digest.hexdigest()[:16]
 
 
 def cache_argument(forward: Any) -> str:
