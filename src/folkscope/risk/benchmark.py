@@ -242,14 +242,18 @@ class Benchmark:
         """
         run_dir = self.run_folder(results_root_dir)
         record = self.describe() | {"fingerprint": self.fingerprint(), "versions": _versions(), "model_name": self.model_name}
-        with RunFolder(run_dir) as staging:
-            existing = staging / "config.json"  # the staged copy of a finished run, or an unfinished attempt
-            if existing.is_file() and _fingerprint_of(existing) != record["fingerprint"]:
+        def check(config_file: Path) -> None:
+            if config_file.is_file() and _fingerprint_of(config_file) != record["fingerprint"]:
                 raise ConfigError(
                     f"results folder {run_dir} holds a run of another configuration; pass another --results-dir",
                     parameter="results_dir",
                     value=str(run_dir),
                 )
+
+        check(run_dir / "config.json")  # before staging, so a refused run leaves no copy behind
+        with RunFolder(run_dir) as staging:
+            existing = staging / "config.json"  # the staged copy of a finished run, or an unfinished attempt
+            check(existing)
             _write_json(existing, record)
             self.results = self._run_in(staging, record)
         self.run_dir = run_dir
