@@ -16,6 +16,7 @@ from typing import Any
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import FewShotConfig, PromptConfig, field_doc
 from folkscope.prompting.variations import parse_variations
+from folkscope.tasks.task import WORDINGS
 
 __all__ = ["DESCRIPTION", "add_arguments", "add_prompt_arguments", "prompt_config_from_args", "register", "run"]
 
@@ -134,7 +135,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data = parser.add_argument_group("data")
     data.add_argument("--task", default="ACSIncome", help="task name (ACS* tasks download PUMS data; NIST* work offline)")
     data.add_argument("--data-dir", default=None, help="root folder of downloaded survey data")
-    data.add_argument("--wording", choices=("folktexts", "codebook"), default="folktexts",
+    data.add_argument("--wording", choices=WORDINGS, default="folktexts",
                       help="ACS tasks: folktexts 0.7.1's prompts (byte for byte) or the Census codebook's labels")
     data.add_argument("--split", default="test", choices=("train", "val", "test"), help="split whose rows are rendered")
     data.add_argument("--subsampling", type=_subsampling, default=None, help="fraction (0.1) or count (500) of rows per split")

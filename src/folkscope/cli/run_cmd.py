@@ -15,6 +15,7 @@ from typing import Any
 from folkscope.cli.prompts_cmd import add_prompt_arguments, prompt_config_from_args
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import field_doc
+from folkscope.tasks.task import WORDINGS
 
 __all__ = ["DESCRIPTION", "add_arguments", "config_from_args", "engine_from_args", "register", "run"]
 
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--use-population-filter", action="append", default=None, metavar="FILTER", help="population filter such as 'SEX=2' or 'AGEP=18..35' (repeatable)")
     core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
     core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
-    core.add_argument("--wording", choices=("folktexts", "codebook"), default="folktexts", help=_doc("wording"))
+    core.add_argument("--wording", choices=WORDINGS, default="folktexts", help=_doc("wording"))
     engine = parser.add_argument_group("inference")
     engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
     engine.add_argument("--batch-tokens", type=int, default=None, help="local backends: token budget of a batch (default: from free memory; halved on out-of-memory)")

@@ -216,20 +216,23 @@ class ResultCache:
         """Stored results for those keys that have one (decoded JSON); damaged entries are left out and counted."""
         return dict(self._guarded("a read", lambda: self._get_many(keys)))
 
-    def _get_many(self, keys: Sequence[str]) -> dict[str, Any]:
-        found: dict[str, Any] = {}
+    def _rows_for(self, columns: str, keys: Sequence[str], condition: str = "") -> Iterator[tuple[Any, ...]]:
+        """``SELECT key, <columns>`` of the rows with those keys, in chunks SQLite's parameter limit allows."""
         for start in range(0, len(keys), _CHUNK):
             chunk = list(keys[start : start + _CHUNK])
             marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(f"SELECT key, result, checksum FROM results WHERE key IN ({marks})", chunk).fetchall()
-            for key, text, checksum in rows:
-                if not isinstance(text, str) or checksum != _checksum(key, text):
-                    self.damaged += 1  # recomputed by the caller and replaced by its put_many
-                    continue
-                try:
-                    found[key] = json.loads(text)
-                except ValueError:
-                    self.damaged += 1
+            yield from self._conn.execute(f"SELECT key, {columns} FROM results WHERE {condition}key IN ({marks})", chunk).fetchall()
+
+    def _get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, text, checksum in self._rows_for("result, checksum", keys):
+            if not isinstance(text, str) or checksum != _checksum(key, text):
+                self.damaged += 1  # recomputed by the caller and replaced by its put_many
+                continue
+            try:
+                found[key] = json.loads(text)
+            except ValueError:
+                self.damaged += 1
         return found
 
     def put_many(self, items: Iterable[tuple[Any, ...]]) -> int:
@@ -277,15 +280,11 @@ class ResultCache:
 
     def _usage_many(self, keys: Sequence[str]) -> dict[str, Any]:
         found: dict[str, Any] = {}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = list(keys[start : start + _CHUNK])
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, usage FROM results WHERE usage IS NOT NULL AND key IN ({marks})"
-            for key, text in self._conn.execute(query, chunk).fetchall():
-                try:
-                    found[key] = json.loads(text)
-                except (TypeError, ValueError):
-                    continue
+        for key, text in self._rows_for("usage", keys, "usage IS NOT NULL AND "):
+            try:
+                found[key] = json.loads(text)
+            except (TypeError, ValueError):
+                continue
         return found
 
     def count(self, namespace: str | None = None) -> int:

@@ -370,7 +370,9 @@ class Engine:
         self.stats.damaged += damaged
         billing = getattr(self.backend, "take_usage", None)  # only a paid backend (web API) bills its answers
         if billing is not None and self.cache is not None and found:
-            self._add_billing([e for k, e in zip(unique, entries) if k in found], self.cache.usage_many)
+            reused = [e for k, e in zip(unique, entries) if k in found]
+            stored_usage = self.cache.usage_many(reused)
+            self._add_billing([Usage.from_dict(stored_usage.get(e)) for e in reused])
         self.stats.requested += len(requests)
         self.stats.unique += len(unique)
         self.stats.cached += len(found)
@@ -400,7 +402,7 @@ class Engine:
                             usage = recorded[entries[idx]] = paid[idx].to_dict() if idx in paid else None
                             items.append((entries[idx], self.namespace, kind.kind, result.to_dict(), usage))  # type: ignore[attr-defined]
                         if billing is not None:
-                            self._add_billing([idx for idx, _ in completed], lambda ids: {i: paid[i].to_dict() for i in ids if i in paid})
+                            self._add_billing([paid.get(idx) for idx, _ in completed])
                         self.stats.computed += len(completed)
                         bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
                         if self.cache is None:
@@ -438,11 +440,9 @@ class Engine:
                 [(entries[i], self.namespace, kind, found[k].to_dict(), recorded.get(entries[i])) for i, k in enumerate(unique) if k in found]
             )
 
-    def _add_billing(self, keys: Sequence[Any], lookup: Callable[[Sequence[Any]], dict[Any, Any]]) -> None:
-        """Add the recorded billing of the answers ``keys`` to :attr:`stats` (unknown ones are counted apart)."""
-        known = lookup(keys)
-        for key in keys:
-            usage = Usage.from_dict(known.get(key))
+    def _add_billing(self, usages: Sequence[Usage | None]) -> None:
+        """Add the billing of answers used to :attr:`stats`; None (not recorded) is counted apart."""
+        for usage in usages:
             if usage is None:
                 self.stats.unbilled_answers += 1
             else:

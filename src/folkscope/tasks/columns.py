@@ -394,11 +394,17 @@ def _folktexts_column(spec: Mapping[str, Any], base: ColumnToText | None) -> Col
     return ColumnToText(name=name, description=short, kind="categorical", values=values, missing=missing, **common)
 
 
+def _codebook_columns(files: tuple[str, ...]) -> dict[str, ColumnToText]:
+    """The codebook column definitions of ``files``, later files overriding earlier ones."""
+    merged: dict[str, ColumnToText] = {}
+    for filename in files:
+        merged.update(_load_json_columns(filename))
+    return merged
+
+
 @lru_cache(maxsize=None)
 def _folktexts_columns(codebook_files: tuple[str, ...]) -> dict[str, ColumnToText]:
-    base: dict[str, ColumnToText] = {}
-    for filename in codebook_files:
-        base.update(_load_json_columns(filename))
+    base = _codebook_columns(codebook_files)
     worded = dict(base)
     for spec in folktexts_table()["columns"].values():
         name = str(spec["name"])
@@ -422,12 +428,7 @@ def column_set(name: str = "acs") -> dict[str, ColumnToText]:
             f"unknown column set {name!r}; known: {', '.join(_COLUMN_SETS)}", parameter="columns", value=name
         )
     files, folktexts = _COLUMN_SETS[name]
-    if folktexts:
-        return dict(_folktexts_columns(files))
-    merged: dict[str, ColumnToText] = {}
-    for filename in files:
-        merged.update(_load_json_columns(filename))
-    return merged
+    return dict(_folktexts_columns(files)) if folktexts else _codebook_columns(files)
 
 
 def get_column(name: str, *, columns: str = "acs") -> ColumnToText:

@@ -24,7 +24,7 @@ from folkscope.errors import ConfigError, TargetError, UnknownColumnError, Unkno
 from folkscope.tasks.columns import ColumnToText, column_set, folktexts_table
 from folkscope.tasks.filters import PopulationFilter, apply_filters, parse_filters
 
-__all__ = ["Choice", "Target", "TaskMetadata", "get_task", "list_tasks"]
+__all__ = ["WORDINGS", "ACSTaskMetadata", "Choice", "Target", "TaskMetadata", "get_task", "list_tasks"]
 
 _OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "==": np.equal}
 _OP_WORDS = {">": "above", ">=": "at least", "<": "below", "<=": "at most", "==": "equal to"}

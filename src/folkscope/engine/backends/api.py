@@ -787,11 +787,10 @@ class LiteLLMBackend:
         flight are already paid for, so their answers are awaited (within the
         request timeout) and handed over before the interrupt is raised again;
         a second Ctrl-C drops them. A consumer interrupted while it holds a
-        batch may throw the KeyboardInterrupt in (``stream.throw``) for the same
-        effect. Closing the generator early (a failing
-        cache write) stops new requests; those in flight finish in the
-        background and are dropped. What each answer was billed is kept for
-        :meth:`take_usage`.
+        batch may throw the KeyboardInterrupt in (``stream.throw``) for the
+        same effect. Closing the generator early (a failing cache write)
+        stops new requests; those in flight finish in the background and are
+        dropped. What each answer was billed is kept for :meth:`take_usage`.
         """
         if self._closed:
             raise BackendError("this LiteLLMBackend is closed")
