@@ -190,3 +190,11 @@ def test_ctrl_c_while_a_batch_is_written_saves_it_and_the_answers_still_in_fligh
         assert 2 < answered < 50 and len(calls) > 2  # answers kept arriving after the interrupt, and were written
         assert real.__self__.count() == answered == engine.stats.computed
         engine.close()
+
+
+def test_a_local_backend_reports_no_billing():
+    """A local model bills nothing: its stats carry no cost fields a reader could take for a real $0."""
+    engine = Engine(FakeBackend(), cache=None, progress=False)
+    engine.score([ScoreRequest(p, LETTERS) for p in prompts(3)])
+    stats = engine.stats.to_dict()
+    assert stats["computed"] == 3 and not {"billed", "billed_answers", "unbilled_answers"} & set(stats)

@@ -114,3 +114,12 @@ def test_run_folder_metrics_with_scoring_counts(tmp_path, model_metrics, baselin
     assert "<td>unparseable</td><td>2</td>" in text and "&lt;fake&gt;" in text
     assert "no &lt;parseable&gt; probability" in text
     assert "logistic_regression" in text  # baselines taken from the wrapper
+
+
+def test_the_answer_comes_first(page, model_metrics):
+    """A reader meets AUC and ECE with their intervals before counts, exclusions and stats."""
+    _, text = page
+    overall = model_metrics["unweighted"]["overall"]
+    headline = text.index('class="headline"')
+    assert f"{overall['roc_auc']:.4f}" in text[headline : text.index("</p>", headline)]
+    assert headline < text.index("<h2>Overall metrics</h2>") < text.index("<h2>Rows, exclusions and undefined metrics</h2>")

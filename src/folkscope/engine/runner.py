@@ -101,7 +101,12 @@ class EngineStats:
     billed: Usage = field(default_factory=Usage)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The counters; the billing ones only when a paid backend's answers were used (a local model bills nothing)."""
+        out = asdict(self)
+        if not (self.billed_answers or self.unbilled_answers):
+            for name in ("billed_answers", "unbilled_answers", "billed"):
+                out.pop(name)
+        return out
 
 
 def _tokens(result: Any) -> int:

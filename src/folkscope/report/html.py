@@ -42,7 +42,7 @@ margin-top:1.8em}h3{margin-bottom:.3em}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
-.na{color:#999}.warn{color:#a40}.sub{color:#555;margin-top:0}
+.na{color:#999}.warn{color:#a40}.sub{color:#555;margin-top:0}.headline{font-size:1.15em}
 figure{display:inline-block;margin:.5em;vertical-align:top}
 figure img{max-width:100%;border:1px solid #ddd}pre{background:#f7f7f7;padding:1em;
 overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-word}
@@ -143,6 +143,20 @@ def _counts(metrics: Mapping[str, Any]) -> str:
                 "the interval" if u.get("n_resamples_undefined") else "")]
             for u in undefined]))
     return "\n".join(out)
+
+
+def _headline(metrics: Mapping[str, Any]) -> str:
+    """The answer in one line: discrimination and calibration on the rows scored, with their intervals."""
+    un = metrics.get("unweighted") or {}
+    overall, intervals = un.get("overall") or {}, un.get("intervals") or {}
+    parts = []
+    for key in ("roc_auc", "ece"):
+        if key in overall:
+            ci = _interval(intervals.get(key)) if key in INTERVAL_METRICS else ""
+            parts.append(f"{_e(TABLE_COLUMNS[key])} <strong>{_fmt(overall.get(key))}</strong>{f' {ci}' if ci else ''}")
+    if not parts:
+        return ""
+    return f'<p class="headline">{", ".join(parts)} on {_fmt(overall.get("n"))} scored rows (unweighted, 95% CI).</p>'
 
 
 def _overall(metrics: Mapping[str, Any]) -> str:
@@ -349,18 +363,19 @@ def write_report(
 <body>
 <h1>{_e(model)} on {_e(task)}</h1>
 <p class="sub">folkscope risk-score report</p>
+{_headline(metrics)}
 {notes_html}
-<h2>Rows, exclusions and undefined metrics</h2>
-{_counts(metrics)}
-{_scoring(scoring)}
 <h2>Overall metrics</h2>
 {_overall(metrics)}
+<h2>Model vs baselines</h2>
+{_comparison(model, metrics, baselines)}
 <h2>Per-group metrics and gaps (unweighted)</h2>
 {_groups(metrics.get("unweighted"))}
 {"<h2>Per-group metrics and gaps (survey-weighted)</h2>" + _groups(sw) if sw else
  "<p>No survey weights: weighted metrics were not computed.</p>"}
-<h2>Model vs baselines</h2>
-{_comparison(model, metrics, baselines)}
+<h2>Rows, exclusions and undefined metrics</h2>
+{_counts(metrics)}
+{_scoring(scoring)}
 <h2>Plots</h2>
 {_plots(run, plots)}
 <h2>Configuration</h2>
