@@ -180,3 +180,15 @@ def test_the_campaign_reaches_past_the_parsers():
     """Guard against a campaign that only ever exercises the first rejection."""
     _pre_model(["run", "--task", "NISTIncome", "--use-population-filter", "AGEP>16", "--variation", "format=bullet"])
     assert math.isfinite(len(RUN_FLAGS)) and len(RUN_FLAGS) > 20 and len(NUMERIC_FLAGS) > 10
+
+
+def test_an_error_is_one_line_even_when_the_users_value_has_line_breaks():
+    """Found by this campaign: --use-feature-subset '0\\n0' printed a two-line error (the name was echoed as given)."""
+    from folkscope.errors import FilterSyntaxError, UnknownColumnError
+    from folkscope.tasks import get_task
+
+    with pytest.raises(UnknownColumnError) as info:
+        get_task("ACSIncome").with_features(["0\n0"])
+    _one_line(info.value)
+    assert "0\\n0" in str(info.value)  # shown escaped, still recognisable
+    assert str(FilterSyntaxError("bad filter 'A\r\nB'")) == "bad filter 'A\\r\\nB'"

@@ -45,7 +45,17 @@ __all__ = [
 
 
 class FolkscopeError(Exception):
-    """Base class of every error folkscope raises deliberately."""
+    """Base class of every error folkscope raises deliberately.
+
+    Its message is always one line (the CLI prints it as one): a line break
+    that came in with a user's value (a column name, a filter, a path) is
+    shown escaped, never obeyed. The builtin ``KeyError`` would quote the
+    whole message; this reads it as written.
+    """
+
+    def __str__(self) -> str:
+        text = str(self.args[0]) if len(self.args) == 1 else super().__str__()
+        return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class ConfigError(FolkscopeError, ValueError):
@@ -70,15 +80,9 @@ class ConfigError(FolkscopeError, ValueError):
 class UnknownTaskError(ConfigError, KeyError):
     """No task is registered under the requested name."""
 
-    def __str__(self) -> str:  # KeyError would repr() the message and add quotes
-        return str(self.args[0])
-
 
 class UnknownColumnError(ConfigError, KeyError):
     """A column was requested that the data, codebook or task does not have."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class FilterSyntaxError(ConfigError):
