@@ -148,7 +148,9 @@ def test_a_refused_connection_is_reported_as_one_not_as_http_500(monkeypatch):
         with pytest.raises(BackendError) as info:
             Engine(backend, cache=None, progress=False).score([ScoreRequest("Row 1.\nAnswer:", LETTERS)])
         message = str(info.value)
-        assert f"could not connect to {url}" in message and "500" not in message, message
+        assert f"could not connect to {url}" in message, message
+        # the port is random and may itself contain "500", so look for 500 outside the address
+        assert "500" not in message.replace(url, "<url>"), message
         assert backend.stats.connection_errors == 1 and backend.stats.server_errors == 0
         backend.close()
 
