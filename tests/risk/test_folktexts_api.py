@@ -50,7 +50,6 @@ def test_a_folktexts_script_runs_with_its_imports_changed(tmp_path, monkeypatch)
     import folkscope.engine.cache as cache_module
 
     monkeypatch.setattr(cache_module, "default_cache_dir", lambda: tmp_path / "engine-cache")  # fresh: the model really runs
-    monkeypatch.setenv("FOLKSCOPE_PROGRESS", "off")
     rows = load_bundled("acs-income-10")
     rows["PINCP"] = np.where(rows.pop("PINCP>50000") == 1, 75_000, 20_000)  # the fixture keeps only the label
     rows["PWGTP"] = 1

@@ -114,7 +114,7 @@ _EXPECTED = {"config.json", "scores.parquet", "metrics.json", "report.html", "ru
 
 def _start(results: Path, cache: Path) -> subprocess.Popen:
     argv = [sys.executable, "-c", _DRIVER, *_RUN, "--results-dir", str(results), "--cache-dir", str(cache)]
-    env = {**os.environ, "FOLKSCOPE_PROGRESS": "off"}
+    env = dict(os.environ)
     with open(results.parent / f"{results.name}.stderr", "ab") as err:  # the child keeps its own descriptor
         return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
 

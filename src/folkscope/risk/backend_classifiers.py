@@ -37,7 +37,7 @@ _INFERENCE_KWARGS = ("context_size", "batch_size")
 
 
 def _prompt_and_options(
-    encode_row: Callable[[pd.Series], str] | None, correct_order_bias: bool, inference_kwargs: dict[str, Any]
+    task: TaskMetadata | str, encode_row: Callable[[pd.Series], str] | None, correct_order_bias: bool, inference_kwargs: dict[str, Any]
 ) -> tuple[PromptConfig, int | None]:
     if encode_row is not None:
         raise ConfigError(
@@ -53,7 +53,8 @@ def _prompt_and_options(
             value=unknown,
         )
     # batch_size is accepted for folktexts scripts; the engine batches by a token budget instead
-    return PromptConfig(correct_order_bias=bool(correct_order_bias)), inference_kwargs.get("context_size")
+    numeric = isinstance(task, TaskMetadata) and task.use_numeric_qa  # folktexts' numeric switch lives on the task
+    return PromptConfig(correct_order_bias=bool(correct_order_bias), numeric_risk_prompting=numeric), inference_kwargs.get("context_size")
 
 
 class TransformersLLMClassifier(LLMClassifier):
@@ -94,7 +95,7 @@ class TransformersLLMClassifier(LLMClassifier):
         cache_dir: str | Path | None = None,
         **inference_kwargs: Any,
     ) -> None:
-        prompt_config, context_size = _prompt_and_options(encode_row, correct_order_bias, inference_kwargs)
+        prompt_config, context_size = _prompt_and_options(task, encode_row, correct_order_bias, inference_kwargs)
         engine = Engine.from_loaded(model, tokenizer, use_cache=use_cache, cache_dir=cache_dir)
         super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size)
         self.seed = int(seed)
@@ -137,7 +138,7 @@ class WebAPILLMClassifier(LLMClassifier):
         backend_options: dict[str, Any] | None = None,
         **inference_kwargs: Any,
     ) -> None:
-        prompt_config, context_size = _prompt_and_options(encode_row, correct_order_bias, inference_kwargs)
+        prompt_config, context_size = _prompt_and_options(task, encode_row, correct_order_bias, inference_kwargs)
         options = dict(backend_options or {})
         if max_api_rpm is not None:
             options["max_rpm"] = max_api_rpm

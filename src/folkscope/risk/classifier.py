@@ -26,6 +26,8 @@ a metric is real.
 
 from __future__ import annotations
 
+import zlib
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +100,8 @@ class LLMClassifier:
         The prediction task.
     prompt_config : PromptConfig, optional
         How rows become prompts (default: the paper's multiple-choice prompt
-        with order-bias correction).
+        with order-bias correction, or its numeric prompt for a task from
+        ``get_task(name, use_numeric_qa=True)``).
     threshold : float, default 0.5
         Decision threshold of :meth:`predict`; :meth:`fit` learns it.
     examples : (X, y), optional
@@ -107,6 +110,11 @@ class LLMClassifier:
         How numeric answers are read (see the module docstring).
     max_new_tokens : int, default 512
         Generation budget of chain-of-thought answers.
+    temperature : float, default 0.0
+        Sampling temperature of chain-of-thought answers (0: greedy). Each
+        row samples from its own seeded stream, so a rerun gives the same text.
+    seed : int, default 42
+        Seed of those streams.
     context_size : int, optional
         Longest prompt allowed, in tokens; longer prompts fail before scoring.
 
@@ -131,6 +139,8 @@ class LLMClassifier:
         examples: tuple[pd.DataFrame, pd.Series] | None = None,
         numeric_readout: str = "greedy",
         max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int = 42,
         context_size: int | None = None,
     ) -> None:
         if numeric_readout not in NUMERIC_READOUTS:
@@ -143,10 +153,13 @@ class LLMClassifier:
             raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}", parameter="threshold", value=threshold)
         self.engine = engine
         self.task = get_task(task)
-        self.prompt_config = prompt_config or PromptConfig()
+        self.prompt_config = prompt_config or PromptConfig(numeric_risk_prompting=self.task.use_numeric_qa)
         self.threshold = float(threshold)
         self.numeric_readout = numeric_readout
         self.max_new_tokens = int(max_new_tokens)
+        GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=temperature)  # checked now, not at the first row
+        self.temperature = float(temperature)
+        self.seed = int(seed)
         self.context_size = context_size
         self.renderer = PromptRenderer(self.task, self.prompt_config, examples=examples)
         self.last_report = ScoringReport()
@@ -275,8 +288,11 @@ class LLMClassifier:
             return p / p.sum(axis=1, keepdims=True)
 
     def _chain_of_thought(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
-        settings = GenerationSettings(max_new_tokens=self.max_new_tokens)
-        requests = [GenerateRequest(_to_engine(p), settings) for p in batch.prompts(0)]
+        def settings(row_id: object) -> GenerationSettings:  # per row id: a sample depends on neither batch nor subsample
+            seed = (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63 if self.temperature > 0 else 0
+            return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self.temperature, seed=seed)
+
+        requests = [GenerateRequest(_to_engine(p), settings(batch[i].row_id)) for i, p in enumerate(batch.prompts(0))]
         texts = [r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")]
         strip = self.prompt_config.enable_thinking
         parsed = [parse_probability(t, strip_think=strip) for t in texts]

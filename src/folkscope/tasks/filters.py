@@ -107,6 +107,17 @@ class PopulationFilter:
             return f"{self.column}=" + "|".join(fmt(v) for v in self.values)
         return f"{self.column}{self.op}{fmt(self.values[0])}"
 
+    def require_numbers(self, why: str, example: str = "30") -> None:
+        """Refuse a text value for a column that ``why`` says holds numbers (``AGEP=abc`` would keep no row)."""
+        text = [value for value in self.values if not isinstance(value, float)]
+        if text:
+            raise FilterSyntaxError(
+                f"population filter {self.to_string()!r}: column {self.column} {why}, but {text[0]!r} is not a number; "
+                f"write e.g. '{self.column}={example}'",
+                parameter="filter",
+                value=self.to_string(),
+            )
+
     def _comparable(self, col: pd.Series) -> pd.Series:
         """The column as numbers where the condition compares numbers; text codes like PUMA '00105' convert.
 
@@ -117,6 +128,8 @@ class PopulationFilter:
             with a number, but the column holds text that is not numeric.
         """
         numeric_values = all(isinstance(value, float) for value in self.values)
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col) and not numeric_values:
+            self.require_numbers("holds numbers")
         if pd.api.types.is_numeric_dtype(col) or not numeric_values:
             return col
         converted = pd.to_numeric(col.astype("object").where(col.notna(), None), errors="coerce")

@@ -132,6 +132,10 @@ class TaskMetadata:
         Group columns reported by fairness metrics (default race and sex).
     description : str
         One line for humans (reports, ``folkscope tasks``).
+    use_numeric_qa : bool
+        folktexts' switch to numeric risk prompting, carried by the task
+        (``get_task(name, use_numeric_qa=True)``): a classifier built without
+        its own prompt config asks this task numerically.
     """
 
     name: str
@@ -147,6 +151,7 @@ class TaskMetadata:
     sensitive_attributes: tuple[str, ...] = ("RAC1P", "SEX")
     description: str = ""
     column_texts: Mapping[str, ColumnToText] = field(default_factory=dict, repr=False, compare=False)
+    use_numeric_qa: bool = False
 
     def __post_init__(self) -> None:
         if not self.features:
@@ -203,6 +208,7 @@ class TaskMetadata:
         """JSON-ready description (for run configs and fingerprints)."""
         out = asdict(self)
         out.pop("column_texts")
+        out.pop("use_numeric_qa")  # a prompt option: the prompt config records it
         out["filters"] = [f.to_string() for f in self.filters]
         out["target_name"] = self.target_name
         return out
@@ -217,9 +223,18 @@ class TaskMetadata:
         return replace(self, features=tuple(features))
 
     @classmethod
-    def get_task(cls, name: str | TaskMetadata) -> TaskMetadata:
-        """A predefined task by name (folktexts' ``ACSTaskMetadata.get_task``); see :func:`get_task`."""
-        return get_task(name)
+    def get_task(cls, name: str | TaskMetadata, use_numeric_qa: bool = False) -> TaskMetadata:
+        """A predefined task by name (folktexts' ``ACSTaskMetadata.get_task``); see :func:`get_task`.
+
+        ``use_numeric_qa=True`` marks it for numeric risk prompting, as in folktexts.
+
+        Examples
+        --------
+        >>> TaskMetadata.get_task("ACSIncome", use_numeric_qa=True).use_numeric_qa
+        True
+        """
+        task = get_task(name)
+        return replace(task, use_numeric_qa=True) if use_numeric_qa else task
 
     def with_wording(self, wording: str) -> TaskMetadata:
         """Same task worded as folktexts 0.7.1 words it (``"folktexts"``) or by the Census codebook (``"codebook"``).
@@ -249,7 +264,15 @@ class TaskMetadata:
 
     def with_filters(self, filters: str | Iterable[str]) -> TaskMetadata:
         """Same task with extra population filters (``--use-population-filter``)."""
-        return replace(self, filters=(*self.filters, *parse_filters(filters)))
+        parsed = parse_filters(filters)
+        for flt in parsed:  # checked now, before any data is read: a text value would keep no row
+            column = self.column_texts.get(flt.column)
+            if column is not None and column.kind == "numeric":
+                flt.require_numbers(f"is numeric ({column.description})", "18..35" if flt.column == "AGEP" else "30")
+            elif column is not None and column.values:
+                codes = ", ".join(f"{code} {label}" for code, label in list(column.values.items())[:4])
+                flt.require_numbers(f"holds codes ({codes}{', ...' if len(column.values) > 4 else ''})", str(next(iter(column.values))))
+        return replace(self, filters=(*self.filters, *parsed))
 
     @classmethod
     def make_task(
