@@ -1,4 +1,4 @@
-"""``folkscope run`` / ``run_acs_benchmark``: every folktexts flag, one-line errors, a real run."""
+"""``folkscope run`` / ``run_acs_benchmark``: every folktexts 0.7.1 flag (its run_acs_benchmark parser), one-line errors, a real run."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ FOLKTEXTS_FLAGS = """--model --task --results-dir --data-dir --few-shot --batch-
 --tensor-parallel-size --dont-correct-order-bias --numeric-risk-prompting --cot-prompting --enable-thinking
 --reuse-few-shot-examples --compose-few-shot-examples --example-order --few-shot-hide-question --variation
 --use-chat-template --chat-prompt --system-prompt --use-feature-subset --use-population-filter --max-api-rpm
---logger-level""".split()
+--logger-level --temperature""".split()
 
 
 def test_every_folktexts_flag_is_accepted(capsys):

@@ -225,8 +225,8 @@ def test_field_doc_serves_every_config_class_and_names_a_missing_field():
     from folkscope.risk.config import BenchmarkConfig
 
     assert "threshold" in field_doc(BenchmarkConfig, "fit_threshold")
-    with pytest.raises(ConfigError, match="BenchmarkConfig has no field 'temperature'"):
-        field_doc(BenchmarkConfig, "temperature")
+    with pytest.raises(ConfigError, match="BenchmarkConfig has no field 'temprature'"):
+        field_doc(BenchmarkConfig, "temprature")
 
 
 def test_an_absurd_shot_count_with_an_order_is_refused_at_once():

@@ -116,7 +116,7 @@ def test_invalid_options_fail_before_any_model_loads():
         Benchmark.make_benchmark("NISTIncome", model="x", config=BenchmarkConfig(), seed=3)
     assert BenchmarkConfig.from_dict(BenchmarkConfig(variation=("format=bullet",)).to_dict()).variation == ("format=bullet",)
     with pytest.raises(ConfigError, match="unknown BenchmarkConfig key"):
-        BenchmarkConfig.from_dict({"temperature": 1})
+        BenchmarkConfig.from_dict({"temprature": 1})
 
 
 def test_chain_of_thought_runs_keep_the_generations_and_count_unparseable_ones(tmp_path):

@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from folkscope.cli.data_args import add_data_source_arguments, data_options, parse_subsampling
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import FewShotConfig, PromptConfig, field_doc
 from folkscope.prompting.variations import parse_variations
@@ -118,18 +119,6 @@ def prompt_config_from_args(args: argparse.Namespace) -> PromptConfig:
     )
 
 
-def _subsampling(text: str) -> float | int:
-    """``0.1`` is a fraction of each split, ``500`` a row count."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction like 0.1 or a row count, got {text!r}") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every flag of ``folkscope prompts``."""
     data = parser.add_argument_group("data")
@@ -138,7 +127,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--wording", choices=WORDINGS, default="folktexts",
                       help="ACS tasks: folktexts 0.7.1's prompts (byte for byte) or the Census codebook's labels")
     data.add_argument("--split", default="test", choices=("train", "val", "test"), help="split whose rows are rendered")
-    data.add_argument("--subsampling", type=_subsampling, default=None, help="fraction (0.1) or count (500) of rows per split")
+    data.add_argument("--subsampling", type=parse_subsampling, default=None, help="fraction (0.1) or count (500) of rows per split")
+    add_data_source_arguments(data)
     data.add_argument("--seed", type=int, default=42, help="seed of the split, subsampling and few-shot draws")
     data.add_argument("--use-feature-subset", default=None, help="comma-separated features to show instead of the task's")
     data.add_argument(
@@ -173,8 +163,10 @@ def run(args: argparse.Namespace) -> int:
         task = task.with_filters(args.use_population_filter)
     if args.show < 0:
         raise ConfigError(f"--show must be >= 0, got {args.show}", parameter="show", value=args.show)
-    dataset = ACSDataset.make_from_task(task, cache_dir=args.data_dir, seed=args.seed, subsampling=args.subsampling)
-    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
+    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None  # a bad name fails before any data is read
+    dataset = ACSDataset.make_from_task(
+        task, cache_dir=args.data_dir, seed=args.seed, subsampling=args.subsampling, **data_options(args)
+    )
     batch = render_dataset(dataset, config, split=args.split)
     print(f"# task {task.name}, split {args.split}: {len(batch)} rows x {batch.n_slots} prompt(s); config {config.name}", file=sys.stderr)
     if args.output:

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from folkscope.cli.data_args import add_data_source_arguments, data_options, parse_subsampling
 from folkscope.cli.prompts_cmd import add_prompt_arguments, prompt_config_from_args
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import field_doc
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--results-dir", default="results", help="directory under which the run folder is written")
     core.add_argument("--data-dir", default=None, help="root folder for downloaded survey data (default $FOLKSCOPE_HOME/data)")
     core.add_argument("--seed", type=int, default=42, help=_doc("seed"))
-    core.add_argument("--subsampling", type=float, default=None, help=_doc("subsampling"))
+    core.add_argument("--subsampling", type=parse_subsampling, default=None, help=_doc("subsampling"))
     core.add_argument("--fit-threshold", type=int, default=None, help=_doc("fit_threshold"))
     core.add_argument("--recalibrate", type=int, default=None, metavar="N", help=_doc("recalibrate"))
     core.add_argument("--feature-importance", action="store_true", help=_doc("feature_importance"))
@@ -45,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
     core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
     core.add_argument("--wording", choices=WORDINGS, default="folktexts", help=_doc("wording"))
+    add_data_source_arguments(parser.add_argument_group("data source (default: Census PUMS download for ACS tasks, bundled rows for NIST tasks)"))
     engine = parser.add_argument_group("inference")
     engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
     engine.add_argument("--batch-tokens", type=int, default=None, help="local backends: token budget of a batch (default: from free memory; halved on out-of-memory)")
@@ -56,11 +58,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     engine.add_argument("--cache-dir", default=None, help="engine result cache folder (default $FOLKSCOPE_HOME/engine-cache)")
     engine.add_argument("--numeric-readout", default="greedy", choices=["greedy", "expected"], help=_doc("numeric_readout"))
     engine.add_argument("--max-new-tokens", type=int, default=512, help=_doc("max_new_tokens"))
+    engine.add_argument("--temperature", type=float, default=None, help=_doc("temperature"))
     api = parser.add_argument_group("web APIs (litellm; keys come from the environment, e.g. OPENAI_API_KEY)")
     api.add_argument("--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini")
     api.add_argument("--max-api-rpm", type=int, default=None, help="web APIs: maximum requests per minute")
     api.add_argument("--api-base", default=None, help="web APIs: base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1)")
     api.add_argument("--max-api-concurrency", type=int, default=None, help="web APIs: requests in flight at once (default 8)")
+    api.add_argument("--assistant-prefill", action="store_const", const=True, default=None,
+                     help="web APIs: the server continues a final assistant message (needed for chat prompts with an answer "
+                     "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)")  # fmt: skip
     vllm = parser.add_argument_group("vLLM (--inference-backend vllm)")
     vllm.add_argument("--gpu-memory-utilization", type=float, default=None, help="fraction of GPU memory vLLM may use (default 0.85)")
     vllm.add_argument("--max-model-len", type=int, default=None, help="vLLM maximum tokens per request (input + output)")
@@ -101,6 +107,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         correct_order_bias=not args.dont_correct_order_bias,
         numeric_readout=args.numeric_readout,
         max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
         context_size=args.context_size,
         batch_size=args.batch_size,
         fit_threshold=args.fit_threshold,
@@ -116,7 +123,12 @@ def config_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-_API_FLAGS = {"max_api_rpm": "max_rpm", "api_base": "api_base", "max_api_concurrency": "max_concurrency"}
+_API_FLAGS = {
+    "max_api_rpm": "max_rpm",
+    "api_base": "api_base",
+    "max_api_concurrency": "max_concurrency",
+    "assistant_prefill": "assistant_prefill",
+}
 _VLLM_FLAGS = {
     "gpu_memory_utilization": "gpu_memory_utilization",
     "max_model_len": "max_model_len",
@@ -274,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
+        **data_options(args),
     )
     metrics = bench.run(args.results_dir)
     print_summary(bench.run_dir, metrics)

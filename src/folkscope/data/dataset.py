@@ -289,9 +289,10 @@ class ACSDataset(Dataset):
         *,
         cache_dir: str | Path | None = None,
         survey_year: int | None = None,
-        horizon: str = "1-Year",
+        horizon: str | None = None,
         states: Sequence[str] | None = None,
         excerpt: str = "nist-national",
+        data_file: str | Path | None = None,
         seed: int = 42,
         test_size: float = 0.1,
         val_size: float = 0.0,
@@ -302,9 +303,17 @@ class ACSDataset(Dataset):
 
         ``pums`` tasks (the five folktables tasks, and custom ones) read the
         Census PUMS files for ``survey_year`` (default: the task's year, 2018),
-        ``horizon`` and ``states`` (default: all), downloading them once into
-        ``cache_dir`` (``--data-dir``; default ``$FOLKSCOPE_HOME/data``).
-        ``nist`` tasks read the bundled 2019 excerpt ``excerpt`` and work offline.
+        ``horizon`` (default ``"1-Year"``) and ``states`` (default: all),
+        downloading them once into ``cache_dir`` (``--data-dir``; default
+        ``$FOLKSCOPE_HOME/data``). ``nist`` tasks read the bundled 2019 excerpt
+        ``excerpt`` and work offline. ``data_file`` (CSV or parquet) replaces
+        either source with the user's own rows; its SHA-256 is recorded.
+
+        Raises
+        ------
+        ConfigError
+            ``states``, ``survey_year`` or ``horizon`` with a source they do
+            not apply to (the bundled excerpt, or a data file).
 
         Examples
         --------
@@ -313,15 +322,30 @@ class ACSDataset(Dataset):
         ('NISTIncome', 'nist-national')
         """
         task_obj = get_task(task)
-        if task_obj.source == "nist":
+        pums_options = {"states": states, "year": survey_year, "horizon": horizon}
+        given = [name for name, value in pums_options.items() if value is not None]
+        if given and (data_file is not None or task_obj.source == "nist"):
+            source = f"--data-file {data_file}" if data_file is not None else f"task {task_obj.name} (bundled NIST excerpt)"
+            raise ConfigError(
+                f"--{given[0]} selects Census PUMS files, which {source} does not read; drop it",
+                parameter=given[0],
+                value=pums_options[given[0]],
+            )
+        if data_file is not None:
+            from folkscope.data.files import file_provenance, read_rows
+
+            data = read_rows(data_file)
+            provenance: dict[str, Any] = file_provenance(data_file)
+        elif task_obj.source == "nist":
             from folkscope.data.bundled import BUNDLED, load_bundled
 
             data = load_bundled(excerpt)
-            provenance: dict[str, Any] = {"source": excerpt, "survey_year": BUNDLED[excerpt][1]}
+            provenance = {"source": excerpt, "survey_year": BUNDLED[excerpt][1]}
         else:
             from folkscope.data.pums import load_pums
 
             year = survey_year or task_obj.survey_year or 2018
+            horizon = horizon or "1-Year"
             columns = list(dict.fromkeys((*task_obj.needed_columns, "PWGTP")))
             data = load_pums(states=states, year=year, horizon=horizon, data_dir=cache_dir, columns=columns, download=download)
             data.index = pd.RangeIndex(len(data), name="row_id")

@@ -11,6 +11,7 @@ continues the assistant's turn. Any object with ``apply_chat_template`` and
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from folkscope.errors import ConfigError
@@ -56,8 +57,18 @@ def render_chats(prompts: Iterable[Prompt], tokenizer: Any) -> list[str]:
 
 
 def load_tokenizer(name_or_path: str) -> Any:
-    """Load a tokenizer for chat rendering (transformers is imported here, lazily; no network if it is local)."""
+    """Load a tokenizer for chat rendering, by the same handles as ``--model``.
+
+    ``default`` (the bundled SmolLM2 model), a local (tokenizer) folder, a ``.gguf`` file
+    or a hub id all resolve as a model does, so an unknown name or an
+    unreachable hub is one clear :class:`~folkscope.errors.ModelNotFoundError`
+    rather than a hub traceback.
+    """
     from folkscope._deps import require
+    from folkscope.engine.models import resolve_model  # the one rule for model handles
 
     transformers = require("transformers", feature="rendering chat templates")
-    return transformers.AutoTokenizer.from_pretrained(name_or_path)
+    folder = Path(str(name_or_path)).expanduser()
+    if folder.is_dir():  # a tokenizer saved on its own has no model config.json
+        return transformers.AutoTokenizer.from_pretrained(folder)
+    return transformers.AutoTokenizer.from_pretrained(resolve_model(name_or_path).path)

@@ -23,6 +23,7 @@ and report from ``scores.parquet`` without a model.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import platform
@@ -122,6 +123,10 @@ class Benchmark:
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
         backend_options: Mapping[str, Any] | None = None,
+        states: list[str] | None = None,
+        survey_year: int | None = None,
+        horizon: str | None = None,
+        data_file: str | Path | None = None,
         **config_kwargs: Any,
     ) -> Benchmark:
         """Validate everything, load the data, then build the engine (in that order).
@@ -146,6 +151,12 @@ class Benchmark:
         backend_options : mapping, optional
             The backend's own options, e.g. ``{"max_rpm": 60}`` for ``litellm``
             or ``{"tensor_parallel_size": 2}`` for ``vllm``.
+        states, survey_year, horizon : optional
+            Census PUMS tasks: which files to read (default: all states, the
+            task's year, 1-Year), as :meth:`ACSDataset.make_from_task
+            <folkscope.data.ACSDataset.make_from_task>` takes them.
+        data_file : path, optional
+            The user's own rows (CSV or parquet) instead of a download.
         """
         if config is not None and config_kwargs:
             raise ConfigError("pass either config= or BenchmarkConfig fields as keywords, not both", parameter="config")
@@ -155,12 +166,16 @@ class Benchmark:
             task_obj = task_obj.with_features(list(config.feature_subset))
         if config.population_filter:
             task_obj = task_obj.with_filters(list(config.population_filter))
+        sources = {"states": states, "survey_year": survey_year, "horizon": horizon, "data_file": data_file}
         if dataset is None:
-            dataset = ACSDataset.make_from_task(task_obj, cache_dir=data_dir, seed=config.seed)
+            dataset = ACSDataset.make_from_task(task_obj, cache_dir=data_dir, seed=config.seed, **sources)
+        elif any(v is not None for v in sources.values()):
+            given = next(k for k, v in sources.items() if v is not None)
+            raise ConfigError(f"{given}= selects rows to load; a dataset= was given already", parameter=given)
         elif dataset.task != task_obj:
             dataset = Dataset(dataset.data, task_obj, test_size=dataset.test_size, val_size=dataset.val_size, seed=dataset.seed, provenance=dataset.provenance)
         if config.subsampling is not None:
-            dataset = dataset.subsample(float(config.subsampling), seed=config.seed)
+            dataset = dataset.subsample(config.subsampling, seed=config.seed)
         prompt_config = config.prompt_config()
         examples = dataset.get_train() if prompt_config.few_shot is not None else None
         if tokenizer is not None and isinstance(model, (str, Engine)):
@@ -178,10 +193,12 @@ class Benchmark:
                 )
             engine = Engine.from_loaded(model, tokenizer, device=device, use_cache=use_cache, cache_dir=cache_dir, **dict(backend_options or {}))
         else:
+            options = dict(backend_options or {})
+            if backend == "litellm" and config.batch_size is not None:
+                options.setdefault("max_concurrency", config.batch_size)  # folktexts' batch of web requests
             engine = Engine.from_model(
-                model, backend=backend, device=device, dtype=dtype, use_cache=use_cache, cache_dir=cache_dir,
-                **dict(backend_options or {}),
-            )  # fmt: skip
+                model, backend=backend, device=device, dtype=dtype, use_cache=use_cache, cache_dir=cache_dir, **options
+            )
         model_identity = engine.identity()["backend"].get("model") or {}
         name = model_identity.get("name") or str(model)
         classifier = LLMClassifier(
@@ -191,6 +208,7 @@ class Benchmark:
             examples=examples,
             numeric_readout=config.numeric_readout,
             max_new_tokens=config.max_new_tokens,
+            temperature=config.generation_temperature,
             context_size=config.context_size,
         )
         return cls(classifier, dataset, config, model_name=str(name))
@@ -210,7 +228,8 @@ class Benchmark:
         """Everything that defines the run's numbers (hashed into the folder name)."""
         return {
             "task": self.dataset.task.to_dict(),
-            "benchmark_config": self.config.to_dict(),
+            # batch_size only schedules work (the engine's own options, in its identity, say how), never the numbers
+            "benchmark_config": {k: v for k, v in self.config.to_dict().items() if k != "batch_size"},
             "prompt_config": self.classifier.prompt_config.to_dict(),
             "prompt_config_name": self.classifier.prompt_config.name,
             "engine": self.classifier.engine.identity(),
@@ -242,6 +261,7 @@ class Benchmark:
         """
         run_dir = self.run_folder(results_root_dir)
         record = self.describe() | {"fingerprint": self.fingerprint(), "versions": _versions(), "model_name": self.model_name}
+        record["scheduling"] = {"batch_size": self.config.batch_size}  # recorded, outside the fingerprint
         def check(config_file: Path) -> None:
             if config_file.is_file() and _fingerprint_of(config_file) != record["fingerprint"]:
                 raise ConfigError(
@@ -355,8 +375,14 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
     metrics = to_jsonable(metrics)
     _write_json(run_dir / "metrics.json", metrics)
     compared = {**recal_cols, **baseline_cols}
-    plots = make_all_plots(table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels)
     notes = list(scoring.get("notes", []))
+    plots: dict[str, str] = {}
+    if importlib.util.find_spec("matplotlib") is None:  # the numbers and the report do not need it
+        note = "Plots skipped: matplotlib is not installed (pip install 'folkscope[plots]'); `folkscope rescore RUN_DIR` draws them later."
+        log.warning(note)
+        notes.append(note)
+    else:
+        plots = make_all_plots(table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels)
     write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines={**recal_metrics, **baseline_metrics} or None, notes=notes)
     return metrics
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from folkscope.errors import ConfigError
 from folkscope.prompting import FewShotConfig, PromptConfig
+from folkscope.prompting.config import PromptConfigWarning
 from folkscope.prompting.variations import parse_variations
 from folkscope.risk.classifier import NUMERIC_READOUTS
 from folkscope.tasks.task import WORDINGS
@@ -36,7 +38,7 @@ class BenchmarkConfig:
     numeric_risk_prompting: bool = field(default=False, metadata=_doc("Ask for the probability as a number (answer prefilled with '0.')."))
     cot_prompting: bool = field(default=False, metadata=_doc("Chain-of-thought: reason, then end with 'Probability: X%'."))
     enable_thinking: bool = field(default=False, metadata=_doc("Thinking mode for tokenizers that support it; strips the <think> block."))
-    few_shot: int | None = field(default=None, metadata=_doc("Number of in-context examples (None: zero-shot)."))
+    few_shot: int | None = field(default=None, metadata=_doc("Number of in-context examples (None or 0: zero-shot)."))
     reuse_few_shot_examples: bool = field(default=False, metadata=_doc("Show the same examples before every row."))
     compose_few_shot_examples: str = field(default="random", metadata=_doc("random, balanced, or per-class counts like '2,2'."))
     example_order: str | None = field(default=None, metadata=_doc("Permutation of the example indices, e.g. '2,0,1'."))
@@ -48,8 +50,21 @@ class BenchmarkConfig:
     correct_order_bias: bool = field(default=True, metadata=_doc("Average scores over every ordering of the answer choices."))
     numeric_readout: str = field(default="greedy", metadata=_doc("Numeric answers: 'greedy' (paper: two greedy digits) or 'expected'."))
     max_new_tokens: int = field(default=512, metadata=_doc("Generation budget of chain-of-thought answers."))
+    temperature: float | None = field(
+        default=None,
+        metadata=_doc(
+            "Sampling temperature of chain-of-thought answers (None: greedy, or 1.0 with --enable-thinking, as in "
+            "folktexts). Multiple-choice and numeric scores read untempered probabilities, so it does not apply there."
+        ),
+    )
     context_size: int | None = field(default=None, metadata=_doc("Longest prompt allowed, in tokens (None: no check)."))
-    batch_size: int | None = field(default=None, metadata=_doc("Rows per batch hint; the engine batches by a token budget."))
+    batch_size: int | None = field(
+        default=None,
+        metadata=_doc(
+            "folktexts' rows per batch. Web APIs: requests in flight at once (unless --max-api-concurrency is given). "
+            "Local backends batch by a token budget (--batch-tokens) instead; it is recorded, not part of the run's identity."
+        ),
+    )
     fit_threshold: int | None = field(default=None, metadata=_doc("Fit the decision threshold on this many training rows."))
     recalibrate: int | None = field(
         default=None, metadata=_doc("Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.")
@@ -57,7 +72,9 @@ class BenchmarkConfig:
     feature_importance: bool = field(
         default=False, metadata=_doc("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.")
     )
-    subsampling: float | None = field(default=None, metadata=_doc("Fraction of each split to use (None: all rows)."))
+    subsampling: float | int | None = field(
+        default=None, metadata=_doc("Fraction of each split (0.1), or a row count per split (500); None or 1.0: all rows.")
+    )
     seed: int = field(default=42, metadata=_doc("Seed of splits, subsampling, few-shot draws and bootstrap."))
     feature_subset: tuple[str, ...] | None = field(default=None, metadata=_doc("Features shown instead of the task's."))
     population_filter: tuple[str, ...] = field(default=(), metadata=_doc("Extra population filters, e.g. 'SEX=2'."))
@@ -68,14 +85,30 @@ class BenchmarkConfig:
     )
 
     def __post_init__(self) -> None:
+        if self.few_shot == 0 and not isinstance(self.few_shot, bool):
+            object.__setattr__(self, "few_shot", None)  # zero examples is zero-shot, in run as in prompts
         for name in ("few_shot", "fit_threshold", "recalibrate", "context_size", "batch_size"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be a positive integer or None, got {value!r}", parameter=name, value=value)
-        if self.subsampling is not None and not (isinstance(self.subsampling, (int, float)) and 0 < self.subsampling <= 1):
+        sub = self.subsampling
+        is_fraction = isinstance(sub, float) and 0 < sub <= 1
+        is_count = isinstance(sub, int) and not isinstance(sub, bool) and sub >= 1
+        if sub is not None and not (is_fraction or is_count):
             raise ConfigError(
-                f"subsampling must be a fraction in (0, 1], got {self.subsampling!r}", parameter="subsampling", value=self.subsampling
+                f"subsampling must be a fraction in (0, 1] or a row count >= 1, got {sub!r}", parameter="subsampling", value=sub
             )
+        temp = self.temperature
+        if temp is not None and (isinstance(temp, bool) or not isinstance(temp, (int, float)) or not 0 <= temp < float("inf")):
+            raise ConfigError(f"temperature must be a number >= 0 or None, got {temp!r}", parameter="temperature", value=temp)
+        if temp is not None and not (self.cot_prompting or self.enable_thinking):
+            warnings.warn(
+                f"temperature={temp} is ignored: only chain-of-thought answers are sampled; multiple-choice and numeric "
+                "scores read the model's untempered next-token probabilities (as in folktexts)",
+                PromptConfigWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, "temperature", None)  # the same numbers share one run folder
         if self.wording not in WORDINGS:
             raise ConfigError(f"wording must be one of {', '.join(WORDINGS)}; got {self.wording!r}", parameter="wording", value=self.wording)
         if self.numeric_readout not in NUMERIC_READOUTS:
@@ -115,6 +148,13 @@ class BenchmarkConfig:
             correct_order_bias=self.correct_order_bias,
         )
         return base.with_variations(parse_variations(self.variation)) if self.variation else base
+
+    @property
+    def generation_temperature(self) -> float:
+        """The temperature chain-of-thought answers are sampled at: folktexts' default unless ``temperature`` is set."""
+        if self.temperature is not None:
+            return float(self.temperature)
+        return 1.0 if self.enable_thinking else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""

@@ -484,7 +484,8 @@ class LiteLLMBackend:
                 raise ConfigError(
                     f"{self.model} is not known to accept an assistant prefill, so ChatPrompt.prefill "
                     f"({prompt.prefill[:40]!r}; chat_prompt / --chat-prompt) cannot be sent. Drop the prefill, or pass "
-                    "assistant_prefill=True if the server continues a final assistant message. No request was sent.",
+                    "--assistant-prefill (assistant_prefill=True in Python) if the server continues a final assistant "
+                    "message. No request was sent.",
                     parameter="prefill",
                     value=prompt.prefill,
                 )

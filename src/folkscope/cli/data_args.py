@@ -1,0 +1,55 @@
+"""The data-source flags shared by ``folkscope run`` and ``folkscope prompts``.
+
+One place maps ``--states``, ``--year``, ``--horizon``, ``--data-file`` and
+``--subsampling`` to :meth:`ACSDataset.make_from_task
+<folkscope.data.ACSDataset.make_from_task>` options, so both commands read
+the same rows for the same flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_data_source_arguments", "data_options", "parse_subsampling"]
+
+
+def parse_subsampling(text: str) -> float | int:
+    """``0.1`` is a fraction of each split, ``500`` a row count per split; ``1`` (or ``1.0``) is all rows, as in folktexts.
+
+    Examples
+    --------
+    >>> parse_subsampling("0.1"), parse_subsampling("500"), parse_subsampling("1")
+    (0.1, 500, 1.0)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction like 0.1 or a row count like 500, got {text!r}") from None
+    if value.is_integer() and value >= 2 and "." not in text and "e" not in text.lower():
+        return int(value)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a whole row count >= 2, got {text!r}")
+    return value
+
+
+def _states(text: str) -> list[str]:
+    states = [s.strip().upper() for s in text.split(",") if s.strip()]
+    if not states:
+        raise argparse.ArgumentTypeError(f"expected USPS codes like CA or CA,TX,NY, got {text!r}")
+    return states
+
+
+def add_data_source_arguments(group: Any) -> None:
+    """``--states``, ``--year``, ``--horizon`` (Census PUMS tasks) and ``--data-file`` (any task)."""
+    group.add_argument("--states", type=_states, default=None, metavar="CA,TX,...",
+                       help="PUMS tasks: states to load, as USPS codes (default: the 50 states and Puerto Rico)")  # fmt: skip
+    group.add_argument("--year", type=int, default=None, help="PUMS tasks: survey year (default: the task's, 2018)")
+    group.add_argument("--horizon", default=None, metavar="1-Year|5-Year", help="PUMS tasks: survey horizon (default 1-Year)")
+    group.add_argument("--data-file", default=None, metavar="PATH",
+                       help="your own rows (CSV or parquet) instead of a download; it needs the task's columns")  # fmt: skip
+
+
+def data_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The data-source flags as keyword arguments of ``make_from_task`` / ``make_benchmark``."""
+    return {"states": args.states, "survey_year": args.year, "horizon": args.horizon, "data_file": args.data_file}
