@@ -39,6 +39,7 @@ _Metric = Callable[[FloatArray, FloatArray, "FloatArray | None", float, int], fl
 GROUP_METRICS: dict[str, _Metric] = {
     "ece": lambda y, p, w, t, b: _ece(y, p, w, b, "uniform"),          # expected_calibration_error
     "ece_quantile": lambda y, p, w, t, b: _ece(y, p, w, b, "quantile"),
+    "ece_equal_count": lambda y, p, w, t, b: _ece(y, p, w, b, "equal_count"),
     "brier_score": lambda y, p, w, t, b: _brier(y, p, w),              # brier_score_loss
     "log_loss": lambda y, p, w, t, b: _log_loss(y, p, w, None),
     "roc_auc": lambda y, p, w, t, b: _auc(y, p, w),                    # roc_auc_score

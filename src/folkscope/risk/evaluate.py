@@ -53,6 +53,8 @@ _OVERALL: dict[str, Callable[..., float]] = {
     "ece": lambda y, p, w, t, b: fm.expected_calibration_error(y, p, n_bins=b, sample_weight=w),
     "ece_quantile": lambda y, p, w, t, b: fm.expected_calibration_error(
         y, p, n_bins=b, strategy="quantile", sample_weight=w),
+    "ece_equal_count": lambda y, p, w, t, b: fm.expected_calibration_error(
+        y, p, n_bins=b, strategy="equal_count", sample_weight=w),
     "brier": lambda y, p, w, t, b: fm.brier_score_loss(y, p, sample_weight=w),
     "log_loss": lambda y, p, w, t, b: fm.log_loss(y, p, sample_weight=w),
     "roc_auc": lambda y, p, w, t, b: fm.roc_auc_score(y, p, sample_weight=w),
@@ -72,7 +74,7 @@ _GROUP_NAME = {m: ("brier_score" if m == "brier" else m) for m in METRICS}
 INTERVAL_METRICS: tuple[str, ...] = ("ece", "brier", "roc_auc", "accuracy")
 #: Metric key -> column title of the comparison table (paper table 1).
 TABLE_COLUMNS: dict[str, str] = {
-    "ece": "ECE", "ece_quantile": "ECE (quantile)", "brier": "Brier", "log_loss": "Log loss",
+    "ece": "ECE", "ece_quantile": "ECE (quantile)", "ece_equal_count": "ECE (equal count)", "brier": "Brier", "log_loss": "Log loss",
     "roc_auc": "AUC", "accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy",
     "tpr": "TPR", "fpr": "FPR", "confidence_bias": "Confidence bias", "sce": "SCE",
 }
