@@ -12,7 +12,8 @@ Syntax, one condition per string (combine several with ``&`` or pass a list):
 ============================  =========================================
 
 Values are numbers, or bare strings for text columns. A row with a blank in
-the filtered column never passes (a blank is not ``< 65``).
+the filtered column never passes (a blank is not ``< 65``), unless the filter
+is declared with ``keep_blank=True`` (see :class:`PopulationFilter`).
 """
 
 from __future__ import annotations
@@ -53,10 +54,19 @@ def _parse_cell(value: object) -> float | str:
 class PopulationFilter:
     """One parsed condition.
 
+    ``keep_blank`` says what a blank cell in ``column`` does: by default it
+    fails the condition (the row leaves the population); with
+    ``keep_blank=True`` it passes. The second is how folktables 0.0.12's
+    ACSMobility population reads: folktables *drops* the rows whose age is
+    at most 18 or at least 35, and a blank age is neither, so it stays
+    (folktables' other filters *keep* the rows that pass, so blanks leave).
+    Only task definitions declare it (``{"condition": ..., "keep_blank":
+    true}`` in ``tasks.json``); filter strings never do.
+
     Examples
     --------
     >>> PopulationFilter.parse("AGEP=18..35")
-    PopulationFilter(column='AGEP', op='range', values=(18.0, 35.0))
+    PopulationFilter(column='AGEP', op='range', values=(18.0, 35.0), keep_blank=False)
     >>> PopulationFilter.parse("AGEP>16").to_string()
     'AGEP>16'
     """
@@ -64,6 +74,7 @@ class PopulationFilter:
     column: str
     op: str  # one of = != > >= < <= range in
     values: tuple[float | str, ...]
+    keep_blank: bool = False
 
     @classmethod
     def parse(cls, text: str) -> PopulationFilter:
@@ -107,6 +118,16 @@ class PopulationFilter:
             return f"{self.column}=" + "|".join(fmt(v) for v in self.values)
         return f"{self.column}{self.op}{fmt(self.values[0])}"
 
+    def describe(self) -> str:
+        """:meth:`to_string`, marked ``(or blank)`` for a filter a blank passes (task descriptions, fingerprints).
+
+        Examples
+        --------
+        >>> PopulationFilter("AGEP", ">", (18.0,), keep_blank=True).describe()
+        'AGEP>18 (or blank)'
+        """
+        return self.to_string() + (" (or blank)" if self.keep_blank else "")
+
     def require_numbers(self, why: str, example: str = "30") -> None:
         """Refuse a text value for a column that ``why`` says holds numbers (``AGEP=abc`` would keep no row)."""
         text = [value for value in self.values if not isinstance(value, float)]
@@ -147,7 +168,7 @@ class PopulationFilter:
         return converted
 
     def mask(self, frame: pd.DataFrame) -> np.ndarray:
-        """Boolean mask of the rows that pass (blanks never pass)."""
+        """Boolean mask of the rows that pass (blanks pass only with ``keep_blank``)."""
         if self.column not in frame.columns:
             raise UnknownColumnError(
                 f"population filter {self.to_string()!r} names column {self.column!r}, which the data "
@@ -173,7 +194,10 @@ class PopulationFilter:
             result = col < v[0]
         else:
             result = col <= v[0]
-        return np.asarray(pd.Series(result).fillna(False), dtype=bool)
+        passed = np.array(pd.Series(result).fillna(False), dtype=bool)
+        if self.keep_blank:
+            passed |= np.asarray(frame[self.column].isna(), dtype=bool)
+        return passed
 
 
 def parse_filters(spec: str | Iterable[str] | None) -> tuple[PopulationFilter, ...]:

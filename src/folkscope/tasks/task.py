@@ -42,18 +42,43 @@ class Choice:
 class Target:
     """How a column becomes the binary label: a threshold, or a set of positive codes.
 
+    Parameters
+    ----------
+    column : str
+        The column the label is derived from.
+    op, value : str and float, optional
+        A threshold (``op`` one of ``> >= < <= ==``): label 1 where
+        ``column op value`` holds.
+    positive : tuple of float
+        Codes that count as 1 (instead of a threshold).
+    blank_label : {None, 0, 1}
+        What a blank target cell means. ``None`` (the default, and what a
+        custom task gets): a blank label is a data problem, and
+        :meth:`labels` raises :class:`~folkscope.errors.TargetError` naming a
+        filter to add. ``0``: a blank is a negative, as folktables 0.0.12
+        reads it: folktables applies its target rule to the raw column,
+        where a blank compares false (``blank > 20`` and ``blank == 1`` are
+        both false), so e.g. an ACSTravelTime worker who works from home
+        (at work, ESR = 1, with a blank commute JWMNP) is labelled 0, and an
+        ACSEmployment child under 16 (blank ESR) too. The five folktables
+        tasks declare ``0`` so their labels match folktables on real PUMS
+        rows.
+
     Examples
     --------
     >>> Target("PINCP", op=">", value=50000).name
     'PINCP>50000'
     >>> Target("MIG", positive=(1,)).name
     'MIG==1'
+    >>> Target("JWMNP", op=">", value=20, blank_label=0).labels(pd.DataFrame({"JWMNP": [45, None, 5]})).tolist()
+    [1, 0, 0]
     """
 
     column: str
     op: str | None = None
     value: float | None = None
     positive: tuple[float, ...] = ()
+    blank_label: int | None = None
 
     def __post_init__(self) -> None:
         if self.op is not None and self.op not in _OPS:
@@ -66,6 +91,12 @@ class Target:
             raise ConfigError("a target threshold needs both an operator and a value", parameter="threshold")
         if self.op is not None and self.positive:
             raise ConfigError("give a target either a threshold or positive values, not both", parameter="target")
+        if self.blank_label is not None and (isinstance(self.blank_label, bool) or self.blank_label not in (0, 1)):
+            raise ConfigError(
+                f"a target's blank_label must be 0, 1 or None (blanks are an error), got {self.blank_label!r}",
+                parameter="blank_label",
+                value=self.blank_label,
+            )
 
     @property
     def name(self) -> str:
@@ -76,31 +107,43 @@ class Target:
             return f"{self.column}==" + "|".join(f"{v:g}" for v in self.positive)
         return self.column
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; ``blank_label`` only where declared, so tasks without it describe as before."""
+        out = asdict(self)
+        if self.blank_label is None:
+            out.pop("blank_label")
+        return out
+
     def labels(self, frame: pd.DataFrame) -> np.ndarray:
-        """The 0/1 label of every row; blanks in the target column raise."""
+        """The 0/1 label of every row; a blank target is ``blank_label``, or raises where that is None."""
         if self.column not in frame.columns:
             raise UnknownColumnError(
                 f"target column {self.column!r} is not in the data", parameter="target", value=self.column
             )
         col = frame[self.column]
-        if col.isna().any():
+        blank = col.isna().to_numpy()
+        if blank.any() and self.blank_label is None:
             raise TargetError(
-                f"target column {self.column} has {int(col.isna().sum())} blank values in the population; "
+                f"target column {self.column} has {int(blank.sum())} blank values in the population; "
                 "add a population filter that excludes them"
             )
-        values = col.to_numpy(dtype=float)
+        values = col.to_numpy(dtype=float, na_value=np.nan)
         if self.op is not None:
-            return _OPS[self.op](values, float(self.value)).astype(np.int8)  # type: ignore[arg-type]
-        if self.positive:
-            return np.isin(values, np.asarray(self.positive, dtype=float)).astype(np.int8)
-        distinct = np.unique(values)
-        if not np.all(np.isin(distinct, (0.0, 1.0))):
-            shown = ", ".join(f"{v:g}" for v in distinct[:8]) + (" ..." if len(distinct) > 8 else "")
-            raise TargetError(
-                f"target column {self.column} is not binary (values: {shown}); give a threshold "
-                f"(e.g. threshold=('>', 50000)) or the positive codes (e.g. positive=[1])"
-            )
-        return values.astype(np.int8)
+            labels = _OPS[self.op](values, float(self.value)).astype(np.int8)  # type: ignore[arg-type]
+        elif self.positive:
+            labels = np.isin(values, np.asarray(self.positive, dtype=float)).astype(np.int8)
+        else:
+            distinct = np.unique(values[~blank])
+            if not np.all(np.isin(distinct, (0.0, 1.0))):
+                shown = ", ".join(f"{v:g}" for v in distinct[:8]) + (" ..." if len(distinct) > 8 else "")
+                raise TargetError(
+                    f"target column {self.column} is not binary (values: {shown}); give a threshold "
+                    f"(e.g. threshold=('>', 50000)) or the positive codes (e.g. positive=[1])"
+                )
+            labels = np.where(blank, 0.0, values).astype(np.int8)
+        if blank.any():
+            labels[blank] = self.blank_label
+        return labels
 
 
 @dataclass(frozen=True)
@@ -209,7 +252,8 @@ class TaskMetadata:
         out = asdict(self)
         out.pop("column_texts")
         out.pop("use_numeric_qa")  # a prompt option: the prompt config records it
-        out["filters"] = [f.to_string() for f in self.filters]
+        out["target"] = self.target.to_dict()
+        out["filters"] = [f.describe() for f in self.filters]
         out["target_name"] = self.target_name
         return out
 
@@ -283,6 +327,7 @@ class TaskMetadata:
         target: str,
         threshold: tuple[str, float] | None = None,
         positive: Sequence[float] | None = None,
+        blank_label: int | None = None,
         filters: str | Iterable[str] | None = None,
         question: str | None = None,
         choices: Sequence[tuple[str, int]] | None = None,
@@ -295,6 +340,11 @@ class TaskMetadata:
     ) -> TaskMetadata:
         """Build a custom task; the question is written from the target's text mapping if not given.
 
+        A blank target cell raises when labels are made (a blank label is a
+        data problem: filter those rows out), unless ``blank_label`` (0 or 1)
+        declares what a blank means, as the folktables tasks declare 0
+        (see :class:`Target`).
+
         Examples
         --------
         >>> t = TaskMetadata.make_task("Old", features=["SEX", "SCHL"], target="AGEP", threshold=(">", 40))
@@ -306,6 +356,7 @@ class TaskMetadata:
             op=threshold[0] if threshold else None,
             value=float(threshold[1]) if threshold else None,
             positive=tuple(float(p) for p in positive) if positive else (),
+            blank_label=blank_label,
         )
         subject, predicate = _phrase(tgt, column_set(columns).get(target))
         question = question or f"Is {subject} {predicate}?"
@@ -339,6 +390,18 @@ def _phrase(tgt: Target, col: ColumnToText | None) -> tuple[str, str]:
     return subject, " or ".join(f"{v:g}" for v in positive)
 
 
+def _filters_from_json(entries: Sequence[str | Mapping[str, Any]]) -> tuple[PopulationFilter, ...]:
+    """Filter strings, or ``{"condition": "AGEP>18", "keep_blank": true}`` for one a blank passes."""
+    out: list[PopulationFilter] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            out.extend(parse_filters(entry))
+        else:
+            keep_blank = bool(entry.get("keep_blank", False))
+            out.extend(replace(f, keep_blank=keep_blank) for f in parse_filters(entry["condition"]))
+    return tuple(out)
+
+
 def _task_from_json(name: str, spec: Mapping[str, Any]) -> TaskMetadata:
     tgt_spec = spec["target"]
     thr = tgt_spec.get("threshold")
@@ -347,12 +410,13 @@ def _task_from_json(name: str, spec: Mapping[str, Any]) -> TaskMetadata:
         op=thr["op"] if thr else None,
         value=float(thr["value"]) if thr else None,
         positive=tuple(float(p) for p in tgt_spec.get("positive", ())),
+        blank_label=tgt_spec.get("blank_label"),
     )
     return TaskMetadata(
         name=name,
         features=tuple(spec["features"]),
         target=target,
-        filters=parse_filters(spec.get("filters", [])),
+        filters=_filters_from_json(spec.get("filters", [])),
         question=spec["question"],
         choices=tuple(Choice(c["text"], int(c["label"])) for c in spec["choices"]),
         numeric_question=spec["numeric_question"],
