@@ -14,6 +14,7 @@ from folkscope.risk.benchmark import Benchmark, rescore
 from folkscope.risk.classifier import NUMERIC_READOUTS, LLMClassifier, ScoringReport
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.evaluate import calibration_data, compare_table, evaluate_scores
+from folkscope.risk.evidence import evidence_sweep, importance_order
 
 __all__ = [
     "BASELINES",
@@ -28,6 +29,8 @@ __all__ = [
     "calibration_data",
     "compare_table",
     "evaluate_scores",
+    "evidence_sweep",
     "fit_baselines",
+    "importance_order",
     "rescore",
 ]

@@ -1,0 +1,133 @@
+"""``folkscope evidence``: a model's risk-score metrics as features are added one at a time.
+
+Takes every flag of ``folkscope run`` (each step is such a run, with
+``--use-feature-subset`` set to the step's features; ``--use-feature-subset``
+itself picks the features the order is drawn from), plus ``--order`` (the
+task's order, a permutation-importance file, or a list of columns) and
+``--step``. See :func:`folkscope.risk.evidence_sweep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+from pathlib import Path
+from typing import Any
+
+from folkscope.cli.data_args import data_options
+from folkscope.cli.run_cmd import add_arguments, config_from_args, engine_from_args
+
+__all__ = ["DESCRIPTION", "parse_order", "register", "run"]
+
+DESCRIPTION = (
+    "Evidence sweep: benchmark a model's risk scores with the first 1, 2, ..., n features of an order "
+    "(one run folder per step), then tabulate and plot AUC, ECE, Brier and accuracy against the features shown."
+)
+
+
+def parse_order(text: str) -> str | list[str]:
+    """``task``, a permutation-importance file (or the run folder holding one), or ``COL1,COL2,...``.
+
+    Examples
+    --------
+    >>> parse_order("task"), parse_order("AGEP, SEX")
+    ('task', ['AGEP', 'SEX'])
+    """
+    text = text.strip()
+    if text == "task":
+        return "task"
+    path = Path(text).expanduser()
+    if text.lower().endswith(".csv") or path.exists():
+        from folkscope.risk.evidence import importance_order
+
+        return importance_order(path)
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "evidence", help="evidence sweep: metrics as features are added one at a time", description=DESCRIPTION
+    )
+    add_arguments(parser)
+    sweep = parser.add_argument_group("evidence sweep")
+    sweep.add_argument(
+        "--order", default="task", metavar="task|IMPORTANCE.csv|COL1,COL2,...",
+        help="order the features are added in: 'task' (the task's order, default), a feature_importance.csv of a run "
+        "with --feature-importance (or its run folder; most important first), or comma-separated columns",
+    )  # fmt: skip
+    sweep.add_argument("--step", type=int, default=1, metavar="N", help="features added per step (default 1; the paper's figures add 2)")
+    parser.set_defaults(func=run)
+
+
+def _value(value: Any, low: Any = None, high: Any = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    text = f"{value:.3f}"
+    if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
+        text += f" [{low:.3f}, {high:.3f}]"
+    return text
+
+
+def _metric(row: Any, name: str) -> str:
+    return _value(row[name], row.get(f"{name}_low"), row.get(f"{name}_high"))
+
+
+def print_sweep(table: Any) -> None:
+    """The answer first (AUC and ECE with every feature of the order), then one line per step, then where the files are."""
+    attrs = table.attrs
+    final = table.iloc[-1]
+    available = attrs.get("available") or []
+    shown = "all" if len(available) == final["k"] else f"{final['k']} of {len(available)}"
+    print(
+        f"evidence sweep of {attrs.get('model', '?')} on {attrs.get('task', '?')}: with {shown} features, "
+        f"AUC {_metric(final, 'roc_auc')}, ECE {_metric(final, 'ece')}"
+    )
+    first = table.iloc[0]
+    print(f"from {first['k']} to {final['k']} features: AUC {_value(first['roc_auc'])} -> {_value(final['roc_auc'])}, "
+          f"ECE {_value(first['ece'])} -> {_value(final['ece'])} (95% bootstrap intervals in brackets)")  # fmt: skip
+    width = max(len("added"), *(len(str(a)) for a in table["added_feature"]))
+    print(f"{'k':>3}  {'added':<{width}}  {'AUC':<22} {'ECE':<22} {'Brier':>6} {'accuracy':>8}")
+    for _, row in table.iterrows():
+        print(
+            f"{row['k']:>3}  {row['added_feature']:<{width}}  {_metric(row, 'roc_auc'):<22} {_metric(row, 'ece'):<22} "
+            f"{_value(row['brier']):>6} {_value(row['accuracy']):>8}"
+        )
+    sweep_dir = Path(attrs["sweep_dir"])
+    print(f"table: {sweep_dir / 'evidence_sweep.csv'} (and evidence_sweep.json)")
+    if attrs.get("plot"):
+        print(f"plot: {attrs['plot']}")
+    elif importlib.util.find_spec("matplotlib") is None:
+        print("plot skipped: matplotlib is not installed (pip install 'folkscope[plots]'); the table has every number")
+    print(f"run folders (one per step, each with its report.html): {sweep_dir.parent}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from folkscope.errors import ConfigError
+    from folkscope.logs import check_writable_dir
+    from folkscope.risk.evidence import evidence_sweep
+
+    config = config_from_args(args)
+    if args.step < 1:
+        raise ConfigError(f"--step must be >= 1, got {args.step}", parameter="step", value=args.step)
+    order = parse_order(args.order)
+    check_writable_dir(args.results_dir)  # before the data and the model load
+    backend, options = engine_from_args(args)
+    table = evidence_sweep(
+        args.task,
+        model=args.model,
+        order=order,
+        config=config,
+        results_dir=args.results_dir,
+        backend=backend,
+        step=args.step,
+        backend_options=options,
+        data_dir=args.data_dir,
+        device=args.device,
+        dtype=args.dtype,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        **data_options(args),
+    )
+    print_sweep(table)
+    return 0
