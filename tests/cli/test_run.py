@@ -196,7 +196,7 @@ def test_piped_run_prints_progress_lines_in_rows_and_the_cache_reuse(capsys, tmp
     ]  # fmt: skip
     assert main(argv) == 0
     captured = capsys.readouterr()
-    lines = captured.err.splitlines()
+    lines = [line for line in captured.err.splitlines() if line.startswith("scoring:")]  # the diagnostics' warnings follow
     rows = json.loads((Path(captured.out.split("run folder: ")[1].splitlines()[0]) / "metrics.json").read_text())["scoring"]["rows"]
     assert lines[0] == f"scoring: 0/{rows} rows (0%), starting"
     assert lines[-1].startswith(f"scoring: {rows}/{rows} rows (100%), ") and "done in" in lines[-1]

@@ -25,7 +25,7 @@ def assert_png(path: Path) -> None:
 def test_make_all_plots_writes_every_png_and_no_temporary_file(run_dir):
     run, paths = run_dir
     assert set(paths) == {"calibration", "calibration_RAC1P", "calibration_SEX",
-                          "score_histogram", "roc"}
+                          "score_histogram", "roc", "selective_accuracy"}
     for rel in paths.values():
         assert not Path(rel).is_absolute() and rel.startswith("plots/")
         assert_png(run / rel)

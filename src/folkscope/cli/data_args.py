@@ -46,10 +46,14 @@ def add_data_source_arguments(group: Any) -> None:
                        help="PUMS tasks: states to load, as USPS codes (default: the 50 states and Puerto Rico)")  # fmt: skip
     group.add_argument("--year", type=int, default=None, help="PUMS tasks: survey year (default: the task's, 2018)")
     group.add_argument("--horizon", default=None, metavar="1-Year|5-Year", help="PUMS tasks: survey horizon (default 1-Year)")
+    group.add_argument("--replicate-weights", action="store_true",
+                       help="PUMS tasks: also read the 80 replicate weights (PWGTP1-80) for survey standard errors "
+                       "(successive difference replication); a --data-file's are used whenever it has them")  # fmt: skip
     group.add_argument("--data-file", default=None, metavar="PATH",
                        help="your own rows (CSV or parquet) instead of a download; it needs the task's columns")  # fmt: skip
 
 
 def data_options(args: argparse.Namespace) -> dict[str, Any]:
     """The data-source flags as keyword arguments of ``make_from_task`` / ``make_benchmark``."""
-    return {"states": args.states, "survey_year": args.year, "horizon": args.horizon, "data_file": args.data_file}
+    options = {"states": args.states, "survey_year": args.year, "horizon": args.horizon, "data_file": args.data_file}
+    return options | ({"replicate_weights": True} if args.replicate_weights else {})

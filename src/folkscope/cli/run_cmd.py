@@ -41,10 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     core.add_argument("--fit-threshold", type=int, default=None, help=_doc("fit_threshold"))
     core.add_argument("--recalibrate", type=int, default=None, metavar="N", help=_doc("recalibrate"))
     core.add_argument("--feature-importance", action="store_true", help=_doc("feature_importance"))
+    core.add_argument("--importance-repeats", type=int, default=3, metavar="N", help=_doc("importance_repeats"))
+    core.add_argument("--importance-rows", type=int, default=None, metavar="N", help=_doc("importance_rows"))
     core.add_argument("--use-feature-subset", default=None, help="comma-separated features to use instead of the task's")
     core.add_argument("--use-population-filter", action="append", default=None, metavar="FILTER", help="population filter such as 'SEX=2' or 'AGEP=18..35' (repeatable)")
     core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
     core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
+    core.add_argument("--sce-pair", action="append", default=None, metavar="COL=A,B", help=_doc("sce_pairs"))
     core.add_argument("--wording", choices=WORDINGS, default="folktexts", help=_doc("wording"))
     add_data_source_arguments(parser.add_argument_group("data source (default: Census PUMS download for ACS tasks, bundled rows for NIST tasks)"))
     engine = parser.add_argument_group("inference")
@@ -113,11 +116,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
         fit_threshold=args.fit_threshold,
         recalibrate=args.recalibrate,
         feature_importance=args.feature_importance,
+        importance_repeats=args.importance_repeats,
+        importance_rows=args.importance_rows,
         subsampling=args.subsampling,
         seed=args.seed,
         feature_subset=tuple(c.strip() for c in args.use_feature_subset.split(",") if c.strip()) if args.use_feature_subset else None,
         population_filter=tuple(args.use_population_filter or ()),
         n_bootstrap=args.n_bootstrap,
+        sce_pairs=tuple(args.sce_pair or ()),
         baselines=not args.no_baselines,
         wording=args.wording,
     )
@@ -242,6 +248,27 @@ def api_usage_line(engine_stats: dict[str, Any], backend_stats: dict[str, Any]) 
     )
 
 
+def diagnostics_line(diag: dict[str, Any] | None) -> str:
+    """``diagnostics: order bias 0.83, answer-letter mass (median) 0.18, scores 5-95% in [0.497, 0.502]``, or "".
+
+    Examples
+    --------
+    >>> diagnostics_line({"order_bias": {"mean_abs_difference": 0.83}, "answer_mass": {"median": 0.18},
+    ...                   "spread": {"q05": 0.497, "q95": 0.502}})
+    'diagnostics: order bias 0.830, answer-letter mass (median) 0.180, scores 5-95% in [0.497, 0.502]'
+    """
+    if not diag:
+        return ""
+    parts = []
+    if diag.get("order_bias"):
+        parts.append(f"order bias {diag['order_bias']['mean_abs_difference']:.3f}")
+    if diag.get("answer_mass"):
+        parts.append(f"answer-letter mass (median) {diag['answer_mass']['median']:.3f}")
+    if diag.get("spread"):
+        parts.append(f"scores 5-95% in [{diag['spread']['q05']:.3f}, {diag['spread']['q95']:.3f}]")
+    return "diagnostics: " + ", ".join(parts) if parts else ""
+
+
 def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     """The population kept, then the main metrics of the model and baselines, one line each."""
     import json
@@ -261,6 +288,13 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     line = api_usage_line(scoring.get("engine_stats") or {}, scoring.get("backend_stats") or {})
     if line:
         print(line)
+    line = diagnostics_line(metrics.get("diagnostics"))
+    if line:
+        print(line)
+    at = (metrics.get("selective_accuracy") or {}).get("at_coverage") or {}
+    if at:
+        shown = [("all rows" if float(c) >= 1 else f"{float(c):.0%} most confident") + f" {_fmt(v).strip()}" for c, v in at.items()]
+        print("selective accuracy: " + ", ".join(shown))
     importance = metrics.get("feature_importance")
     if importance:
         ranked = ", ".join(f"{col} {row['importance']:+.3f}" for col, row in list(importance.items())[:5])

@@ -123,13 +123,17 @@ class Dataset:
                 data[col] = task.column_texts[col].checked(data[col])
         mask = task.population_mask(data)
         if not mask.any():
-            filters = ", ".join(f.to_string() for f in task.filters) or "(none)"
+            filters = ", ".join(f.describe() for f in task.filters) or "(none)"
             raise EmptyPopulationError(
                 f"no row of {len(data)} passes the population filters of task {task.name}: {filters}; "
                 "loosen --use-population-filter or check the data's codes"
             )
         self.population_report = self._report_blanks(data, mask)
-        keep = [c for c in dict.fromkeys((*task.needed_columns, self.weight_column)) if c and c in data.columns]
+        # the ACS's replicate weights (PWGTP1..PWGTP80) travel with the rows when the data has them
+        self.replicate_columns = tuple(
+            f"{self.weight_column}{k}" for k in range(1, 81) if self.weight_column and f"{self.weight_column}{k}" in data.columns
+        )
+        keep = [c for c in dict.fromkeys((*task.needed_columns, self.weight_column, *self.replicate_columns)) if c and c in data.columns]
         frame = data.loc[mask, keep].copy()
         for col in task.features:  # every value a prompt will show, checked before any model loads
             if col in task.column_texts:
@@ -142,7 +146,7 @@ class Dataset:
 
     def _report_blanks(self, data: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
         """Rows left out by the population filters, and how many of them only because a filter column is blank."""
-        columns = list(dict.fromkeys(f.column for f in self.task.filters))
+        columns = list(dict.fromkeys(f.column for f in self.task.filters if not f.keep_blank))  # a blank passes those
         blank = data[columns].isna() if columns else pd.DataFrame(index=data.index)
         dropped = ~np.asarray(mask, dtype=bool)
         by_column = {c: int((blank[c].to_numpy() & dropped).sum()) for c in columns}
@@ -218,6 +222,16 @@ class Dataset:
         if self.weight_column is None:
             return np.ones(len(ids))
         return self._frame.loc[ids, self.weight_column].to_numpy(dtype=float)
+
+    def replicate_weights(self, split: Split) -> np.ndarray | None:
+        """The replicate weights of a split, shape (n_rows, R), or None when the data has none.
+
+        Only a full set (all 80 ACS replicates) counts: a partial set would
+        give a wrong variance coefficient.
+        """
+        if len(self.replicate_columns) != 80:
+            return None
+        return self._frame.loc[self._splits.get(split), list(self.replicate_columns)].to_numpy(dtype=float)
 
     def __getitem__(self, key: slice | Sequence[int]) -> tuple[pd.DataFrame, pd.Series]:
         """Positional rows of the training split, as ``(X, y)`` (``clf.fit(*ds[0:100])``)."""
@@ -298,6 +312,7 @@ class ACSDataset(Dataset):
         val_size: float = 0.0,
         subsampling: float | int | None = None,
         download: bool = True,
+        replicate_weights: bool = False,
     ) -> ACSDataset:
         """Load the rows a task needs and build its dataset.
 
@@ -308,6 +323,9 @@ class ACSDataset(Dataset):
         ``$FOLKSCOPE_HOME/data``). ``nist`` tasks read the bundled 2019 excerpt
         ``excerpt`` and work offline. ``data_file`` (CSV or parquet) replaces
         either source with the user's own rows; its SHA-256 is recorded.
+        ``replicate_weights=True`` also reads the 80 replicate weights of a
+        PUMS download (a data file's are kept whenever it has them), for
+        survey standard errors.
 
         Raises
         ------
@@ -346,7 +364,8 @@ class ACSDataset(Dataset):
 
             year = survey_year or task_obj.survey_year or 2018
             horizon = horizon or "1-Year"
-            columns = list(dict.fromkeys((*task_obj.needed_columns, "PWGTP")))
+            replicates = [f"PWGTP{k}" for k in range(1, 81)] if replicate_weights else []
+            columns = list(dict.fromkeys((*task_obj.needed_columns, "PWGTP", *replicates)))
             data = load_pums(states=states, year=year, horizon=horizon, data_dir=cache_dir, columns=columns, download=download)
             data.index = pd.RangeIndex(len(data), name="row_id")
             provenance = {"source": "census-pums", "survey_year": year, "horizon": horizon, "states": list(states) if states else "all"}

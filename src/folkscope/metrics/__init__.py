@@ -106,6 +106,7 @@ from folkscope.metrics._randomness import (
     runs_test_pass_rate,
 )
 from folkscope.metrics._recalibration import IsotonicCalibrator, PlattCalibrator
+from folkscope.metrics._replicates import replicate_standard_error
 from folkscope.metrics._selection import (
     PearsonResult,
     allocation_gaps,
@@ -168,6 +169,7 @@ __all__ = [
     "random_baseline",
     "reference_behaviour",
     "relative_entropy",
+    "replicate_standard_error",
     "roc_auc_score",
     "root_mean_square_bias",
     "runs_test",

@@ -10,16 +10,20 @@ from folkscope.report.html import write_report
 from folkscope.report.plots import (
     make_all_plots,
     plot_calibration,
+    plot_feature_importance,
     plot_group_calibration,
     plot_roc,
     plot_score_histogram,
+    plot_selective_accuracy,
 )
 
 __all__ = [
     "make_all_plots",
     "plot_calibration",
+    "plot_feature_importance",
     "plot_group_calibration",
     "plot_roc",
     "plot_score_histogram",
+    "plot_selective_accuracy",
     "write_report",
 ]

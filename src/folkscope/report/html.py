@@ -159,6 +159,55 @@ def _headline(metrics: Mapping[str, Any]) -> str:
     return f'<p class="headline">{", ".join(parts)} on {_fmt(overall.get("n"))} scored rows (unweighted, 95% CI).</p>'
 
 
+def _diagnostics(diag: Mapping[str, Any] | None) -> str:
+    """Whether the scores mean anything: order bias, letter mass, spread, and the warnings they raise."""
+    if not diag:
+        return ""
+    rows = []
+    bias = diag.get("order_bias")
+    if bias:
+        rows.append(["order bias: mean |score change| between answer orderings",
+                     f"{_fmt(bias.get('mean_abs_difference'))} (max {_fmt(bias.get('max_abs_difference'))}, "
+                     f"{_fmt(bias.get('orderings'))} orderings)"])
+    mass = diag.get("answer_mass")
+    if mass:
+        rows.append(["probability on the answer letters (median)",
+                     f"{_fmt(mass.get('median'))} (min {_fmt(mass.get('min'))}; "
+                     f"{_fmt(mass.get('share_below_half'))} of rows below 0.5)"])
+    spread = diag.get("spread")
+    if spread:
+        rows.append(["score spread: 5% and 95% quantiles (min, max)",
+                     f"{_fmt(spread.get('q05'))} to {_fmt(spread.get('q95'))} "
+                     f"({_fmt(spread.get('min'))}, {_fmt(spread.get('max'))})"])
+    warnings = diag.get("warnings") or []
+    listed = ('<ul class="warn">' + "".join(f"<li>{_e(w)}</li>" for w in warnings) + "</ul>") if warnings else \
+        "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>"
+    return "<h2>Do the scores mean anything?</h2>" + listed + (_table(["diagnostic", "value"], rows) if rows else "")
+
+
+def _selective(data: Mapping[str, Any] | None) -> str:
+    at = (data or {}).get("at_coverage") or {}
+    if not at:
+        return ""
+    return ("<h2>Selective accuracy</h2><p>Accuracy on the most confident rows: a score worth using is more "
+            "accurate where it is more confident.</p>"
+            + _table(["coverage (most confident share of rows)", "accuracy"],
+                     [[_e(f"{float(c):.0%}"), _fmt(v)] for c, v in at.items()]))
+
+
+def _importance(table: Mapping[str, Mapping[str, Any]] | None) -> str:
+    if not table:
+        return ""
+    first = next(iter(table.values()))
+    head = (f"<p>Drop in AUC when a feature's values are shuffled across rows (mean and sd over "
+            f"{_fmt(first.get('n_repeats', 1))} repeat(s), {_fmt_total(first.get('rows'))} rows; "
+            f"AUC without shuffling {_fmt(first.get('baseline_auc'))}).</p>")
+    return ("<h2>Permutation importance</h2>" + head
+            + _table(["feature", "AUC drop", "sd", "AUC when shuffled"],
+                     [[_e(col), _fmt(r.get("importance")), _fmt(r.get("std")), _fmt(r.get("permuted_auc"))]
+                      for col, r in table.items()]))
+
+
 def _overall(metrics: Mapping[str, Any]) -> str:
     un = metrics.get("unweighted") or {}
     sw = metrics.get("survey_weighted")
@@ -194,6 +243,14 @@ def _overall(metrics: Mapping[str, Any]) -> str:
         totals[0].append(_fmt_total(sw.get("overall", {}).get("n")))
     prevalence = [["prevalence", _fmt(un.get("overall", {}).get("prevalence"))]
                   + ([_fmt(sw.get("overall", {}).get("prevalence"))] if sw else [])]
+    rse = (sw or {}).get("replicate_standard_errors")
+    if rse:
+        note += ("<h3>Survey standard errors (replicate weights)</h3>"
+                 "<p>By the Census Bureau's successive difference replication over PWGTP1–80, "
+                 "SE = √(4/80 Σ(θ<sub>r</sub> − θ)²); unlike the bootstrap above it respects the survey design.</p>"
+                 + _table(["metric", "survey-weighted", "SE"],
+                          [[_e(TABLE_COLUMNS[m]), _fmt(sw.get("overall", {}).get(m)), _fmt(rse.get(m))]
+                           for m in METRICS if m in rse]))
     return (_table(header, rows) + note
             + _table(["rows", "unweighted"] + (["survey-weighted"] if sw else []),
                      totals + prevalence)
@@ -210,22 +267,33 @@ def _groups(section: Mapping[str, Any] | None) -> str:
             [_e(g.get("name")), *[(_fmt_total if c in _TOTALS else _fmt)(g.get(c))
                                   for c in _GROUP_COLS]]
             for g in block.get("groups", [])]))
+        ivs = block.get("intervals") or {}
+        by_group = ivs.get("groups") or {}
+        if by_group:
+            shown = [m for m in METRICS if any(m in v for v in by_group.values())]
+            out.append(f'<p class="sub">95% bootstrap intervals per group ({_fmt(ivs.get("n_resamples"))} '
+                       "resamples of all rows):</p>")
+            out.append(_table(["group", *[TABLE_COLUMNS[m] for m in shown]], [
+                [_e(name), *[_interval(v.get(m)) for m in shown]] for name, v in by_group.items()]))
         pair = block.get("pair")
-        header = ["metric", "max − min", "max group", "min group"]
+        header = ["metric", "max − min", "95% CI", "max group", "min group"]
         if pair:
-            header.append(f"{pair[0]} − {pair[1]}")
+            header += [f"{pair[0]} − {pair[1]}", "95% CI"]
         rows = []
+        gap_ivs = ivs.get("gaps") or {}
         for m in METRICS:
             gap = (block.get("gaps") or {}).get(m) or {}
-            row = [_e(TABLE_COLUMNS[m]), _fmt(gap.get("max_minus_min")),
+            giv = gap_ivs.get(m) or {}
+            row = [_e(TABLE_COLUMNS[m]), _fmt(gap.get("max_minus_min")), _interval(giv.get("max_minus_min")),
                    _e(gap.get("max_group") or "—"), _e(gap.get("min_group") or "—")]
             if pair:
-                row.append(_fmt(gap.get("a_minus_b")))
+                row += [_fmt(gap.get("a_minus_b")), _interval(giv.get("a_minus_b"))]
             rows.append(row)
         out.append(_table(header, rows))
         if pair:
+            ci = _interval(ivs.get("delta_sce"))
             out.append(f"<p>ΔSCE = SCE({_e(pair[0])}) − SCE({_e(pair[1])}) = "
-                       f"{_fmt(block.get('delta_sce'))}</p>")
+                       f"{_fmt(block.get('delta_sce'))}{f' {ci}' if ci else ''}</p>")
     return "\n".join(out)
 
 
@@ -338,10 +406,12 @@ def write_report(
     pathlib.Path
     """
     run = Path(run_dir)
-    scoring = None
+    scoring = diagnostics = selective = importance = None
     if "schema" not in metrics and isinstance(metrics.get("model"), Mapping):
-        # the run folder's metrics.json: {"model": ..., "baselines": ..., "scoring": ...}
+        # the run folder's metrics.json: {"model": ..., "baselines": ..., "scoring": ..., "diagnostics": ...}
         scoring = metrics.get("scoring")
+        diagnostics, selective = metrics.get("diagnostics"), metrics.get("selective_accuracy")
+        importance = metrics.get("feature_importance")
         if baselines is None:
             baselines = metrics.get("baselines") or None
         metrics = metrics["model"]
@@ -365,8 +435,11 @@ def write_report(
 <p class="sub">folkscope risk-score report</p>
 {_headline(metrics)}
 {notes_html}
+{_diagnostics(diagnostics)}
 <h2>Overall metrics</h2>
 {_overall(metrics)}
+{_selective(selective)}
+{_importance(importance)}
 <h2>Model vs baselines</h2>
 {_comparison(model, metrics, baselines)}
 <h2>Per-group metrics and gaps (unweighted)</h2>

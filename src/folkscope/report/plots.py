@@ -25,19 +25,21 @@ from numpy.typing import ArrayLike
 
 from folkscope._deps import require
 from folkscope._io import atomic_write
-from folkscope.risk.evaluate import calibration_data, histogram_data, roc_data
+from folkscope.risk.evaluate import calibration_data, histogram_data, roc_data, selective_accuracy_data
 
 __all__ = [
     "make_all_plots",
     "plot_calibration",
+    "plot_feature_importance",
     "plot_group_calibration",
     "plot_roc",
     "plot_score_histogram",
+    "plot_selective_accuracy",
 ]
 
 _FEATURE = "drawing report plots"
 _DPI = 110
-_STRATEGY_TITLE = {"uniform": "equal-width bins", "quantile": "quantile (equal-count) bins"}
+_STRATEGY_TITLE = {"uniform": "equal-width bins", "quantile": "quantile bins (folktexts' edges)", "equal_count": "equal-count bins"}
 
 
 def _figure(ncols: int = 1, *, width: float = 5.0, height: float = 4.2) -> tuple[Any, Any]:
@@ -204,6 +206,54 @@ def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: s
     return _save(fig, path)
 
 
+def plot_selective_accuracy(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: str = "label",
+                            score_col: str = "risk_score", title: str | None = None) -> Path:
+    """Accuracy on the most confident rows against the share of rows kept (coverage).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    data = selective_accuracy_data(scores, label_col=label_col, score_col=score_col)
+    fig, axes = _figure(1, width=5.2, height=4.2)
+    ax = axes[0]
+    curve = data["curve"]
+    ax.plot(curve["coverage"], curve["selective_accuracy"], lw=1.5, drawstyle="steps-post", label="model")
+    full = data["at_coverage"].get("1.0")
+    if full is not None:
+        ax.axhline(full, color="grey", ls=":", lw=1, label=f"accuracy on all rows ({full:.3f})")
+    ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="coverage (share of rows, most confident first)", ylabel="accuracy")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    fig.suptitle(_text(title or "Selective accuracy"))
+    return _save(fig, path)
+
+
+def plot_feature_importance(importance: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    """Permutation importance (drop in AUC) per feature, with the spread over repeats.
+
+    Parameters
+    ----------
+    importance : pandas.DataFrame
+        :func:`folkscope.risk.permutation_importance` output (index: column;
+        ``importance``, ``std``, ``n_repeats``).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    table = importance.sort_values("importance")
+    fig, axes = _figure(1, width=5.6, height=max(2.5, 0.35 * len(table) + 1.2))
+    ax = axes[0]
+    ax.barh([_text(str(c)) for c in table.index], table["importance"], xerr=table["std"], color="#4c78a8", alpha=0.85)
+    ax.axvline(0, color="black", lw=0.8)
+    repeats = int(table["n_repeats"].iloc[0]) if "n_repeats" in table.columns and len(table) else 1
+    ax.set(xlabel=f"drop in AUC when shuffled (mean ± sd over {repeats} repeat(s))")
+    ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(_text(title or "Permutation importance"))
+    return _save(fig, path)
+
+
 def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "group"
 
@@ -220,6 +270,7 @@ def make_all_plots(
     n_bins: int = 10,
     model_name: str = "model",
     relative_to: str | os.PathLike[str] | None = None,
+    importance: pd.DataFrame | None = None,
 ) -> dict[str, str]:
     """Draw every plot of a run into ``out_dir``.
 
@@ -233,6 +284,8 @@ def make_all_plots(
     group_cols, group_labels
         One group-calibration plot per column.
     label_col, score_col, n_bins, model_name
+    importance : pandas.DataFrame, optional
+        Permutation importance of the run, drawn when given.
     relative_to : path-like, optional
         Folder the returned paths are relative to. Default: the parent of
         ``out_dir``, i.e. the run folder for the usual ``out_dir = run_dir /
@@ -243,7 +296,8 @@ def make_all_plots(
     -------
     dict of name -> relative POSIX path
         ``calibration``, ``calibration_<col>`` per group column, ``score_histogram``,
-        ``roc`` (e.g. ``"plots/roc.png"``).
+        ``roc``, ``selective_accuracy`` and, with ``importance``,
+        ``feature_importance`` (e.g. ``"plots/roc.png"``).
     """
     out = Path(out_dir)
     base = Path(relative_to) if relative_to is not None else out.parent
@@ -257,4 +311,7 @@ def make_all_plots(
     paths["score_histogram"] = plot_score_histogram(scores, out / "score_histogram.png", **cols)
     paths["roc"] = plot_roc(scores, out / "roc.png", baselines=baselines, model_name=model_name,
                             **cols)
+    paths["selective_accuracy"] = plot_selective_accuracy(scores, out / "selective_accuracy.png", **cols)
+    if importance is not None and len(importance):
+        paths["feature_importance"] = plot_feature_importance(importance, out / "feature_importance.png")
     return {name: Path(os.path.relpath(p, base)).as_posix() for name, p in paths.items()}

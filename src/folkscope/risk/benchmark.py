@@ -28,6 +28,7 @@ import json
 import logging
 import platform
 import re
+import warnings
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -44,6 +45,7 @@ from folkscope._io import atomic_write
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
+from folkscope.risk.diagnostics import score_diagnostics
 from folkscope.risk.importance import permutation_importance
 from folkscope.runs import RunFolder
 from folkscope.tasks.columns import column_set
@@ -127,6 +129,7 @@ class Benchmark:
         survey_year: int | None = None,
         horizon: str | None = None,
         data_file: str | Path | None = None,
+        replicate_weights: bool = False,
         **config_kwargs: Any,
     ) -> Benchmark:
         """Validate everything, load the data, then build the engine (in that order).
@@ -157,6 +160,9 @@ class Benchmark:
             <folkscope.data.ACSDataset.make_from_task>` takes them.
         data_file : path, optional
             The user's own rows (CSV or parquet) instead of a download.
+        replicate_weights : bool, default False
+            Census PUMS tasks: also read PWGTP1-80, so the run reports survey
+            standard errors by successive difference replication.
         """
         if config is not None and config_kwargs:
             raise ConfigError("pass either config= or BenchmarkConfig fields as keywords, not both", parameter="config")
@@ -168,7 +174,9 @@ class Benchmark:
             task_obj = task_obj.with_filters(list(config.population_filter))
         sources = {"states": states, "survey_year": survey_year, "horizon": horizon, "data_file": data_file}
         if dataset is None:
-            dataset = ACSDataset.make_from_task(task_obj, cache_dir=data_dir, seed=config.seed, **sources)
+            dataset = ACSDataset.make_from_task(
+                task_obj, cache_dir=data_dir, seed=config.seed, replicate_weights=replicate_weights, **sources
+            )
         elif any(v is not None for v in sources.values()):
             given = next(k for k, v in sources.items() if v is not None)
             raise ConfigError(f"{given}= selects rows to load; a dataset= was given already", parameter=given)
@@ -176,6 +184,16 @@ class Benchmark:
             dataset = Dataset(dataset.data, task_obj, test_size=dataset.test_size, val_size=dataset.val_size, seed=dataset.seed, provenance=dataset.provenance)
         if config.subsampling is not None:
             dataset = dataset.subsample(config.subsampling, seed=config.seed)
+        pairs = config.group_pairs()
+        unknown = [c for c in pairs if c not in task_obj.sensitive_attributes]
+        if unknown:
+            raise ConfigError(
+                f"--sce-pair names column {unknown[0]}, which is not a group column of task {task_obj.name} "
+                f"({', '.join(task_obj.sensitive_attributes)})",
+                parameter="sce_pairs",
+                value=unknown[0],
+            )
+        _group_pairs(pairs, {c: dict(task_obj.column_texts[c].values) for c in pairs if c in task_obj.column_texts})
         prompt_config = config.prompt_config()
         examples = dataset.get_train() if prompt_config.few_shot is not None else None
         if tokenizer is not None and isinstance(model, (str, Engine)):
@@ -297,7 +315,10 @@ class Benchmark:
                 for result in fit_baselines(self.dataset, seed=self.config.seed):
                     table[f"baseline_{result.name}"] = result.scores
             if self.config.feature_importance:
-                importance = permutation_importance(self.classifier, X_test, y_test, seed=self.config.seed)
+                importance = permutation_importance(
+                    self.classifier, X_test, y_test, n_repeats=self.config.importance_repeats,
+                    max_rows=self.config.importance_rows, seed=self.config.seed,
+                )  # fmt: skip
                 atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
             atomic_write(run_dir / "scores.parquet", lambda fh: table.to_parquet(fh, index=False))
             backend_stats = self.classifier.engine.backend.stats.to_dict()
@@ -340,6 +361,10 @@ class Benchmark:
         for col in task.sensitive_attributes:
             if col in frame.columns:
                 table[col] = frame[col].to_numpy()
+        replicates = self.dataset.replicate_weights("test")
+        if replicates is not None:
+            for k in range(replicates.shape[1]):
+                table[f"replicate_weight_{k + 1}"] = replicates[:, k]
         table["risk_score"] = scores
         details = self.classifier.last_details  # per-ordering scores, or the CoT generations
         if details is not None:
@@ -351,7 +376,7 @@ class Benchmark:
 def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, Any]) -> dict[str, Any]:
     """Metrics, plots and report of a run folder whose scores.parquet exists."""
     from folkscope.report import make_all_plots, write_report
-    from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, to_jsonable
+    from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, selective_accuracy_data, to_jsonable
 
     table = pd.read_parquet(run_dir / "scores.parquet")
     groups = tuple(c for c in record["task"].get("sensitive_attributes", ("RAC1P", "SEX")) if c in table.columns)
@@ -359,7 +384,12 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
     labels = {c: dict(texts[c].values) for c in groups if c in texts and texts[c].values}
     seed = int(record["benchmark_config"].get("seed", 42))
     n_boot = int(record["benchmark_config"].get("n_bootstrap", 1000))
-    model_metrics = evaluate_scores(table, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot, threshold=float(scoring.get("threshold", 0.5)))
+    pairs = _group_pairs(BenchmarkConfig.from_dict(record["benchmark_config"]).group_pairs() if "sce_pairs" in record["benchmark_config"] else {}, labels)
+    pairs = {c: pair for c, pair in pairs.items() if c in groups}
+    model_metrics = evaluate_scores(
+        table, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot,
+        threshold=float(scoring.get("threshold", 0.5)), group_pairs=pairs or None,
+    )  # fmt: skip
     def extra(prefix: str, rename: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         cols = {rename.format(c.removeprefix(prefix)): table[c].to_numpy() for c in table.columns if c.startswith(prefix)}
         if not cols:
@@ -368,10 +398,20 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
 
     baseline_cols, baseline_metrics = extra("baseline_", "{}")
     recal_cols, recal_metrics = extra("recalibrated_", "model ({})")
-    metrics = {"model": model_metrics, "baselines": baseline_metrics, "recalibrated": recal_metrics, "scoring": scoring}
+    diagnostics = score_diagnostics(table)
+    replicate_se = _replicate_standard_errors(table, float(scoring.get("threshold", 0.5)))
+    if replicate_se is not None and model_metrics.get("survey_weighted"):
+        model_metrics["survey_weighted"]["replicate_standard_errors"] = replicate_se
+    metrics = {
+        "model": model_metrics, "baselines": baseline_metrics, "recalibrated": recal_metrics, "scoring": scoring,
+        "diagnostics": diagnostics, "selective_accuracy": selective_accuracy_data(table),
+    }  # fmt: skip
     importance_file = run_dir / "feature_importance.csv"
-    if importance_file.is_file():
-        metrics["feature_importance"] = pd.read_csv(importance_file, index_col="column").to_dict(orient="index")
+    importance = pd.read_csv(importance_file, index_col="column") if importance_file.is_file() else None
+    if importance is not None:
+        metrics["feature_importance"] = importance.to_dict(orient="index")
+    for warning in diagnostics["warnings"]:  # on the console now, in the report's diagnostics section later
+        log.warning(warning)
     metrics = to_jsonable(metrics)
     _write_json(run_dir / "metrics.json", metrics)
     compared = {**recal_cols, **baseline_cols}
@@ -382,9 +422,70 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
         log.warning(note)
         notes.append(note)
     else:
-        plots = make_all_plots(table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels)
+        plots = make_all_plots(
+            table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels, importance=importance
+        )
     write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines={**recal_metrics, **baseline_metrics} or None, notes=notes)
     return metrics
+
+
+#: Survey-weighted metrics given design-based standard errors when the rows carry replicate weights.
+REPLICATE_METRICS = ("ece", "brier", "roc_auc", "accuracy", "sce")
+
+
+def _replicate_standard_errors(table: pd.DataFrame, threshold: float) -> dict[str, Any] | None:
+    """Survey standard errors (successive difference replication over PWGTP1-80) of the weighted metrics, or None."""
+    from folkscope.errors import UndefinedMetricWarning
+    from folkscope.metrics import GROUP_METRICS, replicate_standard_error
+
+    columns = [f"replicate_weight_{k}" for k in range(1, 81)]
+    if not all(c in table.columns for c in columns):
+        return None
+    scored = table["risk_score"].notna().to_numpy()
+    y = table["label"].to_numpy(dtype=float)[scored]
+    p = table["risk_score"].to_numpy(dtype=float)[scored]
+    w = table["weight"].to_numpy(dtype=float)[scored]
+    reps = table[columns].to_numpy(dtype=float)[scored]
+    names = {"ece": "ece", "brier": "brier_score", "roc_auc": "roc_auc", "accuracy": "accuracy", "sce": "sce"}
+    out: dict[str, Any] = {"method": "successive difference replication, 80 replicate weights, SE = sqrt(4/80 * sum (theta_r - theta)^2)"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # an undefined replicate gives NaN, reported as such
+        for metric in REPLICATE_METRICS:
+            fn = GROUP_METRICS[names[metric]]
+            se = replicate_standard_error(lambda ww, fn=fn: fn(y, p, ww, threshold, 10), w, reps) if len(y) else float("nan")
+            out[metric] = None if not np.isfinite(se) else se
+    return out
+
+
+def _group_pairs(pairs: Mapping[str, tuple[str, str]], labels: Mapping[str, Mapping[Any, str]]) -> dict[str, tuple[Any, Any]]:
+    """``--sce-pair`` groups as codes: a number that is a code stays a code; a label becomes its code.
+
+    Raises
+    ------
+    ConfigError
+        A group that is neither a code nor a label of the column.
+    """
+    out: dict[str, tuple[Any, Any]] = {}
+    for column, pair in pairs.items():
+        known = dict(labels.get(column) or {})
+        by_label = {str(v): k for k, v in known.items()}
+        resolved = []
+        for group in pair:
+            try:
+                code: Any = int(group)
+            except ValueError:
+                code = by_label.get(group, group)
+            if known and code not in known:
+                listed = ", ".join(f"{k} {v}" for k, v in list(known.items())[:6])
+                raise ConfigError(
+                    f"--sce-pair {column}={','.join(pair)}: {group!r} is not a group of {column} ({listed}"
+                    f"{', ...' if len(known) > 6 else ''})",
+                    parameter="sce_pairs",
+                    value=group,
+                )
+            resolved.append(code)
+        out[column] = (resolved[0], resolved[1])
+    return out
 
 
 def rescore(run_dir: str | Path) -> dict[str, Any]:

@@ -72,12 +72,23 @@ class BenchmarkConfig:
     feature_importance: bool = field(
         default=False, metadata=_doc("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.")
     )
+    importance_repeats: int = field(default=3, metadata=_doc("Permutation importance: shuffles per feature (mean and sd are reported)."))
+    importance_rows: int | None = field(
+        default=None, metadata=_doc("Permutation importance: score at most this many test rows (a seeded sample; None: all).")
+    )
     subsampling: float | int | None = field(
         default=None, metadata=_doc("Fraction of each split (0.1), or a row count per split (500); None or 1.0: all rows.")
     )
     seed: int = field(default=42, metadata=_doc("Seed of splits, subsampling, few-shot draws and bootstrap."))
     feature_subset: tuple[str, ...] | None = field(default=None, metadata=_doc("Features shown instead of the task's."))
     population_filter: tuple[str, ...] = field(default=(), metadata=_doc("Extra population filters, e.g. 'SEX=2'."))
+    sce_pairs: tuple[str, ...] = field(
+        default=(),
+        metadata=_doc(
+            "Group pairs compared by ΔSCE = SCE(A) - SCE(B), as COLUMN=A,B with codes or labels (e.g. 'SEX=2,1' or "
+            "'RAC1P=White alone,Black or African American alone'); default: a column's two groups when it has two."
+        ),
+    )
     n_bootstrap: int = field(default=1000, metadata=_doc("Bootstrap resamples for metric confidence intervals."))
     baselines: bool = field(default=True, metadata=_doc("Fit logistic regression and GBM baselines on the same split."))
     wording: str = field(
@@ -87,7 +98,7 @@ class BenchmarkConfig:
     def __post_init__(self) -> None:
         if self.few_shot == 0 and not isinstance(self.few_shot, bool):
             object.__setattr__(self, "few_shot", None)  # zero examples is zero-shot, in run as in prompts
-        for name in ("few_shot", "fit_threshold", "recalibrate", "context_size", "batch_size"):
+        for name in ("few_shot", "fit_threshold", "recalibrate", "context_size", "batch_size", "importance_repeats", "importance_rows"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be a positive integer or None, got {value!r}", parameter=name, value=value)
@@ -119,11 +130,36 @@ class BenchmarkConfig:
             )
         if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, int) or self.n_bootstrap < 0:
             raise ConfigError(f"n_bootstrap must be an integer >= 0, got {self.n_bootstrap!r}", parameter="n_bootstrap")
+        object.__setattr__(self, "sce_pairs", tuple(self.sce_pairs))
+        self.group_pairs()  # the pair syntax is checked now; the groups when the task is known
         object.__setattr__(self, "variation", tuple(self.variation))
         object.__setattr__(self, "population_filter", tuple(self.population_filter))
         if self.feature_subset is not None:
             object.__setattr__(self, "feature_subset", tuple(self.feature_subset))
         self.prompt_config()  # every prompt option and combination is checked now, before any model loads
+
+    def group_pairs(self) -> dict[str, tuple[str, str]]:
+        """``sce_pairs`` as ``{column: (A, B)}`` (codes stay text here; the evaluation matches codes or labels).
+
+        Examples
+        --------
+        >>> BenchmarkConfig(sce_pairs=("SEX=2,1",)).group_pairs()
+        {'SEX': ('2', '1')}
+        """
+        out: dict[str, tuple[str, str]] = {}
+        for spec in self.sce_pairs:
+            column, sep, rest = str(spec).partition("=")
+            groups = [g.strip() for g in rest.split(",")]
+            if not sep or not column.strip() or len(groups) != 2 or not all(groups) or groups[0] == groups[1]:
+                raise ConfigError(
+                    f"--sce-pair {spec!r}: expected COLUMN=A,B with two different groups, e.g. 'SEX=2,1'",
+                    parameter="sce_pairs",
+                    value=spec,
+                )
+            if column.strip() in out:
+                raise ConfigError(f"--sce-pair names column {column.strip()} twice", parameter="sce_pairs", value=spec)
+            out[column.strip()] = (groups[0], groups[1])
+        return out
 
     def prompt_config(self) -> PromptConfig:
         """The prompt options as a validated :class:`PromptConfig`."""
@@ -168,7 +204,7 @@ class BenchmarkConfig:
         if unknown:
             raise ConfigError(f"unknown BenchmarkConfig key(s): {', '.join(unknown)}", parameter="config", value=unknown)
         kwargs = dict(data)
-        for name in ("variation", "population_filter", "feature_subset"):
+        for name in ("variation", "population_filter", "feature_subset", "sce_pairs"):
             if isinstance(kwargs.get(name), list):
                 kwargs[name] = tuple(kwargs[name])
         return cls(**kwargs)

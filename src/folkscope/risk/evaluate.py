@@ -41,6 +41,7 @@ __all__ = [
     "group_name",
     "histogram_data",
     "roc_data",
+    "selective_accuracy_data",
     "to_jsonable",
 ]
 
@@ -291,6 +292,63 @@ def _intervals(y: Any, p: Any, w: Any, threshold: float, n_bins: int, n_bootstra
     return out
 
 
+#: Per-group metrics whose bootstrap intervals the run reports (with their gaps and ΔSCE).
+GROUP_INTERVAL_METRICS = ("ece", "brier", "roc_auc", "accuracy", "sce")
+
+
+def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: int, n_bootstrap: int, seed: int,
+                     names: dict[Any, str], pair: tuple[Any, Any] | None) -> dict[str, Any] | None:
+    """Percentile bootstrap of per-group metrics, their max − min gaps and the pair's difference (ΔSCE).
+
+    Rows are resampled jointly (not within groups), so a gap's interval
+    carries the sampling noise of both groups and of their sizes. A resample
+    in which a group's metric is undefined (no row, or one class for AUC) is
+    left out of that quantity's interval and counted.
+    """
+    if n_bootstrap == 0 or len(y) == 0:
+        return None
+    codes = [c for c in names if (g == c).any()]
+    masks = [g == c for c in codes]
+    rng = np.random.default_rng([seed, 1])  # its own stream: the overall intervals keep theirs
+    n = len(y)
+    draws = {m: np.full((n_bootstrap, len(codes)), np.nan) for m in GROUP_INTERVAL_METRICS}
+    fns = {m: fm.GROUP_METRICS[_GROUP_NAME[m]] for m in GROUP_INTERVAL_METRICS}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # counted below instead
+        for b in range(n_bootstrap):
+            counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+            ww = counts if w is None else counts * w
+            for j, sel in enumerate(masks):
+                if ww[sel].sum() <= 0:
+                    continue
+                for m, fn in fns.items():
+                    draws[m][b, j] = fn(y[sel], p[sel], ww[sel], threshold, n_bins)
+
+    def interval(values: np.ndarray) -> dict[str, Any]:
+        ok = values[np.isfinite(values)]
+        if len(ok) == 0:
+            return {"low": None, "high": None, "n_undefined": int(len(values))}
+        low, high = np.percentile(ok, [2.5, 97.5])
+        return {"low": float(low), "high": float(high), "n_undefined": int(len(values) - len(ok))}
+
+    out: dict[str, Any] = {"groups": {}, "gaps": {}, "delta_sce": None, "n_resamples": n_bootstrap}
+    for j, code in enumerate(codes):
+        out["groups"][names[code]] = {m: interval(draws[m][:, j]) for m in GROUP_INTERVAL_METRICS}
+    index = {code: j for j, code in enumerate(codes)}
+    for m in GROUP_INTERVAL_METRICS:
+        d = draws[m]
+        enough = np.isfinite(d).sum(axis=1) >= 2
+        spread = np.where(enough, np.nanmax(np.where(np.isfinite(d), d, -np.inf), axis=1)
+                          - np.nanmin(np.where(np.isfinite(d), d, np.inf), axis=1), np.nan)
+        gap = {"max_minus_min": interval(spread)}
+        if pair is not None and all(c in index for c in pair):
+            gap["a_minus_b"] = interval(d[:, index[pair[0]]] - d[:, index[pair[1]]])
+        out["gaps"][m] = gap
+    if pair is not None and "a_minus_b" in out["gaps"]["sce"]:
+        out["delta_sce"] = out["gaps"]["sce"]["a_minus_b"]
+    return out
+
+
 def _groupwise(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: int,
                pair: tuple[Any, Any] | None) -> Any:
     kw = dict(sample_weight=w, threshold=threshold, n_bins=n_bins, pair=pair, nan_policy="omit")
@@ -464,6 +522,11 @@ def evaluate_scores(
             col: _groups(col, y_all, p_all, w_full, g, float(threshold), n_bins, names[col],
                          pairs.get(col), undefined, weighting)
             for col, g in d["groups"].items()}
+        for col, g in d["groups"].items():
+            block = section["groups"][col]
+            pair = tuple(block["pair_codes"]) if block["pair_codes"] else None
+            block["intervals"] = _group_intervals(y, p, np.asarray(g)[keep], w, float(threshold), n_bins,
+                                                  int(n_bootstrap), seed, names[col], pair)
         for m, iv in section["intervals"].items():
             if iv is not None:
                 iv["estimate"] = section["overall"][m]
@@ -580,6 +643,38 @@ def _scored(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: st
     keep = ~d["nan"]
     w = None if weight_col is None or d["w"] is None else d["w"][keep]
     return d["y"][keep], d["p"][keep], w, keep
+
+
+#: Coverages at which the run reports selective accuracy.
+COVERAGES = (0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+def selective_accuracy_data(scores: pd.DataFrame, *, label_col: str = "label", score_col: str = "risk_score",
+                            weight_col: str | None = None, max_points: int = 101) -> dict[str, Any]:
+    """Accuracy on the most confident rows at each coverage: the curve (thinned) and its values at :data:`COVERAGES`.
+
+    A useful risk score is most accurate where it is most confident; a flat
+    curve means confidence says nothing about correctness.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"label": [1, 0, 1, 0], "risk_score": [0.9, 0.2, 0.4, 0.55]})
+    >>> selective_accuracy_data(t)["at_coverage"]
+    {'0.1': 1.0, '0.25': 1.0, '0.5': 1.0, '0.75': 0.6666666666666666, '1.0': 0.5}
+    """
+    y, p, w, _ = _scored(scores, label_col, score_col, weight_col)
+    if len(y) == 0:
+        return {"curve": {"coverage": [], "selective_accuracy": [], "confidence": []}, "at_coverage": {}}
+    full = fm.selective_accuracy_curve(y, p, sample_weight=w)
+    at = {}
+    for c in COVERAGES:  # the smallest kept set that reaches the coverage (ties are never split)
+        hit = full[full["coverage"] >= c - 1e-12]
+        at[str(c)] = float(hit["selective_accuracy"].iloc[0]) if len(hit) else None
+    curve = full
+    if len(curve) > max_points:
+        curve = curve.iloc[np.unique(np.linspace(0, len(curve) - 1, max_points).round().astype(int))]
+    return {"curve": {k: curve[k].to_numpy(np.float64) for k in ("coverage", "selective_accuracy", "confidence")},
+            "at_coverage": at}
 
 
 def _curve(y: Any, p: Any, w: Any, n_bins: int, strategy: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ def permutation_importance(
     *,
     columns: Sequence[str] | None = None,
     n_repeats: int = 1,
+    max_rows: int | None = None,
     seed: int = 42,
 ) -> pd.DataFrame:
     """Drop in AUC when each feature is permuted.
@@ -48,6 +49,10 @@ def permutation_importance(
         Features to permute (default: all of ``X``'s columns).
     n_repeats : int, default 1
         Shuffles per column; the table reports their mean and standard deviation.
+    max_rows : int, optional
+        Use a seeded sample of at most this many rows (each repeat of each
+        column scores every kept row once more, so the cost is
+        ``rows x (1 + columns x repeats)`` answers).
     seed : int, default 42
         Seed of the shuffles (the same seed reuses the same cached prompts).
 
@@ -64,12 +69,19 @@ def permutation_importance(
         raise ConfigError("permutation importance needs rows of both classes (AUC is undefined otherwise)", parameter="y")
     if isinstance(n_repeats, bool) or not isinstance(n_repeats, int) or n_repeats < 1:
         raise ConfigError(f"n_repeats must be an integer >= 1, got {n_repeats!r}", parameter="n_repeats", value=n_repeats)
+    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 2):
+        raise ConfigError(f"max_rows must be an integer >= 2 or None, got {max_rows!r}", parameter="max_rows", value=max_rows)
+    rng = np.random.default_rng(seed)
+    if max_rows is not None and len(X) > max_rows:
+        keep = np.sort(rng.choice(len(X), size=max_rows, replace=False))
+        X, y_arr = X.iloc[keep], y_arr[keep]
+        if len(np.unique(y_arr)) < 2:
+            raise ConfigError(f"the {max_rows} sampled rows hold one class only; raise max_rows", parameter="max_rows", value=max_rows)
     columns = list(X.columns) if columns is None else list(columns)
     unknown = [c for c in columns if c not in X.columns]
     if unknown:
         raise ConfigError(f"cannot permute {unknown}: not columns of X ({', '.join(X.columns)})", parameter="columns")
     baseline = _auc(y_arr, classifier.predict_proba(X))
-    rng = np.random.default_rng(seed)
     rows = []
     for col in columns:
         aucs = []
@@ -84,6 +96,8 @@ def permutation_importance(
                 "std": float(np.std(aucs)),
                 "baseline_auc": baseline,
                 "permuted_auc": float(np.mean(aucs)),
+                "n_repeats": n_repeats,
+                "rows": len(X),
             }
         )
     return pd.DataFrame(rows).set_index("column").sort_values("importance", ascending=False)
