@@ -104,7 +104,9 @@ def test_ctrl_c_waits_for_the_requests_in_flight_so_no_paid_answer_is_asked_twic
     """SIGINT while six requests are in flight: their answers are saved, and the resumed run asks only the rest."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     fake = FakeBackend()
-    srv = LocalOpenAIServer(FakeSource(fake), latency=0.4, max_lifetime=120)
+    # slow answers while the first session runs, so that a busy machine still interrupts it mid-way (at 0.4 s a loaded
+    # CI box once let all 60 finish before the signal landed); the resumed session is served fast
+    srv = LocalOpenAIServer(FakeSource(fake), latency=1.0, max_lifetime=120)
     with srv as url:
         proc = subprocess.Popen(
             [sys.executable, "-c", _CTRL_C_WORKER, url, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -121,6 +123,7 @@ def test_ctrl_c_waits_for_the_requests_in_flight_so_no_paid_answer_is_asked_twic
         assert b"requests in flight" in err  # the user is told what it waits for, and how to skip it
         answered = dict(srv.answered)
         assert 8 < len(answered) < 60 and set(answered.values()) == {1}
+        srv.latency = 0.05
         with ResultCache(tmp_path) as cache:
             assert cache.count() == len(answered)  # every answer the server gave (and billed) was saved
         resumed = Engine(

@@ -360,3 +360,18 @@ def test_real_vllm_matches_transformers(tmp_path, locally_trained_tokenizer):
         assert Engine(first, cache=None, progress=False).generate(gens) == hf.generate(gens)
     finally:
         first.close()
+
+
+def test_folktexts_vllm_classifier_over_a_loaded_llm_gives_the_fake_backends_scores(vllm_module):
+    """folktexts' VLLMClassifier(llm, tokenizer, task): the stand-in LLM's scores equal the fake backend's on 10 real rows."""
+    from folkscope.data import load_bundled
+    from folkscope.risk import LLMClassifier, VLLMClassifier
+
+    X = load_bundled("acs-income-10").drop(columns="PINCP>50000")
+    llm = StandInLLM()
+    clf = VLLMClassifier(llm, llm.get_tokenizer(), "ACSIncome", model_name_or_path=MODEL, use_cache=False)
+    clf.engine.progress = False
+    reference = LLMClassifier(Engine(FakeBackend(), cache=None, progress=False), "ACSIncome")
+    np.testing.assert_allclose(clf.predict_proba(X), reference.predict_proba(X), rtol=0, atol=1e-9)
+    with pytest.raises(ConfigError, match="pass model_name_or_path"):
+        VLLMClassifier(object(), None, "ACSIncome")

@@ -4,11 +4,12 @@
 engine backend; :class:`Benchmark` scores a task's test split and writes a
 self-describing run folder (:func:`rescore` recomputes it without a model);
 :func:`fit_baselines` fits the supervised baselines on the same split.
-:class:`TransformersLLMClassifier` and :class:`WebAPILLMClassifier` are
-folktexts' names for classifiers over a loaded model or a web API.
+:class:`TransformersLLMClassifier`, :class:`VLLMClassifier` and
+:class:`WebAPILLMClassifier` are folktexts' names for classifiers over a
+loaded transformers model, a loaded vLLM engine or a web API.
 """
 
-from folkscope.risk.backend_classifiers import TransformersLLMClassifier, WebAPILLMClassifier
+from folkscope.risk.backend_classifiers import TransformersLLMClassifier, VLLMClassifier, WebAPILLMClassifier
 from folkscope.risk.baselines import BASELINES, BaselineResult, fit_baselines
 from folkscope.risk.benchmark import Benchmark, rescore
 from folkscope.risk.classifier import NUMERIC_READOUTS, LLMClassifier, ScoringReport
@@ -25,6 +26,7 @@ __all__ = [
     "NUMERIC_READOUTS",
     "ScoringReport",
     "TransformersLLMClassifier",
+    "VLLMClassifier",
     "WebAPILLMClassifier",
     "calibration_data",
     "compare_table",

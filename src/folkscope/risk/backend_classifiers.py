@@ -1,7 +1,8 @@
 """folktexts' classifier classes by their names: :class:`LLMClassifier` bound to one backend.
 
 A script written for folktexts builds ``TransformersLLMClassifier(model,
-tokenizer, task)`` from a model it loaded itself, or
+tokenizer, task)`` from a model it loaded itself, ``VLLMClassifier(llm,
+tokenizer, task)`` from a loaded ``vllm.LLM``, or
 ``WebAPILLMClassifier(model_name, task)`` for a litellm model id; these
 classes take the same arguments and return the same
 ``predict_proba`` / ``predict`` / ``fit`` results, so such a script runs after
@@ -30,7 +31,7 @@ from folkscope.prompting import PromptConfig
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.tasks.task import TaskMetadata
 
-__all__ = ["TransformersLLMClassifier", "WebAPILLMClassifier"]
+__all__ = ["TransformersLLMClassifier", "VLLMClassifier", "WebAPILLMClassifier"]
 
 #: folktexts' inference keyword arguments, and where each goes here
 _INFERENCE_KWARGS = ("context_size", "batch_size")
@@ -146,3 +147,59 @@ class WebAPILLMClassifier(LLMClassifier):
         super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size)
         self.seed = int(seed)
         self.model_name = model_name
+
+
+def _vllm_model_path(llm: Any) -> str:
+    """The model folder or hub id a loaded ``vllm.LLM`` was built from."""
+    config = getattr(getattr(llm, "llm_engine", None), "model_config", None)
+    path = getattr(config, "model", None)
+    if not path:
+        raise ConfigError(
+            "cannot tell which model this vllm.LLM holds; pass model_name_or_path= (its folder or hub id)",
+            parameter="model_name_or_path",
+        )
+    return str(path)
+
+
+class VLLMClassifier(LLMClassifier):
+    """Risk scores from a ``vllm.LLM`` already loaded (folktexts' class of that name).
+
+    Parameters
+    ----------
+    llm : vllm.LLM
+        A loaded vLLM engine; folkscope's vLLM backend scores through it
+        (batching, prefix caching and the result cache included).
+    tokenizer
+        Accepted for folktexts scripts; the backend uses ``llm.get_tokenizer()``,
+        which is the same tokenizer.
+    task : TaskMetadata or str
+    model_name_or_path : str or ResolvedModel, optional
+        The model's folder or hub id (default: what the ``LLM`` was built
+        from); it names the model in run folders and the result cache.
+    encode_row, threshold, correct_order_bias, seed, use_cache, cache_dir
+        As for :class:`TransformersLLMClassifier`.
+    **inference_kwargs
+        ``context_size``, ``batch_size``.
+    """
+
+    def __init__(
+        self,
+        llm: Any,
+        tokenizer: Any,
+        task: TaskMetadata | str,
+        *,
+        model_name_or_path: Any = None,
+        encode_row: Callable[[pd.Series], str] | None = None,
+        threshold: float = 0.5,
+        correct_order_bias: bool = True,
+        seed: int = 42,
+        use_cache: bool = True,
+        cache_dir: str | Path | None = None,
+        **inference_kwargs: Any,
+    ) -> None:
+        prompt_config, context_size = _prompt_and_options(task, encode_row, correct_order_bias, inference_kwargs)
+        model = model_name_or_path if model_name_or_path is not None else _vllm_model_path(llm)
+        engine = Engine.from_model(model, backend="vllm", llm=llm, use_cache=use_cache, cache_dir=cache_dir)
+        super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size)
+        self.seed = int(seed)
+        self.llm, self.tokenizer = llm, tokenizer
