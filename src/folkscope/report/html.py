@@ -171,9 +171,10 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> str:
                      f"{_fmt(bias.get('orderings'))} orderings)"])
     mass = diag.get("answer_mass")
     if mass:
+        share = mass.get("share_below_half")
+        below = f"{share:.0%}" if isinstance(share, (int, float)) else "—"
         rows.append(["probability on the answer letters (median)",
-                     f"{_fmt(mass.get('median'))} (min {_fmt(mass.get('min'))}; "
-                     f"{_fmt(mass.get('share_below_half'))} of rows below 0.5)"])
+                     f"{_fmt(mass.get('median'))} (min {_fmt(mass.get('min'))}; {below} of rows below 0.5)"])
     spread = diag.get("spread")
     if spread:
         rows.append(["score spread: 5% and 95% quantiles (min, max)",
