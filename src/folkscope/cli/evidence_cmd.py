@@ -15,8 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from folkscope.cli.data_args import data_options
-from folkscope.cli.run_cmd import add_arguments, config_from_args, engine_from_args
+from folkscope.cli.run_cmd import add_arguments, benchmark_options, config_from_args
 
 __all__ = ["DESCRIPTION", "parse_order", "register", "run"]
 
@@ -112,22 +111,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--step must be >= 1, got {args.step}", parameter="step", value=args.step)
     order = parse_order(args.order)
     check_writable_dir(args.results_dir)  # before the data and the model load
-    backend, options = engine_from_args(args)
     table = evidence_sweep(
-        args.task,
-        model=args.model,
-        order=order,
-        config=config,
-        results_dir=args.results_dir,
-        backend=backend,
-        step=args.step,
-        backend_options=options,
-        data_dir=args.data_dir,
-        device=args.device,
-        dtype=args.dtype,
-        use_cache=not args.no_cache,
-        cache_dir=args.cache_dir,
-        **data_options(args),
+        args.task, model=args.model, order=order, config=config, results_dir=args.results_dir, step=args.step,
+        **benchmark_options(args),
     )
     print_sweep(table)
     return 0

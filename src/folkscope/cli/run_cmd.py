@@ -18,7 +18,7 @@ from folkscope.errors import ConfigError
 from folkscope.prompting.config import field_doc
 from folkscope.tasks.task import WORDINGS
 
-__all__ = ["DESCRIPTION", "add_arguments", "config_from_args", "engine_from_args", "register", "run"]
+__all__ = ["DESCRIPTION", "add_arguments", "benchmark_options", "config_from_args", "engine_from_args", "register", "run"]
 
 DESCRIPTION = "Benchmark risk scores produced by a language model on ACS data."
 
@@ -302,26 +302,22 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     print(f"report: {run_dir / 'report.html'}")
 
 
+def benchmark_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine and data flags as :meth:`Benchmark.make_benchmark <folkscope.risk.Benchmark.make_benchmark>` keywords (``run`` and ``evidence``)."""
+    backend, options = engine_from_args(args)
+    return {
+        "backend": backend, "backend_options": options, "data_dir": args.data_dir, "device": args.device,
+        "dtype": args.dtype, "use_cache": not args.no_cache, "cache_dir": args.cache_dir, **data_options(args),
+    }  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     from folkscope.logs import check_writable_dir
     from folkscope.risk.benchmark import Benchmark
 
     config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the data and the model load
-    backend, options = engine_from_args(args)
-    bench = Benchmark.make_benchmark(
-        args.task,
-        model=args.model,
-        config=config,
-        backend=backend,
-        backend_options=options,
-        data_dir=args.data_dir,
-        device=args.device,
-        dtype=args.dtype,
-        use_cache=not args.no_cache,
-        cache_dir=args.cache_dir,
-        **data_options(args),
-    )
+    bench = Benchmark.make_benchmark(args.task, model=args.model, config=config, **benchmark_options(args))
     metrics = bench.run(args.results_dir)
     print_summary(bench.run_dir, metrics)
     return 0
