@@ -34,10 +34,10 @@ import numpy as np
 
 
 class ServerProcess:
-    """``python -m folkscope.engine.openai_server`` in a child process; counters over HTTP."""
+    """``python -m folkscope.testing`` in a child process; counters over HTTP."""
 
     def __init__(self, latency: float) -> None:
-        cmd = [sys.executable, "-m", "folkscope.engine.openai_server", "--latency", str(latency), "--lifetime", "900", "--idle-timeout", "300"]
+        cmd = [sys.executable, "-m", "folkscope.testing", "--latency", str(latency), "--lifetime", "900", "--idle-timeout", "300"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip() if self.proc.stdout else ""
         if not line.startswith("http://127.0.0.1:"):

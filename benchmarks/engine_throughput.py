@@ -80,7 +80,7 @@ def build_rows(n: int) -> list[str]:
 
         frame = load_bundled("nist-national").sample(n=n, random_state=0, replace=n > 27253)
     except Exception:  # noqa: BLE001 - the benchmark still runs on synthetic rows
-        from folkscope.engine.testing import sample_sentences
+        from folkscope.testing import sample_sentences
 
         return [s.split("Question")[0] for s in sample_sentences(n, seed=1)]
     rows = []
@@ -177,7 +177,7 @@ def build_backend(args: argparse.Namespace, rows: list[str]) -> tuple[Any, str, 
 
     common = {"device": args.device, "batch_tokens": args.batch_tokens}
     if args.random_init or args.tiny:
-        from folkscope.engine.testing import LLAMA3_8B, build_random_model, train_tokenizer
+        from folkscope.testing import LLAMA3_8B, build_random_model, train_tokenizer
 
         texts = [DESCRIPTION + r + q + f" {a}\n" for r in rows[:400] for q in orderings() for a in "AB"]
         tokenizer = train_tokenizer(texts, vocab_size=2000)

@@ -16,14 +16,14 @@ from folkscope.cli.main import main
 HEAVY = ("torch", "transformers", "vllm", "litellm", "lightgbm", "matplotlib")
 
 
-@pytest.mark.parametrize("module", ["folkscope", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.cli.main"])
+@pytest.mark.parametrize("module", ["folkscope", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.testing", "folkscope.cli.main"])
 def test_import_does_not_load_heavy_dependencies(module):
     code = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
 
 
-@pytest.mark.parametrize("module", ["folkscope.errors", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric"])
+@pytest.mark.parametrize("module", ["folkscope.errors", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.testing"])
 def test_all_lists_every_public_name(module):
     mod = importlib.import_module(module)
     public = {
@@ -35,6 +35,18 @@ def test_all_lists_every_public_name(module):
     for name in mod.__all__:
         assert hasattr(mod, name)
 
+
+
+def test_the_engine_never_imports_the_testing_package():
+    """folkscope.testing builds on the engine (fakes, servers, random models); the engine never needs it."""
+    code = (
+        "import importlib, pkgutil, sys, folkscope.engine\n"
+        "for info in pkgutil.walk_packages(folkscope.engine.__path__, 'folkscope.engine.'):\n"
+        "    importlib.import_module(info.name)\n"
+        "print(','.join(m for m in sys.modules if m.startswith('folkscope.testing')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"the engine imported {out.stdout.strip()}"
 
 def test_errors_refine_builtins():
     assert issubclass(errors.ConfigError, ValueError)

@@ -14,7 +14,7 @@ from folkscope.engine.backends.fake import FakeBackend
 def locally_trained_tokenizer():
     """Byte-level BPE trained here on a few hundred synthetic survey sentences (no download)."""
     pytest.importorskip("transformers")
-    from folkscope.engine.testing import train_tokenizer
+    from folkscope.testing import train_tokenizer
 
     return train_tokenizer()
 
@@ -22,7 +22,7 @@ def locally_trained_tokenizer():
 @pytest.fixture(scope="session")
 def random_init_llama_dir(tmp_path_factory, locally_trained_tokenizer) -> Path:
     """A random-initialised 2-layer Llama (hidden 32) saved with the locally trained tokenizer."""
-    from folkscope.engine.testing import build_random_model
+    from folkscope.testing import build_random_model
 
     return build_random_model(tmp_path_factory.mktemp("random-init-llama"), arch="llama", tokenizer=locally_trained_tokenizer)
 
@@ -30,7 +30,7 @@ def random_init_llama_dir(tmp_path_factory, locally_trained_tokenizer) -> Path:
 @pytest.fixture(scope="session")
 def random_init_gpt2_dir(tmp_path_factory, locally_trained_tokenizer) -> Path:
     """A random-initialised 2-layer GPT-2 (absolute positions) with the locally trained tokenizer."""
-    from folkscope.engine.testing import build_random_model
+    from folkscope.testing import build_random_model
 
     return build_random_model(tmp_path_factory.mktemp("random-init-gpt2"), arch="gpt2", tokenizer=locally_trained_tokenizer)
 

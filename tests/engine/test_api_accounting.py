@@ -15,9 +15,9 @@ import pytest
 
 from folkscope.engine import Engine, ResultCache, ScoreRequest
 from folkscope.engine.backends.fake import FakeBackend
-from folkscope.engine.openai_server import FakeSource, FaultPlan, LocalOpenAIServer
 from folkscope.engine.usage import Usage
 from folkscope.errors import BackendError
+from folkscope.testing import FakeSource, FaultPlan, LocalOpenAIServer
 
 pytest.importorskip("litellm")
 

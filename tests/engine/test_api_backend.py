@@ -28,8 +28,8 @@ from folkscope.engine import (
     expand_variants,
 )
 from folkscope.engine.backends.fake import FakeBackend
-from folkscope.engine.openai_server import FakeSource, FaultPlan, LocalOpenAIServer
 from folkscope.errors import BackendError, ConfigError
+from folkscope.testing import FakeSource, FaultPlan, LocalOpenAIServer
 
 pytest.importorskip("litellm")
 
@@ -376,7 +376,7 @@ def test_risk_scores_through_the_server_equal_the_backend_serving_it(key, chat):
 
 def test_risk_scores_match_transformers_backend_tiny_random_model(key, llama_backend):
     from folkscope.engine.backends.api import LiteLLMBackend
-    from folkscope.engine.openai_server import TransformersSource
+    from folkscope.testing import TransformersSource
 
     srv = LocalOpenAIServer(TransformersSource.from_backend(llama_backend, model_id="tiny-llama"), max_lifetime=120)
     with srv as url:
@@ -432,7 +432,7 @@ def test_a_third_party_warning_escalated_to_an_error_never_fails_a_request(serve
 
     engine = api_engine(server)
     backend = engine.backend
-    send = backend._send
+    send = backend._transport.send
     raised: list[str] = []
 
     async def noisy_send(call):
@@ -447,7 +447,7 @@ def test_a_third_party_warning_escalated_to_an_error_never_fails_a_request(serve
                 raise ConnectionError("litellm.APIConnectionError: " + message) from inner
         return await send(call)
 
-    monkeypatch.setattr(backend, "_send", noisy_send)
+    monkeypatch.setattr(backend._transport, "send", noisy_send)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = engine.score([ScoreRequest(p, LETTERS) for p in rows(3)])
@@ -464,7 +464,7 @@ def test_a_warning_that_keeps_coming_back_is_a_failure_not_a_loop(server, monkey
     async def always_warns(call):
         raise UserWarning("a warning whose filter never holds")
 
-    monkeypatch.setattr(engine.backend, "_send", always_warns)
-    monkeypatch.setattr("folkscope.engine.backends.api.tolerate_warning", lambda exc: None)
+    monkeypatch.setattr(engine.backend._transport, "send", always_warns)
+    monkeypatch.setattr("folkscope.engine.backends._api_transport.tolerate_warning", lambda exc: None)
     with pytest.raises(BackendError, match="UserWarning: a warning whose filter never holds"):
         engine.score([ScoreRequest(rows(1)[0], LETTERS)])

@@ -269,7 +269,18 @@ def test_render_and_single_tokens(key):
     assert b.is_single_token(" A") and not b.is_single_token("")
 
 
-@pytest.mark.parametrize("name", ["folkscope.engine.backends.api", "folkscope.engine.openai_server", "folkscope.engine.ratelimit"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "folkscope.engine.backends.api",
+        "folkscope.engine.backends._api_billing",
+        "folkscope.engine.backends._api_support",
+        "folkscope.engine.backends._api_transport",
+        "folkscope.engine.backends._api_wire",
+        "folkscope.testing.openai_server",
+        "folkscope.engine.ratelimit",
+    ],
+)
 def test_modules_export_their_public_names_and_their_examples_run(name):
     module = importlib.import_module(name)
     public = {

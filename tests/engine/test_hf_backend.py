@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from folkscope.engine import ChatPrompt, Engine, PrefixGroupRequest, ScoreRequest
-from folkscope.engine.testing import sample_sentences
 from folkscope.engine.tokens import encode_continuations
 from folkscope.errors import BackendError, ConfigError
+from folkscope.testing import sample_sentences
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -213,7 +213,7 @@ def test_no_chat_template_is_a_clear_error(random_init_llama_dir, tmp_path):
 
 
 def test_sliding_window_models_run_without_prefix_sharing(tmp_path, locally_trained_tokenizer):
-    from folkscope.engine.testing import build_random_model
+    from folkscope.testing import build_random_model
 
     folder = build_random_model(tmp_path / "mistral-like", tokenizer=locally_trained_tokenizer)
     import json

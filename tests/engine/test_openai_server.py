@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from folkscope.engine.backends.fake import FakeBackend
-from folkscope.engine.openai_server import FAULT_KINDS, FakeSource, FaultPlan, LocalOpenAIServer, body_key
 from folkscope.engine.ratelimit import parse_retry_after
 from folkscope.errors import ConfigError
+from folkscope.testing import FAULT_KINDS, FakeSource, FaultPlan, LocalOpenAIServer, body_key
 
 
 def post(url: str, path: str, body: object, *, key: str | None = None, timeout: float = 10.0) -> tuple[int, dict[str, str], bytes]:
@@ -206,7 +206,7 @@ def test_server_binds_loopback_and_stops_by_itself(fake):
 def test_transformers_source_matches_the_model_tiny_random_model(llama_backend):
     pytest.importorskip("torch")
     from folkscope.engine import Engine, ScoreRequest
-    from folkscope.engine.openai_server import TransformersSource
+    from folkscope.testing import TransformersSource
 
     source = TransformersSource.from_backend(llama_backend, model_id="tiny")
     prompt, cont = "- Age: 34 years old.\nAnswer:", " A"

@@ -334,7 +334,7 @@ def test_real_vllm_matches_transformers(tmp_path, locally_trained_tokenizer):
     if not torch.cuda.is_available():
         pytest.skip("vLLM needs a CUDA GPU")
     from folkscope.engine.backends.hf import HFBackend
-    from folkscope.engine.testing import build_random_model
+    from folkscope.testing import build_random_model
 
     # head size 64: vLLM's attention kernels support only common head sizes
     shape = {"hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 512}

@@ -1,30 +1,33 @@
-"""Pieces of the web-API backend that do not talk to a provider: secrets, the loop thread, stats,
-option checks, response helpers and the tokenizer stand-in (see :mod:`folkscope.engine.backends.api`)."""
+"""What the web-API backend settles before it sends anything: checked options, secrets, capabilities.
+
+Why it exists
+-------------
+Everything here is decided once, when a backend is built, and never talks
+to a provider: option and URL checks (no key ever in an option), scrubbing
+secrets from messages, what litellm's tables say the model can do
+(:class:`APICapabilities`), the stats type and the tokenizer stand-in.
+Sending is :mod:`._api_transport`, the wire format :mod:`._api_wire`,
+billing :mod:`._api_billing`; the backend itself is
+:mod:`folkscope.engine.backends.api`.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import json
 import logging
 import math
 import os
 import re
-import threading
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from folkscope._deps import require
 from folkscope.engine.backends.base import BackendStats
-from folkscope.engine.ratelimit import parse_retry_after
 from folkscope.errors import ConfigError
 
-__all__ = ["APIBackendStats", "APICapabilities", "APITokenizer"]
-
-log = logging.getLogger(__name__)
+__all__ = ["APIBackendStats", "APICapabilities", "APITokenizer", "check_key", "fallback_encoding", "hf_tokenizer_kind", "probe"]
 
 _FEATURE = "the web-API backend (litellm)"
 #: bump when the way answers are read from responses changes (part of the cache namespace)
@@ -34,8 +37,6 @@ MODES = ("auto", "chat", "completions")
 _TEXT_PROVIDERS = ("openai", "text-completion-openai", "azure_text")
 #: providers that are OpenAI-compatible servers when given an api_base (they accept vLLM's extra fields)
 _COMPATIBLE = ("openai", "text-completion-openai", "hosted_vllm")
-_PROMPTS_PER_CALL = 32
-_MAX_STOP = 4  # OpenAI's limit on stop sequences; the rest are applied locally
 _CONTROLLED = {
     "model": "the model argument", "messages": "the request", "prompt": "the request", "logprobs": "the request kind",
     "top_logprobs": "top_logprobs", "echo": "the scoring route", "max_tokens": "GenerationSettings.max_new_tokens",
@@ -82,123 +83,6 @@ def _litellm() -> Any:
     litellm.suppress_debug_info = True
     _quiet_third_party_loggers()
     return litellm
-
-
-def escalated_warning(exc: BaseException) -> Warning | None:
-    """The warning behind ``exc``, if a warning raised as an error caused it (litellm re-wraps it).
-
-    Examples
-    --------
-    >>> try:
-    ...     try:
-    ...         raise UserWarning("a note")
-    ...     except UserWarning as inner:
-    ...         raise ConnectionError("wrapped") from inner
-    ... except ConnectionError as outer:
-    ...     print(repr(escalated_warning(outer)))
-    UserWarning('a note')
-    >>> escalated_warning(ValueError("no warning here")) is None
-    True
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, Warning):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def tolerate_warning(exc: Warning) -> None:
-    """Stop a third-party warning that the caller's filters turned into an exception from doing so again.
-
-    Under ``-W error`` or pytest's ``filterwarnings = error``, a warning raised
-    deep inside litellm or pydantic (e.g. pydantic's note on ``ReadOnly``
-    TypedDict items, emitted when litellm builds a response model lazily)
-    aborts the request it happened in. It says nothing about the request,
-    so the caller logs it, ignores exactly that message from then on, and
-    sends the request again. The filter is a plain process-wide entry rather
-    than ``catch_warnings``, which is not safe with concurrent requests.
-    """
-    log.debug("third-party warning during a web-API request, ignored from now on: %s: %s", type(exc).__name__, exc)
-    warnings.filterwarnings("ignore", message=re.escape(str(exc)), category=type(exc))
-
-
-# ---------------------------------------------------------------------- the shared event loop
-class _LoopThread:
-    """One asyncio loop in a daemon thread, shared by every backend in the process.
-
-    litellm caches its async HTTP clients per event loop; a loop per call or
-    per backend would leave clients bound to dead loops, so there is one,
-    closed at interpreter exit.
-    """
-
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _registered = False
-    clients: list[Any] = []
-
-    @classmethod
-    def get(cls) -> asyncio.AbstractEventLoop:
-        with cls._lock:
-            if cls._loop is None or cls._thread is None or not cls._thread.is_alive():
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="folkscope-api-loop", daemon=True)
-                thread.start()
-                cls._loop, cls._thread = loop, thread
-            if not cls._registered:  # after litellm's own exit hook, so this one runs first (LIFO)
-                atexit.register(cls.shutdown)
-                cls._registered = True
-            return cls._loop
-
-    @classmethod
-    def close_client(cls, client: Any) -> None:
-        """Close an async HTTP client on the loop it was used on."""
-        if client in cls.clients:
-            cls.clients.remove(client)
-        loop = cls._loop
-        if loop is None or not loop.is_running():
-            return
-        try:
-            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=5)
-        except Exception:  # closing is best effort
-            log.debug("could not close a web-API client", exc_info=True)
-
-    @classmethod
-    def shutdown(cls) -> None:
-        """At exit: close every client (ours and litellm's cached ones) on the loop, then stop it."""
-        for client in list(cls.clients):
-            cls.close_client(client)
-        with cls._lock:
-            loop, thread = cls._loop, cls._thread
-            cls._loop = cls._thread = None
-        if loop is None or thread is None:
-            return
-        try:
-            from litellm.llms.custom_httpx.async_client_cleanup import (
-                close_litellm_async_clients,
-            )
-
-            asyncio.run_coroutine_threadsafe(close_litellm_async_clients(), loop).result(timeout=5)
-        except Exception:
-            log.debug("could not close litellm's clients", exc_info=True)
-
-        async def cancel_rest() -> None:  # e.g. litellm's logging worker, requests left by a closed stream
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        try:
-            asyncio.run_coroutine_threadsafe(cancel_rest(), loop).result(timeout=5)
-        except Exception:
-            log.debug("could not cancel pending web-API tasks", exc_info=True)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=5)
-        if not thread.is_alive():
-            loop.close()
 
 
 # ---------------------------------------------------------------------- stats and capabilities
@@ -281,86 +165,106 @@ class APICapabilities:
         return asdict(self)
 
 
-class _Stopped(Exception):
-    """A worker noticed that the run is stopping (another request failed, or the consumer left)."""
+# ---------------------------------------------------------------------- what litellm's tables say, before any request
+def probe(
+    litellm: Any, model: str, api_base: str | None, assistant_prefill: bool | None
+) -> tuple[APICapabilities, str, str, set[str] | None]:
+    """What litellm's tables say about ``model``, before any request.
 
-
-class _Garbage(Exception):
-    """A response that cannot be read (wrong shape); retried like a server error."""
-
-
-@dataclass
-class _Call:
-    """One HTTP request: its route, its own arguments, and how to read the response."""
-
-    route: Literal["text", "chat"]
-    kwargs: dict[str, Any]
-    parse: Callable[[dict[str, Any]], Any]
-
-
-@dataclass
-class _Job:
-    """The HTTP requests answering one engine request, and how their answers combine."""
-
-    calls: list[_Call]
-    assemble: Callable[[list[Any]], Any]
-
-
-@dataclass
-class _Control:
-    """Shared between the consumer and the loop: the stop signal and whether an error was reported."""
-
-    event: asyncio.Event | None = None
-    stop_early: bool = False
-    error_sent: bool = False
-    in_flight: int = 0  # requests sent and not yet answered (touched on the loop thread only)
-
-
-def _as_dict(response: Any) -> dict[str, Any]:
-    """A litellm response object as plain JSON-like data."""
-    if isinstance(response, Mapping):
-        return dict(response)
-    for method in ("model_dump", "dict", "to_dict"):
-        fn = getattr(response, method, None)
-        if callable(fn):
-            data = fn()
-            if isinstance(data, Mapping):
-                return dict(data)
-    raise _Garbage(f"unreadable response of type {type(response).__name__}")
-
-
-def _header(headers: Any, name: str) -> str | None:
-    if headers is None:
-        return None
+    Returns its capabilities, litellm's model name and provider for it, and
+    the OpenAI parameters the provider supports (None: unknown, decided per response).
+    """
     try:
-        items = headers.items()
-    except AttributeError:
-        return None
-    for key, value in items:
-        if str(key).lower() == name:
-            return str(value)
-    return None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    """Seconds from a failed response's ``Retry-After`` / ``retry-after-ms`` header, if any."""
-    sources = (
-        getattr(exc, "litellm_response_headers", None),
-        getattr(getattr(exc, "response", None), "headers", None),
-        getattr(exc, "headers", None),
+        name, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception as exc:
+        raise ConfigError(
+            f"litellm does not know how to reach model {model!r} ({_redact(str(exc))[:300]}); "
+            "use '<provider>/<model>', e.g. 'openai/gpt-4o-mini', or 'openai/<name>' with api_base for an "
+            "OpenAI-compatible server",
+            parameter="model",
+            value=model,
+        ) from None
+    model_name, provider_name = str(name), str(provider)
+    try:
+        params = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider)
+    except Exception:  # unknown model or provider table: decide per response
+        params = None
+    supported: set[str] | None = set(params) if params else None
+    logprobs = None if supported is None else ("logprobs" in supported)
+    if logprobs and supported is not None and "top_logprobs" not in supported and provider not in _TEXT_PROVIDERS:
+        logprobs = None  # log-probabilities of the chosen token only; top-k is checked per response
+    completions = provider in _TEXT_PROVIDERS and not (
+        provider == "openai" and name in getattr(litellm, "open_ai_chat_completion_models", ())
     )
-    for headers in sources:
-        ms = _header(headers, "retry-after-ms")
-        if ms is not None:
-            value = parse_retry_after(ms)
-            if value is not None:
-                return value / 1000.0
-        value = parse_retry_after(_header(headers, "retry-after"))
-        if value is not None:
-            return value
-    return None
+    if assistant_prefill is None:
+        try:
+            from litellm.utils import supports_factory
+
+            assistant_prefill = bool(supports_factory(name, provider, "supports_assistant_prefill"))
+        except Exception:
+            assistant_prefill = False
+    try:
+        litellm.cost_per_token(model=name, custom_llm_provider=provider, prompt_tokens=1, completion_tokens=1)
+        cost_known = True
+    except Exception:
+        cost_known = False
+    caps = APICapabilities(
+        model=model,
+        provider=provider_name,
+        logprobs=logprobs,
+        completions=completions,
+        assistant_prefill=bool(assistant_prefill),
+        cost_known=cost_known,
+        exact_token_counts=hf_tokenizer_kind(litellm, name) is None,
+    )
+    return caps, model_name, provider_name, supported
 
 
+def hf_tokenizer_kind(litellm: Any, name: str) -> str | None:
+    """Which Hugging Face tokenizer litellm would download to count tokens (None: a bundled one)."""
+    fn = getattr(getattr(litellm, "utils", None), "huggingface_tokenizer_kind", None)
+    if callable(fn):
+        try:
+            kind = fn(name)
+            return None if kind is None else str(kind)
+        except Exception:
+            pass
+    low = name.lower()
+    return "hf" if any(s in low for s in ("llama-2", "llama-3", "replicate", "command-r", "claude-2", "claude-instant")) else None
+
+
+def fallback_encoding(model_name: str) -> dict[str, Any]:
+    """litellm's bundled OpenAI encoding, to count tokens of a model whose own tokenizer it would download."""
+    from litellm.utils import _return_openai_tokenizer
+
+    return dict(_return_openai_tokenizer(model_name))
+
+
+def check_key(litellm: Any, *, model: str, provider: str, api_base: str | None, api_key_env: str | None) -> None:
+    """Fail now, naming the variable (never its value), when no key is configured."""
+    if api_key_env is not None:
+        if not os.environ.get(api_key_env):
+            raise ConfigError(
+                f"api_key_env names {api_key_env}, which is not set in the environment", parameter="api_key_env"
+            )
+        return
+    try:
+        report = litellm.validate_environment(model=model)
+    except Exception:
+        return
+    missing = [k for k in report.get("missing_keys") or [] if not (api_base and k.endswith("_API_BASE"))]
+    if provider in ("openai", "text-completion-openai") and not os.environ.get("OPENAI_API_KEY"):
+        missing = sorted(set(missing) | {"OPENAI_API_KEY"})
+    if missing and not any(os.environ.get(k) for k in missing):
+        hint = " (any value works for a local server that does not check keys)" if api_base else ""
+        raise ConfigError(
+            f"no API key for {model}: set {' or '.join(missing)} in the environment{hint}, "
+            "or name another variable with api_key_env",
+            parameter="api_key",
+        )
+
+
+# ---------------------------------------------------------------------- option checks
 def _check_int(value: object, name: str, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         rng = f">= {low}" if high is None else f"in [{low}, {high}]"
@@ -372,6 +276,34 @@ def _check_seconds(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigError(f"{name} must be a finite number of seconds > 0, got {value!r}", parameter=name, value=value)
     return float(value)
+
+
+def _check_rpm(max_rpm: object) -> float | None:
+    if max_rpm is not None and (isinstance(max_rpm, bool) or not isinstance(max_rpm, (int, float))):
+        raise ConfigError(f"max_rpm must be a positive number or None, got {max_rpm!r}", parameter="max_rpm", value=max_rpm)
+    return None if max_rpm is None else float(max_rpm)
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
+    return mode
+
+
+def _check_key_env(api_key_env: str | None) -> str | None:
+    """The NAME of the variable holding the key (never a key: a name must look like one)."""
+    if api_key_env is not None:
+        if not isinstance(api_key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", api_key_env):
+            raise ConfigError(
+                "api_key_env must be the NAME of an environment variable (e.g. 'MY_PROVIDER_KEY'), never the key itself",
+                parameter="api_key_env",
+            )
+    return api_key_env
+
+
+def _check_prefill(assistant_prefill: object) -> None:
+    if assistant_prefill is not None and not isinstance(assistant_prefill, bool):
+        raise ConfigError(f"assistant_prefill must be True, False or None, got {assistant_prefill!r}", parameter="assistant_prefill")
 
 
 def _safe_base(api_base: object) -> str | None:
