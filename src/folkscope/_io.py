@@ -14,7 +14,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 __all__: list[str] = []  # private helpers
 
@@ -49,6 +49,11 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     with atomic_binary(path) as fh:
         write(fh)
     return Path(path)
+
+
+def write_parquet(path: str | os.PathLike[str], frame: Any) -> Path:
+    """Write a DataFrame as parquet (no index), atomically; return ``path``."""
+    return atomic_write(path, lambda fh: frame.to_parquet(fh, index=False))
 
 
 def _alive(pid: int) -> bool:

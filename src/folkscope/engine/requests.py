@@ -29,7 +29,6 @@ Examples
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any, ClassVar, Literal, Union
 
 import numpy as np
 
+from folkscope._json import canonical_json
 from folkscope.errors import ConfigError
 
 __all__ = [
@@ -542,11 +542,6 @@ RESULT_TYPES: dict[str, Any] = {
     NextTokenRequest.kind: NextTokenResult,
     GenerateRequest.kind: GenerateResult,
 }
-
-
-def canonical_json(data: Any) -> str:
-    """Deterministic JSON: sorted keys, no spaces, unicode kept."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def request_key(request: Request) -> str:

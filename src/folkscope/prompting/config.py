@@ -18,13 +18,13 @@ CLI shows as help (:func:`field_doc`).
 from __future__ import annotations
 
 import hashlib
-import json
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
 
+from folkscope._json import canonical_json, fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting._checks import check_bool, check_int, check_text, int_tuple
 from folkscope.prompting.variations import (
@@ -57,10 +57,6 @@ class PromptConfigWarning(UserWarning):
 
 def _doc(text: str) -> dict[str, str]:
     return {"doc": text}
-
-
-def _canonical(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 def _from_dict(cls: type, data: Mapping[str, Any], what: str) -> dict[str, Any]:
@@ -170,7 +166,7 @@ class FewShotConfig:
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical JSON of this config and the prompt-format version."""
-        return hashlib.sha256(_canonical({"v": PROMPT_FORMAT_VERSION, **self.to_dict()}).encode()).hexdigest()
+        return fingerprint({"v": PROMPT_FORMAT_VERSION, **self.to_dict()})
 
     @property
     def short_name(self) -> str:
@@ -459,7 +455,7 @@ class PromptConfig:
 
     def canonical_json(self) -> str:
         """Sorted, compact JSON of the config and :data:`PROMPT_FORMAT_VERSION` (what is hashed)."""
-        return _canonical({"prompt_format_version": PROMPT_FORMAT_VERSION, **self.to_dict()})
+        return canonical_json({"prompt_format_version": PROMPT_FORMAT_VERSION, **self.to_dict()})
 
     def fingerprint(self) -> str:
         """SHA-256 hex digest of :meth:`canonical_json`."""
@@ -467,7 +463,7 @@ class PromptConfig:
 
     @cached_property
     def _fingerprint(self) -> str:  # configs are frozen, so the hash is computed once
-        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+        return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
 
     @cached_property
     def name(self) -> str:
