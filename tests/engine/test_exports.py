@@ -18,11 +18,15 @@ MODULES = [
     "folkscope.engine.tokens",
     "folkscope.engine.progress",
     "folkscope.engine.runner",
-    "folkscope.engine.testing",
     "folkscope.engine.backends",
     "folkscope.engine.backends.base",
     "folkscope.engine.backends.fake",
     "folkscope.engine.backends.hf",
+    "folkscope.testing",
+    "folkscope.testing.faults",
+    "folkscope.testing.models",
+    "folkscope.testing.responder",
+    "folkscope.testing.sources",
 ]
 
 
@@ -38,7 +42,7 @@ def test_all_lists_every_public_name(name):
     assert all(hasattr(module, n) for n in module.__all__)
 
 
-@pytest.mark.parametrize("name", [m for m in MODULES if not m.endswith((".hf", ".testing"))])
+@pytest.mark.parametrize("name", [m for m in MODULES if m not in ("folkscope.engine.backends.hf", "folkscope.testing.models")])
 def test_docstring_examples_run(name):
     import doctest
 
@@ -68,7 +72,7 @@ def test_import_engine_does_not_import_torch_or_transformers():
 
 
 def test_missing_torch_gives_the_pip_extra(monkeypatch):
-    from folkscope.engine.backends import hf
+    from folkscope.engine import devices
     from folkscope.errors import MissingDependencyError
 
     real = importlib.import_module
@@ -80,4 +84,4 @@ def test_missing_torch_gives_the_pip_extra(monkeypatch):
 
     monkeypatch.setattr(importlib, "import_module", blocked)
     with pytest.raises(MissingDependencyError, match=r"folkscope\[hf\]"):
-        hf.resolve_device(None)
+        devices.resolve_device(None)

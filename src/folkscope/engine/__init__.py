@@ -23,6 +23,7 @@ Examples
 from folkscope.engine.backends import available_backends, create_backend, get_backend, register_backend
 from folkscope.engine.backends.base import Backend, BackendStats
 from folkscope.engine.cache import ResultCache, default_cache_dir
+from folkscope.engine.config import EngineConfig
 from folkscope.engine.models import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_HUB_ID,
@@ -58,6 +59,7 @@ __all__ = [
     "BackendStats",
     "ChatPrompt",
     "Engine",
+    "EngineConfig",
     "EngineStats",
     "GenerateRequest",
     "GenerateResult",

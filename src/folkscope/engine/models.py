@@ -297,7 +297,7 @@ def load_model_tokenizer(model_name_or_path: str = DEFAULT_MODEL, *, device: str
         Passed to ``AutoModelForCausalLM.from_pretrained``.
     """
     from folkscope._deps import require
-    from folkscope.engine.backends.hf import resolve_device, resolve_dtype
+    from folkscope.engine.devices import resolve_device, resolve_dtype
 
     transformers = require("transformers", feature="load_model_tokenizer")
     torch = require("torch", feature="load_model_tokenizer")

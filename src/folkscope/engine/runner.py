@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from folkscope.engine.backends import Backend, create_backend
 from folkscope.engine.backends.base import Batches
 from folkscope.engine.cache import ResultCache, entry_key, namespace_key
+from folkscope.engine.config import EngineConfig
 from folkscope.engine.progress import Progress, progress_mode
 from folkscope.engine.usage import Usage
 from folkscope.engine.requests import (
@@ -237,6 +238,21 @@ class Engine:
         instance = create_backend(backend, model, device=device, dtype=dtype, batch_tokens=batch_tokens, **backend_options)
         cache = ResultCache(cache_dir) if use_cache else None
         return cls(instance, cache=cache, prompt_version=prompt_version, progress=progress)
+
+    @classmethod
+    def from_config(cls, config: EngineConfig, *, prompt_version: str = "", progress: bool | None = None) -> Engine:
+        """Build the engine an :class:`~folkscope.engine.EngineConfig` describes (checked when it was built).
+
+        Examples
+        --------
+        >>> engine = Engine.from_config(EngineConfig(model="demo", backend="fake", use_cache=False))
+        >>> engine.identity()["backend"]["backend"], engine.identity()["backend"]["model"]["name"]
+        ('fake', 'demo')
+        """
+        return cls.from_model(
+            config.model, backend=config.backend, device=config.device, dtype=config.dtype, cache_dir=config.cache_dir,
+            use_cache=config.use_cache, prompt_version=prompt_version, progress=progress, **config.backend_options(),
+        )  # fmt: skip
 
     @classmethod
     def from_loaded(

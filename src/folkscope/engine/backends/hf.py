@@ -48,19 +48,15 @@ from folkscope._deps import require
 from folkscope.engine.backends._token import Reads, TokenBackend
 from folkscope.engine.backends.base import stop_at
 from folkscope.engine.batching import Batch, Parent, Pass, Unit
+from folkscope.engine.devices import resolve_device, resolve_dtype
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
 from folkscope.errors import BackendError, ConfigError
 
-__all__ = ["HFBackend", "cache_argument", "resolve_device", "resolve_dtype", "weights_fingerprint"]
+__all__ = ["HFBackend", "cache_argument", "weights_fingerprint"]
 
 log = logging.getLogger(__name__)
 _FEATURE = "the transformers backend"
-_DTYPES = {
-    "float32": "float32", "fp32": "float32", "float": "float32",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "float16": "float16", "fp16": "float16", "half": "float16",
-}  # fmt: skip
 #: bump when the readout arithmetic changes (part of the cache namespace)
 NUMERICS_VERSION = 1
 
@@ -112,33 +108,6 @@ def cache_argument(forward: Any) -> str:
     except (TypeError, ValueError):  # a builtin or C-implemented forward: only the old name is universal
         return "past_key_values"
     return "cache" if "cache" in parameters else "past_key_values"
-
-
-def resolve_device(device: str | None) -> str:
-    """``None`` or ``"auto"``: CUDA when available, else CPU."""
-    torch = require("torch", feature=_FEATURE)
-    if device is None or device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if not isinstance(device, str) or device.split(":")[0] not in {"cpu", "cuda", "mps"}:
-        raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {device!r}", parameter="device", value=device)
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError("device 'cuda' was asked for but torch sees no CUDA GPU; use device='cpu'", parameter="device", value=device)
-    return device
-
-
-def resolve_dtype(dtype: str | None, device: str) -> str:
-    """``None``/``"auto"``: float32 on CPU, bfloat16 on GPUs that support it, else float16."""
-    if dtype is None or dtype == "auto":
-        if device.startswith("cuda"):
-            torch = require("torch", feature=_FEATURE)
-            return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-        return "float32"
-    name = _DTYPES.get(str(dtype).lower().replace("torch.", ""))
-    if name is None:
-        raise ConfigError(
-            f"dtype must be one of float32, bfloat16, float16 (or auto), got {dtype!r}", parameter="dtype", value=dtype
-        )
-    return name
 
 
 def _sharing_unsafe(config: Any) -> str | None:

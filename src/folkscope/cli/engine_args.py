@@ -1,0 +1,87 @@
+"""The engine flags, generated from :class:`~folkscope.engine.EngineConfig`'s fields, for every command that talks to a model.
+
+``run``, ``evidence`` and ``numeric`` add the same flags with the same help
+(read from the fields' docs) and turn them into one checked
+:class:`~folkscope.engine.EngineConfig`. folktexts' names are kept:
+``--use-web-api-model`` selects the litellm backend, ``--max-api-rpm``,
+``--inference-backend`` and the vLLM flags mean what they mean there.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import Field, fields
+from typing import Any
+
+from folkscope.engine.config import BACKENDS, EngineConfig
+from folkscope.errors import ConfigError
+
+__all__ = ["add_engine_arguments", "engine_config_from_args", "engine_from_args"]
+
+_GROUPS = {
+    "api": "web APIs (litellm; keys come from the environment, e.g. OPENAI_API_KEY)",
+    "vllm": "vLLM (--inference-backend vllm)",
+}
+_TYPES = {"int | None": int, "float | None": float, "str | None": str, "str": str}
+
+
+def _dest(f: Field[Any]) -> str:
+    return str(f.metadata["flag"]).lstrip("-").replace("-", "_")
+
+
+def _add(group: Any, f: Field[Any]) -> None:
+    flag, doc = f.metadata["flag"], str(f.metadata["doc"]).replace("%", "%%")
+    if f.name == "use_cache":
+        group.add_argument(flag, action="store_true", help="do not read or write the engine's result cache")
+    elif f.name == "backend":
+        group.add_argument(flag, default=f.default, choices=BACKENDS, help=doc)
+    elif f.type == "bool | None":
+        group.add_argument(flag, action="store_const", const=True, default=None, help=doc)
+    else:
+        group.add_argument(flag, type=_TYPES[str(f.type)], default=f.default, help=doc)
+
+
+def add_engine_arguments(
+    parser: argparse.ArgumentParser, *, model_group: Any = None, inference_group: Any = None
+) -> None:
+    """Add every engine flag: ``--model`` and the inference flags to the given groups, then the web-API and vLLM groups."""
+    groups = {"model": model_group or parser, "inference": inference_group or parser.add_argument_group("inference")}
+    for name, title in _GROUPS.items():
+        groups[name] = parser.add_argument_group(title)
+    for f in fields(EngineConfig):
+        group = groups[f.metadata["group"]]
+        _add(group, f)
+        if f.name == "model":
+            continue
+        if f.name == "backend":
+            groups["api"].add_argument(
+                "--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini"
+            )
+
+
+def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
+    """The :class:`EngineConfig` of parsed flags (checked: a flag of another backend is one clear line).
+
+    Raises
+    ------
+    ConfigError
+        ``--use-web-api-model`` with another ``--inference-backend``, or any
+        check of :class:`EngineConfig`.
+    """
+    backend = args.inference_backend
+    if args.use_web_api_model:
+        if backend not in ("transformers", "litellm"):  # transformers is only the flag's default here
+            raise ConfigError(
+                f"--use-web-api-model and --inference-backend {backend} exclude each other; a web API model runs on the provider's servers",
+                parameter="inference_backend",
+                value=backend,
+            )
+        backend = "litellm"
+    values = {f.name: getattr(args, _dest(f)) for f in fields(EngineConfig) if f.name not in ("backend", "use_cache")}
+    return EngineConfig(backend=backend, use_cache=not args.no_cache, **values)
+
+
+def engine_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The backend name and its options (beyond model, device and dtype) of parsed flags."""
+    config = engine_config_from_args(args)
+    return config.backend, config.backend_options()

@@ -1,0 +1,159 @@
+"""One engine configuration: which model, on which backend, with which settings.
+
+Every command that talks to a model (``run``, ``evidence``, ``numeric``, and
+the parts to come) builds the same :class:`EngineConfig` from the same flags
+(:mod:`folkscope.cli.engine_args` generates them from the fields below) and
+passes it whole to :meth:`Engine.from_config <folkscope.engine.Engine.from_config>`.
+Its checks run once, here, when it is built, before any model loads: options
+of one backend given to another are refused with the flag that fixes it.
+
+Fields carry their own help text (``metadata["doc"]``) and command-line flag
+(``metadata["flag"]``), so the CLI and the docs read them from one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from folkscope.errors import ConfigError
+
+__all__ = ["API_OPTIONS", "BACKENDS", "VLLM_OPTIONS", "EngineConfig"]
+
+#: backends a configuration may name (``fake`` answers deterministically, for tests and dry runs)
+BACKENDS = ("transformers", "vllm", "litellm", "fake")
+#: options only web APIs take (litellm)
+API_OPTIONS = ("max_rpm", "api_base", "max_concurrency", "assistant_prefill")
+#: options only vLLM takes
+VLLM_OPTIONS = ("gpu_memory_utilization", "max_model_len", "vllm_dtype", "tensor_parallel_size")
+_LOCAL_ONLY = ("device", "dtype")
+
+
+def _meta(doc: str, flag: str, group: str = "inference", **extra: Any) -> dict[str, Any]:
+    return {"doc": doc, "flag": flag, "group": group, **extra}
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Everything that says which model answers and how (checked when built).
+
+    Examples
+    --------
+    >>> EngineConfig(model="openai/gpt-4o-mini", backend="litellm", max_rpm=60).backend_options()
+    {'max_rpm': 60}
+    >>> EngineConfig(backend="litellm", model="openai/x", device="cpu")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.ConfigError: --device does not apply to web API models
+    """
+
+    model: str = field(
+        default="default",
+        metadata=_meta("'default' (SmolLM2-135M-Instruct, offline), a local folder, a .gguf file, a hub id, or a "
+                       "litellm model id with --use-web-api-model", "--model", group="model"),
+    )  # fmt: skip
+    backend: str = field(
+        default="transformers",
+        metadata=_meta("inference backend: transformers, vllm (a CUDA GPU and the [vllm] extra), litellm (web APIs; "
+                       "same as --use-web-api-model) or fake (deterministic, for dry runs)", "--inference-backend"),
+    )  # fmt: skip
+    device: str | None = field(default=None, metadata=_meta("torch device (default: cuda if available, else cpu)", "--device"))
+    dtype: str | None = field(default=None, metadata=_meta("model dtype (default: bfloat16 on GPU, float32 on CPU)", "--dtype"))
+    batch_tokens: int | None = field(
+        default=None,
+        metadata=_meta("local backends: token budget of a batch (default: from the device's memory; halved on "
+                       "out-of-memory)", "--batch-tokens"),
+    )  # fmt: skip
+    use_cache: bool = field(default=True, metadata=_meta("read and write the engine's result cache", "--no-cache"))
+    cache_dir: str | None = field(
+        default=None, metadata=_meta("engine result cache folder (default $FOLKSCOPE_HOME/engine-cache)", "--cache-dir")
+    )
+    max_rpm: int | None = field(default=None, metadata=_meta("web APIs: maximum requests per minute", "--max-api-rpm", group="api"))
+    api_base: str | None = field(
+        default=None,
+        metadata=_meta("web APIs: base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1)", "--api-base", group="api"),
+    )
+    max_concurrency: int | None = field(
+        default=None, metadata=_meta("web APIs: requests in flight at once (default 8)", "--max-api-concurrency", group="api")
+    )
+    assistant_prefill: bool | None = field(
+        default=None,
+        metadata=_meta("web APIs: the server continues a final assistant message (needed for chat prompts with an answer "
+                       "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)", "--assistant-prefill", group="api"),
+    )  # fmt: skip
+    gpu_memory_utilization: float | None = field(
+        default=None, metadata=_meta("fraction of GPU memory vLLM may use (default 0.85)", "--gpu-memory-utilization", group="vllm")
+    )
+    max_model_len: int | None = field(
+        default=None, metadata=_meta("vLLM maximum tokens per request (input + output)", "--max-model-len", group="vllm")
+    )
+    vllm_dtype: str | None = field(
+        default=None, metadata=_meta("vLLM compute dtype (auto, bfloat16, float16, float32; default auto)", "--vllm-dtype", group="vllm")
+    )
+    tensor_parallel_size: int | None = field(
+        default=None, metadata=_meta("GPUs to shard the model across", "--tensor-parallel-size", group="vllm")
+    )
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ConfigError(
+                f"unknown inference backend {self.backend!r}; choose one of {', '.join(BACKENDS)}",
+                parameter="backend",
+                value=self.backend,
+            )
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ConfigError(f"model must be a model handle (text), got {self.model!r}", parameter="model", value=self.model)
+        for name in ("batch_tokens", "max_rpm", "max_concurrency", "max_model_len", "tensor_parallel_size"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ConfigError(f"{self.flag(name)} must be >= 1, got {value}", parameter=name, value=value)
+        gpu = self.gpu_memory_utilization
+        if gpu is not None and not (isinstance(gpu, (int, float)) and 0 < gpu <= 1):
+            raise ConfigError(f"--gpu-memory-utilization must be in (0, 1], got {gpu}", parameter="gpu_memory_utilization", value=gpu)
+        given = [f.name for f in fields(self) if f.name in (*API_OPTIONS, *VLLM_OPTIONS, *_LOCAL_ONLY) and getattr(self, f.name) is not None]
+        if self.backend == "litellm":
+            self._check_web_api(given)
+            return
+        api = [name for name in given if name in API_OPTIONS]
+        if api:
+            raise ConfigError(f"{self.flag(api[0])} applies to web API models; add --use-web-api-model", parameter=api[0])
+        vllm = [name for name in given if name in VLLM_OPTIONS]
+        if vllm and self.backend != "vllm":
+            raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm", parameter=vllm[0])
+
+    def _check_web_api(self, given: list[str]) -> None:
+        if self.model == "default":
+            raise ConfigError(
+                "--use-web-api-model needs --model set to a litellm model id, e.g. openai/gpt-4o-mini", parameter="model", value=self.model
+            )
+        for name in _LOCAL_ONLY:
+            if name in given:
+                raise ConfigError(f"{self.flag(name)} does not apply to web API models", parameter=name, value=getattr(self, name))
+        vllm = [name for name in given if name in VLLM_OPTIONS]
+        if vllm:
+            raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm, not to web API models", parameter=vllm[0])
+        if self.batch_tokens is not None:
+            raise ConfigError("--batch-tokens applies to local backends, not to web API models", parameter="batch_tokens")
+
+    @classmethod
+    def flag(cls, name: str) -> str:
+        """The command-line flag of field ``name`` (e.g. ``max_rpm`` -> ``--max-api-rpm``)."""
+        return str(next(f for f in fields(cls) if f.name == name).metadata["flag"])
+
+    def backend_options(self) -> dict[str, Any]:
+        """The options this backend takes beyond model, device and dtype (only those that were set)."""
+        names: tuple[str, ...] = API_OPTIONS if self.backend == "litellm" else (("batch_tokens",) + (VLLM_OPTIONS if self.backend == "vllm" else ()))
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of every field."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are refused with the known ones listed."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown EngineConfig key(s) {unknown}; known: {sorted(known)}", parameter="engine", value=unknown)
+        return cls(**data)
