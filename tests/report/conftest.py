@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from folkscope.report import make_all_plots
 from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores
+from folkscope.risk.plots import make_all_plots
 
 EVIL = "<script>alert(1)</script>"
 GROUP_LABELS = {"RAC1P": {1: "White", 2: "Black", 6: "<b>Asian</b> $x$"},

@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 import pytest
 
 from folkscope.errors import ConfigError
-from folkscope.report import write_report
 from folkscope.risk.evaluate import evaluate_scores
+from folkscope.risk.report import write_report
 
 from .conftest import EVIL, GROUP_LABELS
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import folkscope.report
+import folkscope.risk.plots
 from folkscope.cli.main import main
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError
@@ -30,7 +30,7 @@ CLI_SMALL = ["--model", "cli-fake", "--inference-backend", "fake", "--task", "NI
 @pytest.fixture(autouse=True)
 def no_run_plots(monkeypatch):
     """Each step's own run plots take most of a run's time and are covered elsewhere; the sweep plot is still drawn."""
-    monkeypatch.setattr(folkscope.report, "make_all_plots", lambda *args, **kwargs: {})
+    monkeypatch.setattr(folkscope.risk.plots, "make_all_plots", lambda *args, **kwargs: {})
 
 
 def _config(run_dir: str) -> dict:
@@ -185,7 +185,7 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_note(capsys, tmp_path, mo
 
 
 def test_plot_refuses_a_table_that_is_not_a_sweep(tmp_path):
-    from folkscope.report.sweeps import plot_evidence_sweep
+    from folkscope.risk.plots import plot_evidence_sweep
 
     with pytest.raises(ConfigError, match="needs column"):
         plot_evidence_sweep(pd.DataFrame({"k": [1]}), tmp_path / "x.png")

@@ -36,12 +36,9 @@ from folkscope.numeric.frequencies import (
 from folkscope.numeric.games import PenniesResult, play_matching_pennies
 from folkscope.numeric.original import load_original_templates
 from folkscope.numeric.problems import (
-    DATASETS,
     SCALES,
     TEMPLATE_FORMATS,
     NumericProblem,
-    TemplateFile,
-    detect_template_format,
     generate_problems,
     load_templates,
     scale_numbers,
@@ -56,6 +53,7 @@ from folkscope.numeric.run import (
     run_numeric,
 )
 from folkscope.numeric.scoring import PROBABILITY_COLUMNS, engine_prompt, score_problems, word_variants
+from folkscope.numeric.templates import DATASETS, TemplateFile, detect_template_format
 
 __all__ = [
     "BUNDLED_FREQUENCIES",

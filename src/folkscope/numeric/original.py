@@ -5,7 +5,7 @@ Lovering et al. describe (appendix J) templates with ``{number_1} {option_1}
 {number_2} {prefix}``) and chat prompts as message lists whose last user turn
 holds ``{text}``. Users who have those files load them here (or through
 :func:`~folkscope.numeric.problems.load_templates`, which detects the
-layout); the result is an ordinary :class:`~folkscope.numeric.problems.TemplateFile`,
+layout); the result is an ordinary :class:`~folkscope.numeric.templates.TemplateFile`,
 validated by the same rules as folkscope's own files.
 """
 
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from folkscope.errors import ConfigError
-from folkscope.numeric.problems import (
-    _PLACEHOLDER,
+from folkscope.numeric.templates import (
     DATASETS,
+    PLACEHOLDER,
     TemplateFile,
-    _bundled,
-    _looks_like_folkscope,
-    _validate,
+    bundled_templates,
+    is_folkscope_format,
+    validate_templates,
 )
 
 __all__ = ["load_original_templates"]
@@ -156,7 +156,7 @@ def _convert_text(text: Any, tid: str, dataset: str, source: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise _original_bad(f"template {tid!r} needs a non-blank template string", source, text)
     mapping = _ORIGINAL_DIST if dataset == "distributions" else _ORIGINAL_TWO
-    found = _PLACEHOLDER.findall(text)
+    found = PLACEHOLDER.findall(text)
     allowed = set(mapping) | ({"prefix"} if dataset == "distributions" else set())
     unknown = [f for f in found if f not in allowed]
     if unknown:
@@ -308,7 +308,7 @@ def load_original_templates(path: str | Path, dataset: str, *,
                           parameter="dataset", value=dataset)
     source = str(path)
     data = _read_original(path, "template")
-    if _looks_like_folkscope(data):
+    if is_folkscope_format(data):
         raise _original_bad("is in folkscope's own format (a 'dataset' and templates with 'id'); "
                             "load it with format 'folkscope' or 'auto'", source, source)
     colours: Any = None
@@ -337,7 +337,7 @@ def load_original_templates(path: str | Path, dataset: str, *,
         elif dataset == "distributions":
             item["low_inclusive"], item["high_inclusive"] = _inclusivity(entry, text, tid, source)
         templates.append(item)
-    bundled = _bundled(dataset)
+    bundled = bundled_templates(dataset)
     if prompts is not None:
         instructions = _original_instructions(_read_original(prompts, "prompt"), str(prompts))
         note = f"instructions from {prompts}"
@@ -353,4 +353,4 @@ def load_original_templates(path: str | Path, dataset: str, *,
     if dataset == "colors":
         chosen = words if words is not None else colours
         folk["words"] = list(chosen) if chosen is not None else list(bundled.words)
-    return _validate(folk, f"original:{source}", dataset)
+    return validate_templates(folk, f"original:{source}", dataset)

@@ -18,8 +18,9 @@ Number scales (``colors`` and ``wordproblems``): ``small`` uses the numbers
 pair) sees each number pair exactly once: half the off-diagonal pairs put the
 larger count first, half second, which keeps the reference behaviours apart.
 
-Template files are JSON (schema in :func:`load_templates`); the bundled ones
-live in ``folkscope/numeric/resources``. Files in the layout of the paper's
+Template files are JSON (schema in :func:`load_templates`, validated by
+:mod:`folkscope.numeric.templates`); the bundled ones live in
+``folkscope/numeric/resources``. Files in the layout of the paper's
 released templates and prompts are converted by
 :func:`folkscope.numeric.original.load_original_templates` (``load_templates`` detects them). Every
 generator is a pure function of its arguments and ``seed``.
@@ -27,12 +28,8 @@ generator is a pure function of its arguments and ``seed``.
 
 from __future__ import annotations
 
-import json
-import re
-import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from importlib import resources
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,41 +37,28 @@ import numpy as np
 
 from folkscope.errors import ConfigError
 from folkscope.metrics import ideal_distribution
+from folkscope.numeric.original import load_original_templates
+from folkscope.numeric.templates import (
+    DATASETS,
+    TemplateFile,
+    bundled_templates,
+    detect_template_format,
+    read_templates,
+)
 
 __all__ = [
-    "DATASETS",
     "SCALES",
     "TEMPLATE_FORMATS",
     "NumericProblem",
-    "TemplateFile",
-    "detect_template_format",
     "generate_problems",
     "load_templates",
     "scale_numbers",
 ]
 
-#: dataset names, in the order the CLI lists them
-DATASETS = ("colors", "wordproblems", "distributions")
 #: template file formats: folkscope's JSON, the paper's released layout, or detect
 TEMPLATE_FORMATS = ("auto", "folkscope", "original")
 #: number scales: name -> (low, high inclusive); ``small`` uses every number of its range
 SCALES: dict[str, tuple[int, int]] = {"small": (1, 10), "medium": (10, 100), "large": (100, 999)}
-
-_FORMAT_VERSION = 1
-_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_TOP_KEYS = {
-    "colors": {"dataset", "format_version", "description", "words", "instructions", "templates"},
-    "wordproblems": {"dataset", "format_version", "description", "instructions", "templates"},
-    "distributions": {"dataset", "format_version", "description", "instructions", "templates"},
-}
-_TEMPLATE_KEYS = {
-    "colors": ({"id", "text"}, {"id", "text"}),
-    "wordproblems": ({"id", "text", "pairs"}, {"id", "text", "pairs"}),
-    "distributions": ({"id", "text", "low_inclusive", "high_inclusive"},
-                      {"id", "text", "low_inclusive", "high_inclusive"}),
-}
-_SLOTS = {"colors": {"n1", "w1", "n2", "w2"}, "wordproblems": {"n1", "w1", "n2", "w2"},
-          "distributions": {"low", "high"}}
 
 
 @dataclass(frozen=True)
@@ -128,174 +112,6 @@ class NumericProblem:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-@dataclass(frozen=True)
-class TemplateFile:
-    """A validated template file (see :func:`load_templates`)."""
-
-    dataset: str
-    templates: tuple[Mapping[str, Any], ...]
-    instructions: tuple[str, ...]
-    words: tuple[str, ...] = ()
-    source: str = "bundled"
-    description: str = field(default="", compare=False)
-
-
-def _bad(msg: str, source: str, value: Any = None) -> ConfigError:
-    return ConfigError(f"template file {source}: {msg}", parameter="template_file", value=value)
-
-
-def _word(value: Any, where: str, source: str) -> str:
-    if not isinstance(value, str) or not value.strip() or value != value.strip() or "{" in value:
-        raise _bad(f"{where} must be a non-blank word without surrounding spaces or braces, "
-                   f"got {value!r}", source, value)
-    return value
-
-
-def _check_distinct(words: Sequence[str], where: str, source: str) -> None:
-    seen: dict[str, str] = {}
-    for w in words:
-        key = w.casefold()
-        if key in seen:
-            raise _bad(f"{where} has {seen[key]!r} and {w!r}, which only differ in case; their "
-                       "probabilities could not be told apart", source, list(words))
-        seen[key] = w
-
-
-def _slots_of(text: str, tid: str, source: str) -> list[str]:
-    """The placeholders of a template text, read the way ``str.format`` will read them.
-
-    A stray brace, a format spec, a conversion or attribute/index access
-    (``{n1.__class__}``, ``{n1[0]}``) is refused here, at load, with the
-    template named, rather than failing (or leaking) when problems are made.
-    """
-    try:
-        parts = list(string.Formatter().parse(text))
-    except ValueError as exc:
-        raise _bad(f"template {tid!r}: {exc} in its text; write {{{{ or }}}} for a literal brace", source, text) from None
-    slots = []
-    for _, field_name, spec, conversion in parts:
-        if field_name is None:
-            continue
-        if not re.fullmatch(r"[a-z][a-z0-9]*", field_name) or spec or conversion:
-            shown = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-            raise _bad(f"template {tid!r}: placeholder {shown} is not allowed; use plain names such as {{n1}}",
-                       source, text)
-        slots.append(field_name)
-    return slots
-
-
-def _validate(data: Any, source: str, dataset: str | None) -> TemplateFile:
-    if not isinstance(data, Mapping):
-        raise _bad(f"the top level must be a JSON object, got {type(data).__name__}", source)
-    name = data.get("dataset")
-    if name not in DATASETS:
-        raise _bad(f"'dataset' must be one of {', '.join(DATASETS)}, got {name!r}", source, name)
-    if dataset is not None and name != dataset:
-        raise _bad(f"it holds dataset {name!r} but {dataset!r} was requested", source, name)
-    unknown = set(data) - _TOP_KEYS[name]
-    if unknown:
-        raise _bad(f"unknown keys {sorted(unknown)}; allowed: {sorted(_TOP_KEYS[name])}", source,
-                   sorted(unknown))
-    if data.get("format_version", _FORMAT_VERSION) != _FORMAT_VERSION:
-        raise _bad(f"format_version must be {_FORMAT_VERSION}", source, data.get("format_version"))
-    instructions = data.get("instructions")
-    if (not isinstance(instructions, list) or not instructions
-            or not all(isinstance(s, str) and s.strip() for s in instructions)):
-        raise _bad("'instructions' must be a non-empty list of non-blank strings (the chat "
-                   "calibration instructions)", source, instructions)
-    words: tuple[str, ...] = ()
-    if name == "colors":
-        raw = data.get("words")
-        if not isinstance(raw, list) or len(raw) < 2:
-            raise _bad("'words' must list at least two option words", source, raw)
-        words = tuple(_word(w, "'words'", source) for w in raw)
-        _check_distinct(words, "'words'", source)
-    templates = data.get("templates")
-    if not isinstance(templates, list) or not templates:
-        raise _bad("'templates' must be a non-empty list of objects", source, templates)
-    required, allowed = _TEMPLATE_KEYS[name]
-    ids: set[str] = set()
-    for i, t in enumerate(templates):
-        if not isinstance(t, Mapping):
-            raise _bad(f"template {i} must be an object, got {type(t).__name__}", source, t)
-        missing, extra = required - set(t), set(t) - allowed
-        if missing or extra:
-            raise _bad(f"template {i} has missing keys {sorted(missing)} / unknown keys "
-                       f"{sorted(extra)}; expected {sorted(required)}", source, dict(t))
-        tid = t["id"]
-        if not isinstance(tid, str) or not re.fullmatch(r"[A-Za-z0-9_]+", tid) or tid in ids:
-            raise _bad(f"template {i} needs a unique id of letters, digits and '_', got {tid!r}",
-                       source, tid)
-        ids.add(tid)
-        text = t["text"]
-        if not isinstance(text, str) or not text.strip():
-            raise _bad(f"template {tid!r} needs a non-blank 'text'", source, text)
-        slots = _slots_of(text, tid, source)
-        if sorted(slots) != sorted(_SLOTS[name]):
-            raise _bad(f"template {tid!r} must use each placeholder of {sorted(_SLOTS[name])} "
-                       f"exactly once, found {slots}", source, text)
-        if text != text.rstrip():
-            raise _bad(f"template {tid!r} must not end with whitespace (the option word follows "
-                       "with its own leading space)", source, text)
-        if name == "wordproblems":
-            pairs = t["pairs"]
-            if not isinstance(pairs, list) or not pairs:
-                raise _bad(f"template {tid!r}: 'pairs' must be a non-empty list", source, pairs)
-            for pair in pairs:
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise _bad(f"template {tid!r}: every pair must be a list of two words, got "
-                               f"{pair!r}", source, pair)
-                _check_distinct([_word(w, f"template {tid!r} pair", source) for w in pair],
-                                f"template {tid!r} pair", source)
-        if name == "distributions":
-            for key in ("low_inclusive", "high_inclusive"):
-                if not isinstance(t[key], bool):
-                    raise _bad(f"template {tid!r}: {key!r} must be true or false", source, t[key])
-    return TemplateFile(name, tuple(dict(t) for t in templates), tuple(instructions), words,
-                        source, str(data.get("description", "")))
-
-
-def _bundled(dataset: str) -> TemplateFile:
-    ref = resources.files("folkscope.numeric").joinpath("resources").joinpath(f"{dataset}.json")
-    return _validate(json.loads(ref.read_text(encoding="utf-8")), "bundled", dataset)
-
-
-def _read_json(path: str | Path) -> Any:
-    source = str(path)
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _bad(f"cannot be read ({exc.strerror or exc})", source, source) from exc
-    except json.JSONDecodeError as exc:
-        raise _bad(f"is not valid JSON ({exc.msg} at line {exc.lineno})", source, source) from exc
-
-
-def _looks_like_folkscope(data: Any) -> bool:
-    """folkscope's own format: an object naming its dataset, templates as ``{"id", "text"}`` objects."""
-    return (isinstance(data, Mapping) and "dataset" in data
-            and isinstance(data.get("templates"), list)
-            and all(isinstance(t, Mapping) and "id" in t for t in data["templates"]))
-
-
-def detect_template_format(path: str | Path) -> str:
-    """``"folkscope"`` or ``"original"``: which loader reads the template file at ``path``.
-
-    A JSON object with a ``dataset`` key whose ``templates`` are objects with
-    an ``id`` is folkscope's format; anything else (a list of template
-    strings, the paper's ``{number_1}`` placeholders, a ``.py``/``.txt``
-    listing) is taken as the paper's original layout, whose loader then says
-    precisely what it could not read.
-    """
-    path = Path(path)
-    if path.suffix.lower() != ".json":
-        return "original"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return "folkscope"  # let the folkscope loader report the read/parse error
-    return "folkscope" if _looks_like_folkscope(data) else "original"
-
-
 def load_templates(dataset: str, path: str | Path | None = None, *, format: str = "auto",
                    prompts: str | Path | None = None) -> TemplateFile:
     """Load and validate the template file of ``dataset`` (bundled when ``path`` is None).
@@ -344,20 +160,16 @@ def load_templates(dataset: str, path: str | Path | None = None, *, format: str 
             raise ConfigError("a prompt file goes with an original-format template file "
                               "(--template-file); the bundled templates carry their own "
                               "instructions", parameter="prompt_file", value=str(prompts))
-        return _bundled(dataset)
+        return bundled_templates(dataset)
     if format == "auto":
         format = detect_template_format(path)
     if format == "original":
-        from folkscope.numeric.original import (
-            load_original_templates,  # it builds on this module
-        )
-
         return load_original_templates(path, dataset, prompts=prompts)
     if prompts is not None:
         raise ConfigError("a prompt file only goes with an original-format template file; "
                           "folkscope's format keeps its instructions in the file itself",
                           parameter="prompt_file", value=str(prompts))
-    return _validate(_read_json(path), str(path), dataset)
+    return read_templates(path, dataset)
 
 
 def scale_numbers(scale: str, *, n_numbers: int = 10, seed: int = 0) -> tuple[int, ...]:

@@ -1,29 +1,48 @@
-"""Report layer: plots and a one-page HTML report of a run.
+"""Report layer: the page shell and figure helpers every part's run page is built on.
 
-``import folkscope.report`` does not import matplotlib; the plotting functions
-import it when called (``pip install 'folkscope[plots]'``).
+It knows no part: a part builds its sections with :mod:`folkscope.report.page`
+and draws its figures with :mod:`folkscope.report.figures`, so every run page
+shares one look and one set of safety rules (escaping, figure paths inside the
+run folder, atomic writes). ``import folkscope.report`` does not import
+matplotlib; the figure helpers import it when called (``pip install
+'folkscope[plots]'``).
 """
 
 from __future__ import annotations
 
-from folkscope.report.html import write_report
-from folkscope.report.plots import (
-    make_all_plots,
-    plot_calibration,
-    plot_feature_importance,
-    plot_group_calibration,
-    plot_roc,
-    plot_score_histogram,
-    plot_selective_accuracy,
+from folkscope.report.figures import new_figure, plain_text, save_png, subplots_row
+from folkscope.report.page import (
+    bullet_list,
+    config_footer,
+    escape,
+    figure_block,
+    figure_src,
+    frame_table,
+    number,
+    render_page,
+    section,
+    table,
+    total,
+    versions,
+    write_page,
 )
 
 __all__ = [
-    "make_all_plots",
-    "plot_calibration",
-    "plot_feature_importance",
-    "plot_group_calibration",
-    "plot_roc",
-    "plot_score_histogram",
-    "plot_selective_accuracy",
-    "write_report",
+    "bullet_list",
+    "config_footer",
+    "escape",
+    "figure_block",
+    "figure_src",
+    "frame_table",
+    "new_figure",
+    "number",
+    "plain_text",
+    "render_page",
+    "save_png",
+    "section",
+    "subplots_row",
+    "table",
+    "total",
+    "versions",
+    "write_page",
 ]

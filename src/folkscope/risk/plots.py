@@ -1,11 +1,11 @@
-"""Plots of a risk-score run: calibration curves, group calibration, score histograms, ROC.
+"""Plots of a risk-score run and of an evidence sweep: calibration, group calibration, histograms, ROC, ...
 
 Drawing only: every number comes from :mod:`folkscope.risk.evaluate`
-(``calibration_data``, ``histogram_data``, ``roc_data``), which in turn uses
-:mod:`folkscope.metrics`. matplotlib is imported inside the functions (``pip
-install 'folkscope[plots]'``), through its object-oriented ``Figure`` API on the
-Agg canvas: no pyplot state, no GUI backend, nothing left open. Each PNG is
-written atomically (temporary file, then :func:`os.replace`).
+(``calibration_data``, ``histogram_data``, ``roc_data``...), which in turn uses
+:mod:`folkscope.metrics`, or from :func:`folkscope.risk.evidence.evidence_sweep`'s
+table. Figures are made and saved by the shared helpers of
+:mod:`folkscope.report.figures`: matplotlib is imported only when drawing
+(``pip install 'folkscope[plots]'``) and each PNG is written atomically.
 
 Rows with a NaN score are left out of every plot and their number is printed
 on the figure.
@@ -23,13 +23,19 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from folkscope._deps import require
-from folkscope._io import atomic_write
-from folkscope.risk.evaluate import calibration_data, histogram_data, roc_data, selective_accuracy_data
+from folkscope.errors import ConfigError
+from folkscope.report.figures import plain_text, save_png, subplots_row
+from folkscope.risk.evaluate import (
+    calibration_data,
+    histogram_data,
+    roc_data,
+    selective_accuracy_data,
+)
 
 __all__ = [
     "make_all_plots",
     "plot_calibration",
+    "plot_evidence_sweep",
     "plot_feature_importance",
     "plot_group_calibration",
     "plot_roc",
@@ -38,25 +44,12 @@ __all__ = [
 ]
 
 _FEATURE = "drawing report plots"
-_DPI = 110
 _STRATEGY_TITLE = {"uniform": "equal-width bins", "quantile": "quantile bins (folktexts' edges)", "equal_count": "equal-count bins"}
+_SWEEP_PANELS = (("roc_auc", "ROC AUC (higher is better)"), ("ece", "ECE (lower is better)"))
 
 
 def _figure(ncols: int = 1, *, width: float = 5.0, height: float = 4.2) -> tuple[Any, Any]:
-    figure = require("matplotlib.figure", feature=_FEATURE)
-    agg = require("matplotlib.backends.backend_agg", feature=_FEATURE)
-    fig = figure.Figure(figsize=(width * ncols, height), layout="constrained")
-    agg.FigureCanvasAgg(fig)
-    return fig, fig.subplots(1, ncols, squeeze=False)[0]
-
-
-def _text(value: object) -> str:
-    """Plain text for matplotlib: a ``$`` in a model or group name must not start mathtext."""
-    return str(value).replace("$", r"\$")
-
-
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    return atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=_DPI))
+    return subplots_row(ncols, width=width, height=height, feature=_FEATURE)
 
 
 def _excluded_note(n: int) -> str:
@@ -115,8 +108,8 @@ def plot_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
         n = int(data["overall"]["count"].sum())
         ax.set_title(f"{_STRATEGY_TITLE[strategy]}, n={n:,}{_excluded_note(data['n_excluded'])}",
                      fontsize=9)
-    fig.suptitle(_text(title or "Calibration (95% Wilson intervals)"))
-    return _save(fig, path)
+    fig.suptitle(plain_text(title or "Calibration (95% Wilson intervals)"))
+    return save_png(fig, path)
 
 
 def plot_group_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
@@ -138,14 +131,14 @@ def plot_group_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *
                                 strategy=strategy, group_labels=group_labels)
         for entry in data["groups"][group_col]:
             _draw_reliability(ax, entry["curve"], band=True,
-                              label=_text(f"{entry['name']} (n={entry['n']:,})"))
+                              label=plain_text(f"{entry['name']} (n={entry['n']:,})"))
         _square(ax, "mean risk score in bin", "observed positive rate")
         ax.set_title(f"{_STRATEGY_TITLE[strategy]}{_excluded_note(data['n_excluded'])}",
                      fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle(_text(title or f"Calibration by {group_col} (95% Wilson bands)"))
-    return _save(fig, path)
+    fig.suptitle(plain_text(title or f"Calibration by {group_col} (95% Wilson bands)"))
+    return save_png(fig, path)
 
 
 def plot_score_histogram(scores: pd.DataFrame, path: str | os.PathLike[str], *,
@@ -171,8 +164,8 @@ def plot_score_histogram(scores: pd.DataFrame, path: str | os.PathLike[str], *,
     for ax in axes:
         ax.set(xlim=(0, 1), xlabel="risk score", ylabel="rows")
         ax.grid(alpha=0.3)
-    fig.suptitle(_text(title or "Risk score distribution"))
-    return _save(fig, path)
+    fig.suptitle(plain_text(title or "Risk score distribution"))
+    return save_png(fig, path)
 
 
 def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: str = "label",
@@ -195,15 +188,15 @@ def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: s
     ax = axes[0]
     for name, curve in data.items():
         auc = "undefined" if np.isnan(curve["auc"]) else f"{curve['auc']:.3f}"
-        label = _text(f"{name} (AUC {auc}){_excluded_note(curve['n_excluded'])}")
+        label = plain_text(f"{name} (AUC {auc}){_excluded_note(curve['n_excluded'])}")
         if len(curve["fpr"]):
             ax.plot(curve["fpr"], curve["tpr"], lw=1.5, label=label)
         else:  # single-class labels: nothing to draw, but say so in the legend
             ax.plot([], [], lw=1.5, label=label)
     _square(ax, "false positive rate", "true positive rate")
     ax.legend(fontsize=8, loc="lower right")
-    fig.suptitle(_text(title or "ROC"))
-    return _save(fig, path)
+    fig.suptitle(plain_text(title or "ROC"))
+    return save_png(fig, path)
 
 
 def plot_selective_accuracy(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: str = "label",
@@ -225,8 +218,8 @@ def plot_selective_accuracy(scores: pd.DataFrame, path: str | os.PathLike[str], 
     ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="coverage (share of rows, most confident first)", ylabel="accuracy")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
-    fig.suptitle(_text(title or "Selective accuracy"))
-    return _save(fig, path)
+    fig.suptitle(plain_text(title or "Selective accuracy"))
+    return save_png(fig, path)
 
 
 def plot_feature_importance(importance: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
@@ -245,13 +238,71 @@ def plot_feature_importance(importance: pd.DataFrame, path: str | os.PathLike[st
     table = importance.sort_values("importance")
     fig, axes = _figure(1, width=5.6, height=max(2.5, 0.35 * len(table) + 1.2))
     ax = axes[0]
-    ax.barh([_text(str(c)) for c in table.index], table["importance"], xerr=table["std"], color="#4c78a8", alpha=0.85)
+    ax.barh([plain_text(str(c)) for c in table.index], table["importance"], xerr=table["std"], color="#4c78a8", alpha=0.85)
     ax.axvline(0, color="black", lw=0.8)
     repeats = int(table["n_repeats"].iloc[0]) if "n_repeats" in table.columns and len(table) else 1
     ax.set(xlabel=f"drop in AUC when shuffled (mean ± sd over {repeats} repeat(s))")
     ax.grid(axis="x", alpha=0.3)
-    fig.suptitle(_text(title or "Permutation importance"))
-    return _save(fig, path)
+    fig.suptitle(plain_text(title or "Permutation importance"))
+    return save_png(fig, path)
+
+
+def plot_evidence_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    """AUC and ECE against the number of features shown, with their 95% bootstrap bands.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`~folkscope.risk.evidence_sweep` output: ``k``, ``added_feature``,
+        ``roc_auc``, ``ece`` and, where present, ``<metric>_low``/``_high``
+        (bands) and ``baseline_<name>_<metric>`` (dashed lines).
+    path : path
+        The PNG to write.
+    title : str, optional
+
+    Returns
+    -------
+    pathlib.Path
+
+    Notes
+    -----
+    Each x tick is labelled with the feature(s) its step adds; the point of
+    the last step (every feature of the order) is drawn as a star, as in the
+    paper's figure A9. Undefined values (NaN) are gaps.
+    """
+    missing = [c for c in ("k", "added_feature", "roc_auc", "ece") if c not in table.columns]
+    if missing:
+        raise ConfigError(f"an evidence sweep table needs column(s) {', '.join(missing)}", parameter="table")
+    if table.empty:
+        raise ConfigError("the evidence sweep table has no rows; nothing to plot", parameter="table")
+    table = table.sort_values("k")
+    x = table["k"].to_numpy(dtype=float)
+    labels = [plain_text(a) if i == 0 else plain_text(f"+{a}") for i, a in enumerate(table["added_feature"].astype(str))]
+    fig, axes = _figure(2, width=max(4.8, 0.42 * len(table) + 2.2), height=4.2)
+    baselines = sorted(
+        {c.removeprefix("baseline_").removesuffix(f"_{m}") for c in table.columns for m, _ in _SWEEP_PANELS
+         if c.startswith("baseline_") and c.endswith(f"_{m}")}
+    )  # fmt: skip
+    for ax, (metric, label) in zip(axes, _SWEEP_PANELS):
+        y = table[metric].to_numpy(dtype=float)
+        (line,) = ax.plot(x, y, marker="o", ms=4, lw=1.4, label="model")
+        ax.plot(x[-1:], y[-1:], marker="*", ms=13, ls="none", color=line.get_color())
+        if f"{metric}_low" in table.columns:
+            low = table[f"{metric}_low"].to_numpy(dtype=float)
+            high = table[f"{metric}_high"].to_numpy(dtype=float)
+            ax.fill_between(x, low, high, alpha=0.18, color=line.get_color(), lw=0, label="95% bootstrap interval")
+        for name in baselines:
+            column = f"baseline_{name}_{metric}"
+            if column in table.columns and np.isfinite(table[column].to_numpy(dtype=float)).any():
+                ax.plot(x, table[column].to_numpy(dtype=float), ls="--", lw=1.0, marker=".", alpha=0.8, label=plain_text(name))
+        if metric == "roc_auc":
+            ax.axhline(0.5, color="grey", ls=":", lw=0.9, label="chance")
+        ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+        ax.set(xlabel="features shown (added left to right)", ylabel=label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    fig.suptitle(plain_text(title or "Evidence sweep"))
+    return save_png(fig, path)
 
 
 def _safe_name(text: str) -> str:
@@ -290,7 +341,7 @@ def make_all_plots(
         Folder the returned paths are relative to. Default: the parent of
         ``out_dir``, i.e. the run folder for the usual ``out_dir = run_dir /
         "plots"``, so the paths go straight into
-        :func:`folkscope.report.write_report`.
+        :func:`folkscope.risk.report.write_report`.
 
     Returns
     -------

@@ -1,0 +1,211 @@
+"""The one page shell every part's ``report.html`` is built on.
+
+A part supplies its title, a lead block and its sections; the shell supplies
+the rest, the same for every part: one stylesheet, a title block, tables,
+a figures block and a configuration/versions footer. The page is
+self-contained (inline CSS, no JavaScript, no external assets, a Content
+Security Policy that forbids requests), so it opens from the file system.
+
+Every piece of text that reaches the page goes through :func:`escape`
+because model and user text is untrusted (``spec/reliability.md``,
+"Security"); helpers that take HTML fragments say so. Undefined numbers are
+shown as "n/a", never as a number. Figures are linked by paths relative to
+the run folder; anything else (absolute, ``..``, a URL scheme) is refused.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from folkscope._io import atomic_write
+from folkscope._json import to_jsonable
+from folkscope.errors import ConfigError
+from folkscope.runs.manifest import package_versions
+
+__all__ = [
+    "bullet_list",
+    "config_footer",
+    "escape",
+    "figure_block",
+    "figure_src",
+    "frame_table",
+    "number",
+    "render_page",
+    "section",
+    "table",
+    "total",
+    "versions",
+    "write_page",
+]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;
+color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;
+margin-top:1.8em}h3{margin-bottom:.3em}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
+.na{color:#999}.warn{color:#a40}.sub{color:#555;margin-top:0}.headline{font-size:1.15em}
+figure{display:inline-block;margin:.5em;vertical-align:top}
+figure img{max-width:100%;border:1px solid #ddd}pre{background:#f7f7f7;padding:1em;
+overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-word}
+"""
+# images from the run folder only, inline CSS, nothing else (no scripts, no requests)
+_CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
+
+
+def escape(value: object) -> str:
+    """``str(value)`` safe for HTML text and quoted attributes."""
+    return html.escape(str(value), quote=True)
+
+
+def number(value: Any, *, digits: int = 4) -> str:
+    """A cell: None/NaN -> n/a (undefined), "inf" -> ∞, ints with separators, floats rounded, text escaped."""
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return '<span class="na" title="undefined">n/a</span>'
+    if isinstance(value, str) and value in ("inf", "-inf"):
+        return "∞" if value == "inf" else "−∞"
+    if isinstance(value, (bool, np.bool_)):
+        return escape(value)
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not np.isfinite(v):
+            return "∞" if v > 0 else "−∞"
+        return f"{v:.{digits}f}"
+    return escape(value)
+
+
+def total(value: Any) -> str:
+    """Counts and weight sums: thousands separators, decimals only when needed."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    return number(value)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """An HTML table. Header cells are escaped here; body cells are HTML fragments (escape or :func:`number` them)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def frame_table(frame: pd.DataFrame, *, digits: int = 4) -> str:
+    """A DataFrame as a table: column names and every cell escaped, numbers through :func:`number`."""
+    rows = ([number(v, digits=digits) for v in row] for row in frame.itertuples(index=False))
+    return table([str(c) for c in frame.columns], rows)
+
+
+def bullet_list(items: Iterable[object], *, css_class: str | None = None) -> str:
+    """An escaped ``<ul>`` of ``items``, or "" when there are none."""
+    cells = "".join(f"<li>{escape(item)}</li>" for item in items)
+    if not cells:
+        return ""
+    return (f'<ul class="{escape(css_class)}">' if css_class else "<ul>") + cells + "</ul>"
+
+
+def section(title: str, *parts: str) -> str:
+    """A titled section; ``parts`` are HTML fragments."""
+    return f"<h2>{escape(title)}</h2>\n" + "\n".join(p for p in parts if p)
+
+
+def figure_src(rel: str | os.PathLike[str]) -> str:
+    """The URL-quoted ``src`` of a figure, which must be a path inside the run folder.
+
+    Raises
+    ------
+    ConfigError
+        An absolute path, a ``..`` component or a URL scheme (``javascript:``,
+        ``http:``...): the page would reach outside its folder.
+    """
+    path = PurePosixPath(str(rel).replace(os.sep, "/"))
+    if path.is_absolute() or ".." in path.parts or ":" in str(path):
+        raise ConfigError(f"plot paths must be relative to the run folder, without '..' or a "
+                          f"scheme; got {rel!r}.", parameter="plots", value=rel)
+    return quote(path.as_posix())
+
+
+def figure_block(plots: Mapping[str, str], *, run_dir: str | os.PathLike[str] | None = None) -> str:
+    """Each figure shown and linked, captioned with its name; with ``run_dir``, missing files are flagged.
+
+    Parameters
+    ----------
+    plots : mapping of name -> path relative to the run folder
+        Checked by :func:`figure_src`.
+    run_dir : path-like, optional
+        The run folder, to mark figures whose file is not there.
+    """
+    if not plots:
+        return "<p>No plots.</p>"
+    out = []
+    for name, rel in plots.items():
+        src = escape(figure_src(rel))
+        missing = "" if run_dir is None or (Path(run_dir) / rel).is_file() else \
+            ' <span class="warn">(file missing)</span>'
+        out.append(f'<figure><a href="{src}"><img src="{src}" alt="{escape(name)}" '
+                   f'loading="lazy"></a><figcaption>{escape(name)}{missing}</figcaption></figure>')
+    return "\n".join(out)
+
+
+def versions() -> dict[str, str]:
+    """The software a page was made with, for its footer (:func:`folkscope.runs.package_versions` and the platform)."""
+    return {**package_versions(), "platform": platform.platform()}
+
+
+def config_footer(config: Mapping[str, Any]) -> str:
+    """The run's configuration as JSON and the software versions, so a page says how it was made."""
+    cfg = json.dumps(to_jsonable(config), indent=2, ensure_ascii=False)
+    software = table(["package", "version"], [[escape(k), escape(v)] for k, v in versions().items()])
+    return section("Configuration", f"<pre>{escape(cfg)}</pre>", "<h3>Software</h3>", software)
+
+
+def render_page(title: str, *, heading: str, body: Sequence[str], subtitle: str | None = None,
+                config: Mapping[str, Any] | None = None) -> str:
+    """A whole HTML page.
+
+    Parameters
+    ----------
+    title, heading : str
+        The browser title and the ``<h1>`` (both escaped).
+    body : sequence of str
+        HTML fragments in page order (lead paragraphs, :func:`section` blocks...).
+    subtitle : str, optional
+        A line under the heading (escaped).
+    config : mapping, optional
+        Shown with the software versions at the end (:func:`config_footer`).
+    """
+    sub = f'<p class="sub">{escape(subtitle)}</p>\n' if subtitle else ""
+    footer = config_footer(config) if config is not None else ""
+    content = "\n".join(part for part in (*body, footer) if part)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{escape(_CSP)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<h1>{escape(heading)}</h1>
+{sub}{content}
+</body>
+</html>
+"""
+
+
+def write_page(path: str | os.PathLike[str], page: str) -> Path:
+    """Write ``page`` to ``path`` atomically (a reader never sees half a page); return the path."""
+    return atomic_write(path, lambda fh: fh.write(page.encode("utf-8")))

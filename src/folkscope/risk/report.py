@@ -1,0 +1,362 @@
+"""The risk-score run page (``report.html`` in the run folder): part 1's sections on the shared page shell.
+
+The answer comes first (AUC and ECE with their intervals), then whether the
+scores mean anything, then the metrics, comparisons, groups, counts and
+plots. The shell (:mod:`folkscope.report.page`) escapes every text (model
+and task names, prompts, notes, group names, configuration values), checks
+that plot paths stay in the run folder and writes the page atomically.
+Undefined metrics are shown as "n/a", never as a number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from folkscope._json import to_jsonable
+from folkscope.report.page import (
+    bullet_list,
+    escape,
+    figure_block,
+    number,
+    render_page,
+    section,
+    table,
+    total,
+    write_page,
+)
+from folkscope.risk.evaluate import (
+    INTERVAL_METRICS,
+    METRICS,
+    TABLE_COLUMNS,
+    compare_table,
+)
+
+__all__ = ["write_report"]
+
+_TITLES = {**TABLE_COLUMNS, "prevalence": "Prevalence", "n": "n", "n_nan": "NaN scores",
+           "weight": "Weight", "mean_score": "Mean score"}
+_GROUP_COLS = ("n", "n_nan", "weight", "prevalence", "mean_score", *METRICS)
+_TOTALS = ("n", "n_nan", "weight")
+_SUMMARY_KEYS = ("mean", "std", "q0.05", "q0.25", "q0.5", "q0.75", "q0.95", "share_near_0",
+                 "share_near_1")
+
+
+def _interval(iv: Mapping[str, Any] | None) -> str:
+    if not iv:
+        return '<span class="na">—</span>'
+    return f"[{number(iv.get('low'))}, {number(iv.get('high'))}]"
+
+
+def _config_value(config: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value: Any = config
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None and not isinstance(value, Mapping):
+            return str(value)
+    return None
+
+
+# ----------------------------------------------------------------------------- sections
+def _counts(metrics: Mapping[str, Any]) -> str:
+    counts = metrics.get("counts", {})
+    exc = metrics.get("excluded", {})
+    rows = [["rows", number(counts.get("n_rows"))], ["scored rows", number(counts.get("n_scored"))],
+            ["excluded: NaN score", f"{number(exc.get('nan_score'))} "
+                                    f"({number(100 * (exc.get('share_nan_score') or 0), digits=2)}%)"]]
+    out = [table(["count", "value"], rows)]
+    if exc.get("rows"):
+        more = " (first ones only)" if exc.get("rows_truncated") else ""
+        out.append(f"<p>Rows with a NaN score{more}: "
+                   f"{escape(', '.join(map(str, exc['rows'])))}</p>")
+    for col, by in (exc.get("by_group") or {}).items():
+        if by:
+            out.append(f"<p>NaN scores by {escape(col)}: "
+                       + escape(", ".join(f"{k}: {v}" for k, v in by.items())) + "</p>")
+    single = metrics.get("single_class_groups") or []
+    if single:
+        out.append('<h3 class="warn">Single-class groups (AUC, balanced accuracy, TPR or FPR '
+                   "undefined)</h3>")
+        out.append(table(["column", "group", "positives", "negatives"], [
+            [escape(s.get("column") or "—"), escape(s.get("group")), number(s.get("n_positive")),
+             number(s.get("n_negative"))] for s in single]))
+    undefined = metrics.get("undefined") or []
+    if undefined:
+        out.append('<h3 class="warn">Undefined metrics (reported as n/a)</h3>')
+        out.append(table(["weighting", "scope", "group", "metric", "note"], [
+            [escape(u.get("weighting")), escape(u.get("scope")), escape(u.get("group") or "—"),
+             escape(u.get("metric")),
+             escape(f"{u['n_resamples_undefined']} bootstrap resamples undefined, excluded from "
+                    "the interval" if u.get("n_resamples_undefined") else "")]
+            for u in undefined]))
+    return "\n".join(out)
+
+
+def _headline(metrics: Mapping[str, Any]) -> str:
+    """The answer in one line: discrimination and calibration on the rows scored, with their intervals."""
+    un = metrics.get("unweighted") or {}
+    overall, intervals = un.get("overall") or {}, un.get("intervals") or {}
+    parts = []
+    for key in ("roc_auc", "ece"):
+        if key in overall:
+            ci = _interval(intervals.get(key)) if key in INTERVAL_METRICS else ""
+            parts.append(f"{escape(TABLE_COLUMNS[key])} <strong>{number(overall.get(key))}</strong>{f' {ci}' if ci else ''}")
+    if not parts:
+        return ""
+    return f'<p class="headline">{", ".join(parts)} on {number(overall.get("n"))} scored rows (unweighted, 95% CI).</p>'
+
+
+def _diagnostics(diag: Mapping[str, Any] | None) -> str:
+    """Whether the scores mean anything: order bias, letter mass, spread, and the warnings they raise."""
+    if not diag:
+        return ""
+    rows = []
+    bias = diag.get("order_bias")
+    if bias:
+        rows.append(["order bias: mean |score change| between answer orderings",
+                     f"{number(bias.get('mean_abs_difference'))} (max {number(bias.get('max_abs_difference'))}, "
+                     f"{number(bias.get('orderings'))} orderings)"])
+    mass = diag.get("answer_mass")
+    if mass:
+        share = mass.get("share_below_half")
+        below = f"{share:.0%}" if isinstance(share, (int, float)) else "—"
+        rows.append(["probability on the answer letters (median)",
+                     f"{number(mass.get('median'))} (min {number(mass.get('min'))}; {below} of rows below 0.5)"])
+    spread = diag.get("spread")
+    if spread:
+        rows.append(["score spread: 5% and 95% quantiles (min, max)",
+                     f"{number(spread.get('q05'))} to {number(spread.get('q95'))} "
+                     f"({number(spread.get('min'))}, {number(spread.get('max'))})"])
+    listed = bullet_list(diag.get("warnings") or [], css_class="warn") or \
+        "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>"
+    return section("Do the scores mean anything?", listed, table(["diagnostic", "value"], rows) if rows else "")
+
+
+def _selective(data: Mapping[str, Any] | None) -> str:
+    at = (data or {}).get("at_coverage") or {}
+    if not at:
+        return ""
+    return section("Selective accuracy",
+                   "<p>Accuracy on the most confident rows: a score worth using is more "
+                   "accurate where it is more confident.</p>",
+                   table(["coverage (most confident share of rows)", "accuracy"],
+                         [[escape(f"{float(c):.0%}"), number(v)] for c, v in at.items()]))
+
+
+def _importance(importance: Mapping[str, Mapping[str, Any]] | None) -> str:
+    if not importance:
+        return ""
+    first = next(iter(importance.values()))
+    head = (f"<p>Drop in AUC when a feature's values are shuffled across rows (mean and sd over "
+            f"{number(first.get('n_repeats', 1))} repeat(s), {total(first.get('rows'))} rows; "
+            f"AUC without shuffling {number(first.get('baseline_auc'))}).</p>")
+    return section("Permutation importance", head,
+                   table(["feature", "AUC drop", "sd", "AUC when shuffled"],
+                         [[escape(col), number(r.get("importance")), number(r.get("std")),
+                           number(r.get("permuted_auc"))] for col, r in importance.items()]))
+
+
+def _overall(metrics: Mapping[str, Any]) -> str:
+    un = metrics.get("unweighted") or {}
+    sw = metrics.get("survey_weighted")
+    header = ["metric", "unweighted", "95% CI"]
+    if sw:
+        header += ["survey-weighted", "95% CI"]
+    rows = []
+    for m in METRICS:
+        row = [escape(TABLE_COLUMNS[m]), number(un.get("overall", {}).get(m)),
+               _interval((un.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS else ""]
+        if sw:
+            row += [number(sw.get("overall", {}).get(m)),
+                    _interval((sw.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS
+                    else ""]
+        rows.append(row)
+    threshold = un.get("overall", {}).get("threshold")
+    boot = metrics.get("settings", {}).get("n_bootstrap")
+    note = (f'<p class="sub">Threshold {number(threshold)}; 95% percentile bootstrap intervals '
+            f"from {number(boot)} resamples (seed {number(metrics.get('settings', {}).get('seed'))})."
+            "</p>")
+    summary_rows = []
+    for key in _SUMMARY_KEYS:
+        row = [escape(key), number((un.get("overall", {}).get("score_summary") or {}).get(key))]
+        if sw:
+            row.append(number((sw.get("overall", {}).get("score_summary") or {}).get(key)))
+        summary_rows.append(row)
+    summary = table(["score distribution", "unweighted"] + (["survey-weighted"] if sw else []),
+                    summary_rows)
+    totals = [["scored rows", total(un.get("overall", {}).get("n"))],
+              ["total weight", total(un.get("overall", {}).get("weight"))]]
+    if sw:
+        totals[1].append(total(sw.get("overall", {}).get("weight")))
+        totals[0].append(total(sw.get("overall", {}).get("n")))
+    prevalence = [["prevalence", number(un.get("overall", {}).get("prevalence"))]
+                  + ([number(sw.get("overall", {}).get("prevalence"))] if sw else [])]
+    rse = (sw or {}).get("replicate_standard_errors")
+    if rse:
+        note += ("<h3>Survey standard errors (replicate weights)</h3>"
+                 "<p>By the Census Bureau's successive difference replication over PWGTP1–80, "
+                 "SE = √(4/80 Σ(θ<sub>r</sub> − θ)²); unlike the bootstrap above it respects the survey design.</p>"
+                 + table(["metric", "survey-weighted", "SE"],
+                         [[escape(TABLE_COLUMNS[m]), number(sw.get("overall", {}).get(m)), number(rse.get(m))]
+                          for m in METRICS if m in rse]))
+    return (table(header, rows) + note
+            + table(["rows", "unweighted"] + (["survey-weighted"] if sw else []),
+                    totals + prevalence)
+            + "<h3>Score distribution</h3>" + summary)
+
+
+def _groups(block_of: Mapping[str, Any] | None) -> str:
+    if not block_of:
+        return ""
+    out = []
+    for col, block in (block_of.get("groups") or {}).items():
+        out.append(f"<h3>By {escape(col)}</h3>")
+        out.append(table(["group", *[_TITLES[c] for c in _GROUP_COLS]], [
+            [escape(g.get("name")), *[(total if c in _TOTALS else number)(g.get(c))
+                                      for c in _GROUP_COLS]]
+            for g in block.get("groups", [])]))
+        ivs = block.get("intervals") or {}
+        by_group = ivs.get("groups") or {}
+        if by_group:
+            shown = [m for m in METRICS if any(m in v for v in by_group.values())]
+            out.append(f'<p class="sub">95% bootstrap intervals per group ({number(ivs.get("n_resamples"))} '
+                       "resamples of all rows):</p>")
+            out.append(table(["group", *[TABLE_COLUMNS[m] for m in shown]], [
+                [escape(name), *[_interval(v.get(m)) for m in shown]] for name, v in by_group.items()]))
+        pair = block.get("pair")
+        header = ["metric", "max − min", "95% CI", "max group", "min group"]
+        if pair:
+            header += [f"{pair[0]} − {pair[1]}", "95% CI"]
+        rows = []
+        gap_ivs = ivs.get("gaps") or {}
+        for m in METRICS:
+            gap = (block.get("gaps") or {}).get(m) or {}
+            giv = gap_ivs.get(m) or {}
+            row = [escape(TABLE_COLUMNS[m]), number(gap.get("max_minus_min")), _interval(giv.get("max_minus_min")),
+                   escape(gap.get("max_group") or "—"), escape(gap.get("min_group") or "—")]
+            if pair:
+                row += [number(gap.get("a_minus_b")), _interval(giv.get("a_minus_b"))]
+            rows.append(row)
+        out.append(table(header, rows))
+        if pair:
+            ci = _interval(ivs.get("delta_sce"))
+            out.append(f"<p>ΔSCE = SCE({escape(pair[0])}) − SCE({escape(pair[1])}) = "
+                       f"{number(block.get('delta_sce'))}{f' {ci}' if ci else ''}</p>")
+    return "\n".join(out)
+
+
+def _comparison(model: str, metrics: Mapping[str, Any],
+                baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
+    if not baselines:
+        return "<p>No baselines were evaluated for this run.</p>"
+    out = []
+    results = {model: metrics, **{str(k): v for k, v in baselines.items()}}
+    for weighting in ("unweighted", "survey_weighted"):
+        if weighting == "survey_weighted" and not metrics.get("survey_weighted"):
+            continue
+        frame = compare_table(results, weighting=weighting, intervals=True)
+        titles = list(TABLE_COLUMNS.values())
+        rows = []
+        for name, row in frame.iterrows():
+            cells = [escape(name), total(row["n"])]
+            for key, title in TABLE_COLUMNS.items():
+                cell = number(to_jsonable(row[title]))
+                if key in INTERVAL_METRICS and np.isfinite(row[f"{title} low"]):
+                    cell += (f' <span class="sub">[{number(row[f"{title} low"])}, '
+                             f'{number(row[f"{title} high"])}]</span>')
+                cells.append(cell)
+            rows.append(cells)
+        out.append(f"<h3>{escape(weighting.replace('_', '-'))}</h3>")
+        out.append(table(["model", "n scored", *titles], rows))
+    return "\n".join(out)
+
+
+def _scoring(scoring: Mapping[str, Any] | None) -> str:
+    """How the scores were obtained: rows, NaN / unparseable answers, orderings, ..."""
+    if not scoring:
+        return ""
+    rows = []
+    for key, value in scoring.items():
+        if key == "notes":
+            continue  # shown with the other notes
+        if isinstance(value, (Mapping, list, tuple)):
+            cell = escape(json.dumps(to_jsonable(value), ensure_ascii=False))
+        else:
+            cell = number(to_jsonable(value))
+        rows.append([escape(key), cell])
+    return section("Scoring", table(["item", "value"], rows)) if rows else ""
+
+
+def write_report(
+    run_dir: str | os.PathLike[str],
+    *,
+    config: Mapping[str, Any],
+    metrics: Mapping[str, Any],
+    plots: Mapping[str, str],
+    baselines: Mapping[str, Mapping[str, Any]] | None = None,
+    notes: Sequence[str] = (),
+) -> Path:
+    """Write ``run_dir/report.html`` atomically and return its path.
+
+    Parameters
+    ----------
+    run_dir : path-like
+        The run folder; plot paths are relative to it.
+    config : mapping
+        The run's full configuration (model, task, prompt settings, versions...),
+        shown as JSON; ``model`` and ``task`` (top level, or ``model.name`` /
+        ``task.name``) title the page.
+    metrics : mapping
+        :func:`folkscope.risk.evaluate.evaluate_scores` result of the model, or
+        the run folder's ``{"model": ..., "baselines": ..., "scoring": ...}``
+        (baselines then default to its ``baselines``; ``scoring`` counts, e.g.
+        unparseable answers, get their own table).
+    plots : mapping of name -> relative path
+        As returned by :func:`folkscope.risk.plots.make_all_plots` (with
+        ``relative_to=run_dir``). Absolute paths, ``..`` or URL schemes raise
+        :class:`~folkscope.errors.ConfigError`.
+    baselines : mapping of name -> metrics, optional
+        :func:`evaluate_scores` results of the baselines, for the comparison table.
+    notes : sequence of str
+        Free-text remarks shown near the top (escaped like all other text).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    run = Path(run_dir)
+    scoring = diagnostics = selective = importance = None
+    if "schema" not in metrics and isinstance(metrics.get("model"), Mapping):
+        # the run folder's metrics.json: {"model": ..., "baselines": ..., "scoring": ..., "diagnostics": ...}
+        scoring = metrics.get("scoring")
+        diagnostics, selective = metrics.get("diagnostics"), metrics.get("selective_accuracy")
+        importance = metrics.get("feature_importance")
+        if baselines is None:
+            baselines = metrics.get("baselines") or None
+        metrics = metrics["model"]
+    model = _config_value(config, "model_name", "model", "model.name") or "model"
+    task = _config_value(config, "task", "task.name", "task_name") or "task"
+    sw = metrics.get("survey_weighted")
+    body = [
+        _headline(metrics),
+        bullet_list(notes),
+        _diagnostics(diagnostics),
+        section("Overall metrics", _overall(metrics)),
+        _selective(selective),
+        _importance(importance),
+        section("Model vs baselines", _comparison(model, metrics, baselines)),
+        section("Per-group metrics and gaps (unweighted)", _groups(metrics.get("unweighted"))),
+        section("Per-group metrics and gaps (survey-weighted)", _groups(sw)) if sw else
+        "<p>No survey weights: weighted metrics were not computed.</p>",
+        section("Rows, exclusions and undefined metrics", _counts(metrics), _scoring(scoring)),
+        section("Plots", figure_block(plots, run_dir=run)),
+    ]
+    page = render_page(f"{model} on {task} — folkscope report", heading=f"{model} on {task}",
+                       subtitle="folkscope risk-score report", body=body, config=config)
+    return write_page(run / "report.html", page)
