@@ -149,14 +149,9 @@ def _pre_model(argv: list[str]) -> None:
             task = task.with_filters(list(config.population_filter))
         config.prompt_config()
     else:
-        from folkscope.numeric.run import NumericConfig
+        from folkscope.cli.numeric_cmd import config_from_args as numeric_config_from_args
 
-        config = NumericConfig(
-            dataset=args.dataset, model=args.model, backend=args.backend, chat=args.chat, seed=args.seed,
-            scales=args.scales, n_numbers=args.n_numbers, n_intervals=args.n_intervals, templates=args.templates,
-            words=args.words, limit=args.limit, numbers=args.numbers, pennies_games=args.pennies_games,
-            pennies_rounds=args.pennies_rounds, pennies_n=args.pennies_n,
-        )  # fmt: skip
+        _, config = numeric_config_from_args(args)
         config.fingerprint()
 
 

@@ -133,7 +133,7 @@ def test_batch_size_is_the_web_api_concurrency_unless_given():
 
 
 def test_assistant_prefill_is_a_flag():
-    from folkscope.cli.run_cmd import engine_from_args
+    from folkscope.cli.engine_args import engine_from_args
 
     args = build_parser().parse_args(["run", "--use-web-api-model", "--model", "openai/x", "--assistant-prefill"])
     assert engine_from_args(args) == ("litellm", {"assistant_prefill": True})

@@ -61,7 +61,7 @@ def test_web_api_runs_need_an_explicit_model_id(capsys):
 
 def test_backend_flags_become_backend_options():
     from folkscope.cli.main import build_parser
-    from folkscope.cli.run_cmd import engine_from_args
+    from folkscope.cli.engine_args import engine_from_args
 
     parse = build_parser().parse_args
     args = parse(["run", "--model", "openai/m", "--use-web-api-model", "--max-api-rpm", "60", "--api-base", "http://127.0.0.1:9/v1"])

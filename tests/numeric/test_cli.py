@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -34,8 +35,12 @@ def test_cli_end_to_end_on_fake_backend(tmp_path, capsys, dataset, extra):
             "--n-numbers", "2", "--seed", "3", *extra]
     assert _run(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    folder = tmp_path / "results" / out["folder"].split("/")[-1]
-    assert folder.name.startswith(f"numeric-{dataset}-fk-")
+    folder = tmp_path / "results" / out["folder"].split("results/")[-1]
+    # the layout every part shares: <results>/<subject>/<model>/<variant>-<hash8>
+    subject, model, name = folder.relative_to(tmp_path / "results").parts
+    assert (subject, model) == (f"numeric-{dataset}", "fk")
+    assert name.startswith("chat-" if "--chat" in extra else "base-")
+    assert json.loads((folder / "manifest.json").read_text())["part"] == "numeric"
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["n_problems"] == out["n_problems"] > 0
     assert metrics["config"]["chat"] == ("--chat" in extra)
@@ -75,7 +80,7 @@ def test_default_model_tiny_grid(tmp_path, capsys):
     assert _run(argv) == 0  # 4 of the 2 ordered pairs x 4 number configurations
     out = json.loads(capsys.readouterr().out)
     assert out["n_problems"] == 4
-    folder = tmp_path / "r" / out["folder"].split("/")[-1]
+    folder = Path(out["folder"])  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
     probs = pd.read_parquet(folder / "probabilities.parquet")
     assert (probs["model_prob"] > 0).all() and (probs.groupby("problem_id")["model_prob"].sum() <= 1).all()
     metrics = json.loads((folder / "metrics.json").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 import math
 
 import numpy as np
@@ -213,7 +214,7 @@ def test_cli_original_templates_games_table_and_comparison(tmp_path, capsys):
         ref["folder"].split("/")[-1])
     # one frequency gap only: no correlation, printed as null (strict JSON), not NaN
     assert out["frequency_effect"]["all_numbers"]["spearman_rho"] is None
-    folder = tmp_path / "r" / out["folder"].split("/")[-1]
+    folder = Path(out["folder"])  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["config"]["template_format"] == "auto"
     assert metrics["frequency_effect"]["table"]["n_numbers"] == 2

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     order = parse_order(args.order)
     check_writable_dir(args.results_dir)  # before the data and the model load
     table = evidence_sweep(
-        args.task, model=args.model, order=order, config=config, results_dir=args.results_dir, step=args.step,
+        args.task, order=order, config=config, results_dir=args.results_dir, step=args.step,
         **benchmark_options(args),
     )
     print_sweep(table)

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
+from typing import Any
 
+from folkscope._json import to_jsonable
+from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
+from folkscope.engine.config import EngineConfig
 from folkscope.logs import check_writable_dir
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES
-from folkscope.numeric.problems import DATASETS, SCALES, TEMPLATE_FORMATS
+from folkscope.numeric.problems import SCALES, TEMPLATE_FORMATS
 from folkscope.numeric.run import NumericConfig, attach_comparison, run_numeric
+from folkscope.numeric.templates import DATASETS
 from folkscope.prompting.config import field_doc
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
@@ -22,17 +28,6 @@ def _doc(name: str) -> str:
 
 def _names(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip())
-
-
-def _json_safe(value: object) -> object:
-    """NaN (an undefined statistic) as null, so the printed summary is strict JSON."""
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and value != value:
-        return None
-    return value
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -52,9 +47,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``folkscope numeric`` (help read from :class:`NumericConfig`)."""
     parser.add_argument("--dataset", choices=DATASETS, default="colors", help=_doc("dataset"))
-    parser.add_argument("--model", default="default", help=_doc("model"))
-    parser.add_argument("--inference-backend", dest="backend", default="transformers",
-                        help=_doc("backend"))
     parser.add_argument("--results-dir", default="results", help="parent folder of the run folder")
     parser.add_argument("--limit", type=int, default=None, help=_doc("limit"))
     parser.add_argument("--seed", type=int, default=0, help=_doc("seed"))
@@ -82,31 +74,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a finished run folder of the same problems (e.g. the base form); "
                              "paired differences of this run minus it, and the mode stability, "
                              "go into comparison.json, metrics.json and the report")
-    parser.add_argument("--cache-dir", default=None, help="engine result cache folder")
-    parser.add_argument("--no-cache", action="store_true", help="compute everything, store nothing")
     parser.add_argument("--no-heatmap", action="store_true", help="skip the heatmap PNG")
+    add_engine_arguments(parser)
     parser.add_argument("--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
                         help="logging level (DEBUG also shows third-party warnings; everything goes to the run's run.log)")
 
 
-def run(args: argparse.Namespace) -> int:
+def config_from_args(args: argparse.Namespace) -> tuple[EngineConfig, NumericConfig]:
+    """The engine settings and the :class:`NumericConfig` of parsed flags, both checked (nothing loads)."""
+    engine_config = engine_config_from_args(args)
     config = NumericConfig(
-        dataset=args.dataset, model=args.model, backend=args.backend, chat=args.chat,
+        dataset=args.dataset, model=engine_config.model, backend=engine_config.backend, chat=args.chat,
         seed=args.seed, scales=args.scales, n_numbers=args.n_numbers,
         n_intervals=args.n_intervals, templates=args.templates, words=args.words,
         template_file=args.template_file, limit=args.limit, numbers=args.numbers,
         template_format=args.template_format, prompt_file=args.prompt_file,
         frequency_table=args.frequency_table, pennies_games=args.pennies_games,
         pennies_rounds=args.pennies_rounds, pennies_n=args.pennies_n)
+    return engine_config, config
+
+
+def run(args: argparse.Namespace) -> int:
+    engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads
     start = time.perf_counter()
-    result = run_numeric(config, args.results_dir, cache_dir=args.cache_dir,
-                         use_cache=not args.no_cache, heatmap=not args.no_heatmap)
+    result = run_numeric(config, args.results_dir, engine_config=engine_config, heatmap=not args.no_heatmap)
     m = result.metrics
     if args.compare_to is not None:
         m = attach_comparison(result.folder, args.compare_to, heatmap=not args.no_heatmap)
-    brief = {
-        "folder": str(result.folder),
+    print_brief(result.folder, m, wall_seconds=time.perf_counter() - start)
+    return 0
+
+
+def print_brief(folder: Path, m: dict[str, Any], *, wall_seconds: float | None = None) -> None:
+    """The run's headline numbers as strict JSON on stdout (also ``folkscope rescore``'s summary of a numeric run)."""
+    brief: dict[str, Any] = {
+        "folder": str(folder),
         "n_problems": m["n_problems"],
         "n_cells": m["n_cells"],
         **{name: round(entry["mean"], 4) if entry["mean"] == entry["mean"] else None
@@ -137,6 +140,6 @@ def run(args: argparse.Namespace) -> int:
         brief["comparison"] = {"reference": m["comparison"]["base"],
                                "mode_stability": m["comparison"]["mode_stability"],
                                **{k: v["mean"] for k, v in m["comparison"]["differences"].items()}}
-    brief["wall_seconds"] = round(time.perf_counter() - start, 1)
-    print(json.dumps(_json_safe(brief), indent=2, allow_nan=False))
-    return 0
+    if wall_seconds is not None:
+        brief["wall_seconds"] = round(wall_seconds, 1)
+    print(json.dumps(to_jsonable(brief), indent=2, allow_nan=False))

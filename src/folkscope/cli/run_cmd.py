@@ -12,13 +12,13 @@ import math
 from pathlib import Path
 from typing import Any
 
+from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.data_args import add_data_source_arguments, data_options, parse_subsampling
 from folkscope.cli.prompts_cmd import add_prompt_arguments, prompt_config_from_args
-from folkscope.errors import ConfigError
 from folkscope.prompting.config import field_doc
 from folkscope.tasks.task import WORDINGS
 
-__all__ = ["DESCRIPTION", "add_arguments", "benchmark_options", "config_from_args", "engine_from_args", "register", "run"]
+__all__ = ["DESCRIPTION", "add_arguments", "benchmark_options", "config_from_args", "register", "run"]
 
 DESCRIPTION = "Benchmark risk scores produced by a language model on ACS data."
 
@@ -32,7 +32,6 @@ def _doc(name: str) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every flag of ``run_acs_benchmark`` (folktexts names) plus folkscope's own."""
     core = parser.add_argument_group("model, task and folders")
-    core.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct, offline), a local folder, a .gguf file or a hub id")
     core.add_argument("--task", default="ACSIncome", help="task name (ACS* download Census PUMS data; NIST* use bundled rows offline)")
     core.add_argument("--results-dir", default="results", help="directory under which the run folder is written")
     core.add_argument("--data-dir", default=None, help="root folder for downloaded survey data (default $FOLKSCOPE_HOME/data)")
@@ -52,29 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_source_arguments(parser.add_argument_group("data source (default: Census PUMS download for ACS tasks, bundled rows for NIST tasks)"))
     engine = parser.add_argument_group("inference")
     engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
-    engine.add_argument("--batch-tokens", type=int, default=None, help="local backends: token budget of a batch (default: from free memory; halved on out-of-memory)")
     engine.add_argument("--context-size", type=int, default=None, help=_doc("context_size"))
-    engine.add_argument("--inference-backend", default="transformers", choices=["transformers", "vllm", "fake"], help="local inference backend (default transformers; vllm needs a CUDA GPU and the [vllm] extra)")
-    engine.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
-    engine.add_argument("--dtype", default=None, help="model dtype (default: bfloat16 on GPU, float32 on CPU)")
-    engine.add_argument("--no-cache", action="store_true", help="do not read or write the engine's result cache")
-    engine.add_argument("--cache-dir", default=None, help="engine result cache folder (default $FOLKSCOPE_HOME/engine-cache)")
     engine.add_argument("--numeric-readout", default="greedy", choices=["greedy", "expected"], help=_doc("numeric_readout"))
     engine.add_argument("--max-new-tokens", type=int, default=512, help=_doc("max_new_tokens"))
     engine.add_argument("--temperature", type=float, default=None, help=_doc("temperature"))
-    api = parser.add_argument_group("web APIs (litellm; keys come from the environment, e.g. OPENAI_API_KEY)")
-    api.add_argument("--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini")
-    api.add_argument("--max-api-rpm", type=int, default=None, help="web APIs: maximum requests per minute")
-    api.add_argument("--api-base", default=None, help="web APIs: base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1)")
-    api.add_argument("--max-api-concurrency", type=int, default=None, help="web APIs: requests in flight at once (default 8)")
-    api.add_argument("--assistant-prefill", action="store_const", const=True, default=None,
-                     help="web APIs: the server continues a final assistant message (needed for chat prompts with an answer "
-                     "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)")  # fmt: skip
-    vllm = parser.add_argument_group("vLLM (--inference-backend vllm)")
-    vllm.add_argument("--gpu-memory-utilization", type=float, default=None, help="fraction of GPU memory vLLM may use (default 0.85)")
-    vllm.add_argument("--max-model-len", type=int, default=None, help="vLLM maximum tokens per request (input + output)")
-    vllm.add_argument("--vllm-dtype", default=None, help="vLLM compute dtype (auto, bfloat16, float16, float32; default auto)")
-    vllm.add_argument("--tensor-parallel-size", type=int, default=None, help="GPUs to shard the model across")
+    add_engine_arguments(parser, model_group=core, inference_group=engine)
     prompts = parser.add_argument_group("prompts")
     add_prompt_arguments(prompts)
     parser.add_argument(
@@ -83,7 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("run", help="benchmark risk scores of a model on a task (= run_acs_benchmark)", description=DESCRIPTION)
+    parser = subparsers.add_parser(
+        "run", aliases=["risk"], help="benchmark risk scores of a model on a task (= run_acs_benchmark; alias: risk)", description=DESCRIPTION
+    )
     add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -92,7 +75,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     """The :class:`BenchmarkConfig` of parsed flags."""
     from folkscope.risk.config import BenchmarkConfig
 
-    engine_from_args(args)  # the backend flags' own checks, before anything is loaded
+    engine_config_from_args(args)  # the backend flags' own checks, before anything is loaded
     prompt_config_from_args(args)  # the prompt flags' own checks (e.g. few-shot options without --few-shot)
     return BenchmarkConfig(
         numeric_risk_prompting=args.numeric_risk_prompting,
@@ -127,70 +110,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
         baselines=not args.no_baselines,
         wording=args.wording,
     )
-
-
-_API_FLAGS = {
-    "max_api_rpm": "max_rpm",
-    "api_base": "api_base",
-    "max_api_concurrency": "max_concurrency",
-    "assistant_prefill": "assistant_prefill",
-}
-_VLLM_FLAGS = {
-    "gpu_memory_utilization": "gpu_memory_utilization",
-    "max_model_len": "max_model_len",
-    "vllm_dtype": "vllm_dtype",
-    "tensor_parallel_size": "tensor_parallel_size",
-}
-
-
-def _flag(dest: str) -> str:
-    return "--" + dest.replace("_", "-")
-
-
-def engine_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """The engine backend name and its options, with every combination of backend flags checked.
-
-    Raises
-    ------
-    ConfigError
-        Web-API or vLLM flags given for another backend, ``--model default``
-        with a web API, ``--device``/``--dtype``/``--batch-tokens`` with a web
-        API, or a budget below 1.
-    """
-    api_given = [d for d in _API_FLAGS if getattr(args, d) is not None]
-    vllm_given = [d for d in _VLLM_FLAGS if getattr(args, d) is not None]
-    if args.use_web_api_model:
-        if args.inference_backend != "transformers":
-            raise ConfigError(
-                f"--use-web-api-model and --inference-backend {args.inference_backend} exclude each other; "
-                "a web API model runs on the provider's servers",
-                parameter="inference_backend",
-                value=args.inference_backend,
-            )
-        if args.model == "default":
-            raise ConfigError(
-                "--use-web-api-model needs --model set to a litellm model id, e.g. openai/gpt-4o-mini",
-                parameter="model",
-                value=args.model,
-            )
-        for dest in ("device", "dtype"):
-            if getattr(args, dest) is not None:
-                raise ConfigError(f"{_flag(dest)} does not apply to web API models", parameter=dest, value=getattr(args, dest))
-        if vllm_given:
-            raise ConfigError(f"{_flag(vllm_given[0])} applies to --inference-backend vllm, not to web API models", parameter=vllm_given[0])
-        if args.batch_tokens is not None:
-            raise ConfigError("--batch-tokens applies to local backends, not to web API models", parameter="batch_tokens")
-        return "litellm", {_API_FLAGS[d]: getattr(args, d) for d in api_given}
-    if api_given:
-        raise ConfigError(f"{_flag(api_given[0])} applies to web API models; add --use-web-api-model", parameter=api_given[0])
-    if args.batch_tokens is not None and args.batch_tokens < 1:
-        raise ConfigError(f"--batch-tokens must be >= 1, got {args.batch_tokens}", parameter="batch_tokens", value=args.batch_tokens)
-    local = {} if args.batch_tokens is None else {"batch_tokens": args.batch_tokens}
-    if args.inference_backend == "vllm":
-        return "vllm", {**local, **{_VLLM_FLAGS[d]: getattr(args, d) for d in vllm_given}}
-    if vllm_given:
-        raise ConfigError(f"{_flag(vllm_given[0])} applies to --inference-backend vllm", parameter=vllm_given[0])
-    return args.inference_backend, local
 
 
 def _fmt(value: Any, ci: Any = None) -> str:
@@ -304,11 +223,7 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
 
 def benchmark_options(args: argparse.Namespace) -> dict[str, Any]:
     """The engine and data flags as :meth:`Benchmark.make_benchmark <folkscope.risk.Benchmark.make_benchmark>` keywords (``run`` and ``evidence``)."""
-    backend, options = engine_from_args(args)
-    return {
-        "backend": backend, "backend_options": options, "data_dir": args.data_dir, "device": args.device,
-        "dtype": args.dtype, "use_cache": not args.no_cache, "cache_dir": args.cache_dir, **data_options(args),
-    }  # fmt: skip
+    return {"model": engine_config_from_args(args), "data_dir": args.data_dir, **data_options(args)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -317,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the data and the model load
-    bench = Benchmark.make_benchmark(args.task, model=args.model, config=config, **benchmark_options(args))
+    bench = Benchmark.make_benchmark(args.task, config=config, **benchmark_options(args))
     metrics = bench.run(args.results_dir)
     print_summary(bench.run_dir, metrics)
     return 0

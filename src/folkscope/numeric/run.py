@@ -25,9 +25,6 @@ back, not recomputed.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -35,26 +32,27 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope._io import atomic_write
-from folkscope.engine import Engine
+from folkscope._io import atomic_write, write_parquet
+from folkscope._json import fingerprint, read_json, write_json
+from folkscope.engine import Engine, EngineConfig
+from folkscope.engine.config import BACKENDS
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
-from folkscope.runs import RunFolder
+from folkscope.runs import Manifest, RunFolder, read_manifest, run_path
 from folkscope.metrics import mode_stability
 from folkscope.numeric import analysis
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES, load_number_frequencies
 from folkscope.numeric.games import play_matching_pennies
 from folkscope.numeric.problems import (
-    DATASETS,
     SCALES,
     TEMPLATE_FORMATS,
     NumericProblem,
-    TemplateFile,
     generate_problems,
     load_templates,
 )
 from folkscope.numeric.report import render_html, write_heatmap
 from folkscope.numeric.scoring import score_problems
+from folkscope.numeric.templates import DATASETS, TemplateFile
 
 __all__ = ["PROMPT_VERSION", "NumericConfig", "NumericRun", "analyse_run", "attach_comparison",
            "compare_runs", "run_numeric"]
@@ -73,7 +71,7 @@ class NumericConfig:
 
     dataset: str = field(default="colors", metadata=_doc("colors, wordproblems or distributions."))
     model: str = field(default="default", metadata=_doc("Model handle ('default' is SmolLM2-135M-Instruct)."))
-    backend: str = field(default="transformers", metadata=_doc("Inference backend (transformers or fake)."))
+    backend: str = field(default="transformers", metadata=_doc("Inference backend: transformers, vllm, litellm (web APIs) or fake."))
     chat: bool = field(default=False, metadata=_doc("Chat form: calibration instruction as a user turn, scenario as assistant prefill."))
     seed: int = field(default=0, metadata=_doc("Seed of the number scales, intervals and --limit sample."))
     scales: tuple[str, ...] = field(default=tuple(SCALES), metadata=_doc("Number scales (small, medium, large)."))
@@ -92,6 +90,9 @@ class NumericConfig:
     pennies_n: int = field(default=4, metadata=_doc("Order of the matching-pennies n-gram guesser (the paper: 4)."))
 
     def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}",
+                              parameter="backend", value=self.backend)
         if self.dataset not in DATASETS:
             raise ConfigError(f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}",
                               parameter="dataset", value=self.dataset)
@@ -147,15 +148,18 @@ class NumericConfig:
                                    "instructions": list(tf.instructions), "words": list(tf.words)}
         if self.frequency_table not in (None, BUNDLED_FREQUENCIES):
             content["frequency_table"] = load_number_frequencies(self.frequency_table).fingerprint()
-        canonical = json.dumps({"config": self.to_dict(), "prompt_version": PROMPT_VERSION,
-                                "template_content": content}, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return fingerprint({"config": self.to_dict(), "prompt_version": PROMPT_VERSION,
+                            "template_content": content})
 
+    def run_key(self, engine_identity: dict[str, Any]) -> str:
+        """The run's fingerprint: this config's and the engine's identity (dtype, budget, backend
+        settings), so answers computed two ways never share a folder."""
+        return fingerprint({"config": self.fingerprint(), "engine": engine_identity})
 
-    def run_name(self) -> str:
-        """Folder name: dataset, model slug and fingerprint prefix."""
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(self.model).name or self.model)[:40]
-        return f"numeric-{self.dataset}-{slug}-{self.fingerprint()[:12]}"
+    def run_folder(self, results_dir: str | Path, engine_identity: dict[str, Any]) -> Path:
+        """``<results_dir>/numeric-<dataset>/<model>/<chat|base>-<hash8>`` (:func:`folkscope.runs.run_path`)."""
+        return run_path(results_dir, subject=f"numeric-{self.dataset}", model=Path(self.model).name or self.model,
+                        variant="chat" if self.chat else "base", fingerprint=self.run_key(engine_identity))
 
     def template_source(self) -> TemplateFile:
         """The template file this config reads (bundled, folkscope format or original layout)."""
@@ -179,32 +183,6 @@ class NumericRun:
     metrics: dict[str, Any]
 
 
-def _plain(value: Any) -> Any:
-    """JSON-safe copy: numpy scalars as Python numbers, NaN as null (strict JSON has no NaN)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and value != value:
-        return None
-    return value
-
-
-def _write_json(path: Path, data: Any) -> None:
-    text = json.dumps(_plain(data), indent=2, allow_nan=False)
-    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
-
-
-def _write_parquet(path: Path, df: pd.DataFrame) -> None:
-    atomic_write(path, lambda fh: df.to_parquet(fh, index=False))
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _frequency_effects(config: dict[str, Any], per_problem: pd.DataFrame,
                        problems: pd.DataFrame) -> dict[str, Any] | None:
     """Frequency effects with the run's table: over all its rows and over measured rows only."""
@@ -218,6 +196,29 @@ def _frequency_effects(config: dict[str, Any], per_problem: pd.DataFrame,
                                                        measured_only=True)}
 
 
+def _engine_config(config: NumericConfig, given: EngineConfig | None, cache_dir: str | Path | None,
+                   use_cache: bool) -> EngineConfig:
+    """The engine settings of a run: ``given`` (checked against the config) or the config's model and backend."""
+    if given is None:
+        return EngineConfig(model=config.model, backend=config.backend, use_cache=use_cache,
+                            cache_dir=None if cache_dir is None else str(cache_dir))
+    for name in ("model", "backend"):
+        if getattr(given, name) != getattr(config, name):
+            raise ConfigError(f"engine_config.{name} is {getattr(given, name)!r} but the NumericConfig says "
+                              f"{getattr(config, name)!r}; build both from the same value", parameter=name,
+                              value=getattr(given, name))
+    if cache_dir is not None or not use_cache:
+        raise ConfigError("cache_dir= and use_cache= go into the engine_config when one is given",
+                          parameter="cache_dir")
+    return given
+
+
+def _data_record(config: NumericConfig, problems: list[NumericProblem]) -> dict[str, Any]:
+    """Where the run's problems came from, for its manifest."""
+    return {"dataset": config.dataset, "template_file": config.template_file, "prompt_file": config.prompt_file,
+            "frequency_table": config.frequency_table, "n_problems": len(problems)}
+
+
 def analyse_run(folder: str | Path, *, heatmap: bool = True) -> dict[str, Any]:
     """(Re)compute metrics, cells, heatmap and report from a run folder's tables.
 
@@ -226,17 +227,22 @@ def analyse_run(folder: str | Path, *, heatmap: bool = True) -> dict[str, Any]:
     folder is updated as a whole (:class:`~folkscope.runs.RunFolder`).
     """
     with RunFolder(folder) as staging:
+        manifest = read_manifest(staging)
+        if manifest.legacy:  # a folder from before manifests gains one
+            manifest.write(staging)
         return _analyse(staging, heatmap=heatmap)
 
 
 def _analyse(folder: Path, *, heatmap: bool) -> dict[str, Any]:
     """:func:`analyse_run` inside a staging folder."""
-    config = _read_json(folder / "config.json")
+    config = read_json(folder / "config.json")
     problems = pd.read_parquet(folder / "problems.parquet")
     probs, unscored = analysis.split_unscored(pd.read_parquet(folder / "probabilities.parquet"))
     if probs.empty:
-        raise DataError(f"{folder.name}: no problem has every option scored ({len(unscored)} "
-                        "left out); nothing to analyse")
+        name = folder.name.removeprefix(".").removesuffix(".staging")  # the run's name, not its staging folder's
+        raise DataError(f"{name}: no problem has every option scored ({len(unscored)} left out), so there is "
+                        "nothing to analyse; the backend gave no probability for some option of each problem "
+                        "(a web API's chat endpoint returns only its top log-probabilities: try the base form)")
     per_problem = analysis.problem_metrics(probs).merge(
         problems[["problem_id", "pair", "cell"]], on="problem_id")
     cells = analysis.classify_cells(probs, problems)
@@ -262,30 +268,30 @@ def _analyse(folder: Path, *, heatmap: bool) -> dict[str, Any]:
         metrics["frequency_effect"] = effects
     for name in ("pennies", "comparison", "timing"):
         if (folder / f"{name}.json").exists():
-            metrics[name] = _read_json(folder / f"{name}.json")
-    _write_parquet(folder / "problem_metrics.parquet", per_problem)
-    _write_parquet(folder / "cells.parquet", cells)
-    _write_parquet(folder / "order_bias.parquet", by_word)
+            metrics[name] = read_json(folder / f"{name}.json")
+    write_parquet(folder / "problem_metrics.parquet", per_problem)
+    write_parquet(folder / "cells.parquet", cells)
+    write_parquet(folder / "order_bias.parquet", by_word)
     heat_name = None
     if heatmap and config["dataset"] != "distributions" and len(cells):
         heat = analysis.heatmap_data(cells)
         renormalised = analysis.heatmap_data(cells, column="behaviour_renormalised")
-        _write_parquet(folder / "heatmap.parquet", heat)
-        _write_parquet(folder / "heatmap_renormalised.parquet", renormalised)
+        write_parquet(folder / "heatmap.parquet", heat)
+        write_parquet(folder / "heatmap_renormalised.parquet", renormalised)
         write_heatmap({"behaviour (rate)": heat, "behaviour of Π / PM (share of cells)": renormalised},
                       folder / "heatmap.png",
                       title=f"{config['dataset']} / {config['model']} "
                             f"({'chat' if config['chat'] else 'base'})")
         heat_name = "heatmap.png"
-    _write_json(folder / "metrics.json", metrics)
+    write_json(folder / "metrics.json", metrics)
     page = render_html(metrics, cells, by_word, heatmap_file=heat_name)
     atomic_write(folder / "report.html", lambda fh: fh.write(page.encode("utf-8")))
     return metrics
 
 
 def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engine | None = None,
-                cache_dir: str | Path | None = None, use_cache: bool = True,
-                heatmap: bool = True) -> NumericRun:
+                engine_config: EngineConfig | None = None, cache_dir: str | Path | None = None,
+                use_cache: bool = True, heatmap: bool = True) -> NumericRun:
     """Generate, score and analyse one run; returns its folder and metrics.
 
     With ``config.pennies_games > 0`` the same engine then plays the
@@ -299,43 +305,52 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
     results_dir : path
         Parent folder of the run folder.
     engine : Engine, optional
-        Built from ``config.model`` / ``config.backend`` when None.
+        A ready engine; otherwise one is built from ``engine_config``.
+    engine_config : EngineConfig, optional
+        Every engine setting (device, dtype, batch budget, web-API and vLLM
+        options); its model and backend must be ``config``'s. Default: the
+        config's model and backend with ``cache_dir`` and ``use_cache``.
     cache_dir, use_cache
-        Engine result cache (only when ``engine`` is None).
+        Engine result cache (only when neither ``engine`` nor ``engine_config`` is given).
     heatmap : bool, default True
         Draw ``heatmap.png`` (needs matplotlib).
     """
     problems = config.problems()
     if config.frequency_table is not None:
         load_number_frequencies(config.frequency_table)  # a bad table fails before any scoring
-    final = Path(results_dir) / config.run_name()
-    with RunFolder(final) as folder, log_to_file(folder / "run.log"):  # the log is kept with the results
-        _write_json(folder / "config.json", config.to_dict())
-        _write_parquet(folder / "problems.parquet", analysis.problems_frame(problems))
-        own = engine is None
-        if engine is None:
-            engine = Engine.from_model(config.model, backend=config.backend, cache_dir=cache_dir,
-                                       use_cache=use_cache, prompt_version=PROMPT_VERSION)
-        timing: dict[str, float] = {}
-        try:
+    own = engine is None
+    if engine is None:
+        engine = Engine.from_config(_engine_config(config, engine_config, cache_dir, use_cache),
+                                    prompt_version=PROMPT_VERSION)
+    # an engine-like object of the caller's (anything with score()) may have no identity: its class names it
+    identity = engine.identity() if hasattr(engine, "identity") else {"engine": type(engine).__qualname__}
+    final = config.run_folder(results_dir, identity)
+    key = config.run_key(identity)
+    try:
+        with RunFolder(final, fingerprint=key) as folder, log_to_file(folder / "run.log"):  # the log is kept with the results
+            write_json(folder / "config.json", config.to_dict())
+            Manifest(part="numeric", fingerprint=key, config=config.to_dict(), engine=identity,
+                     data=_data_record(config, problems)).write(folder)
+            write_parquet(folder / "problems.parquet", analysis.problems_frame(problems))
+            timing: dict[str, float] = {}
             start = time.perf_counter()
             probs = score_problems(engine, problems, chat=config.chat)
             timing["scoring_seconds"] = time.perf_counter() - start
-            _write_parquet(folder / "probabilities.parquet", probs)
+            write_parquet(folder / "probabilities.parquet", probs)
             if config.pennies_games > 0:
                 start = time.perf_counter()
                 games = play_matching_pennies(engine, n_games=config.pennies_games,
                                               n_rounds=config.pennies_rounds, n=config.pennies_n,
                                               chat=config.chat, seed=config.seed)
                 timing["pennies_seconds"] = time.perf_counter() - start
-                _write_parquet(folder / "pennies.parquet", games.rounds_frame())
-                _write_json(folder / "pennies.json", {**games.to_dict(), "chat": config.chat,
+                write_parquet(folder / "pennies.parquet", games.rounds_frame())
+                write_json(folder / "pennies.json", {**games.to_dict(), "chat": config.chat,
                                                      "seed": config.seed})
-        finally:
-            if own:
-                engine.close()
-        _write_json(folder / "timing.json", timing)
-        metrics = _analyse(folder, heatmap=heatmap)
+            write_json(folder / "timing.json", timing)
+            metrics = _analyse(folder, heatmap=heatmap)
+    finally:
+        if own:
+            engine.close()
     metrics["scoring_seconds"] = timing["scoring_seconds"]
     return NumericRun(final, metrics)
 
@@ -393,5 +408,5 @@ def attach_comparison(folder: str | Path, reference: str | Path, *,
     """
     result = compare_runs(reference, folder)
     with RunFolder(folder) as staging:
-        _write_json(staging / "comparison.json", result)
+        write_json(staging / "comparison.json", result)
         return _analyse(staging, heatmap=heatmap)

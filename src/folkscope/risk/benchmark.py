@@ -22,15 +22,12 @@ and report from ``scores.parquet`` without a model.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
-import platform
-import re
 import warnings
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +35,17 @@ import numpy as np
 import pandas as pd
 
 from folkscope.data.dataset import ACSDataset, Dataset
-from folkscope.engine import Engine
+from folkscope.engine import Engine, EngineConfig
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
 from folkscope._io import atomic_write
+from folkscope._json import fingerprint, write_json
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.diagnostics import score_diagnostics
 from folkscope.risk.importance import permutation_importance
-from folkscope.runs import RunFolder
+from folkscope.runs import MANIFEST_FILE, Manifest, RunFolder, package_versions, run_path
 from folkscope.tasks.columns import column_set
 from folkscope.tasks.task import TaskMetadata, get_task
 
@@ -57,30 +55,6 @@ log = logging.getLogger(__name__)
 _RESULT_FILES = ("config.json", "scores.parquet", "metrics.json")
 
 
-def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for pkg in ("folkscope", "numpy", "pandas", "scikit-learn", "torch", "transformers"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            continue
-    return out
-
-
-def _write_json(path: Path, data: Any) -> None:
-    text = json.dumps(data, indent=2, sort_keys=False, allow_nan=False, default=str)
-    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
-
-
-def _fingerprint_of(config_file: Path) -> str | None:
-    """The fingerprint a run folder's config.json records (None when unreadable: a file cut short is overwritten)."""
-    try:
-        record = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record.get("fingerprint") if isinstance(record, dict) else None
-
-
 def _oom_note(backoffs: int) -> str:
     """Why a run that ran out of memory may differ, in the last bits, from one that did not."""
     return (
@@ -88,10 +62,6 @@ def _oom_note(backoffs: int) -> str:
         "came from smaller batches, which can differ from the planned budget's in the last bits (measured on CPU "
         "float32: up to ~1e-6 in a risk score); a rerun that does not run out of memory may differ by that much."
     )
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
 
 class Benchmark:
@@ -139,9 +109,13 @@ class Benchmark:
         task : TaskMetadata or str
         dataset : Dataset, optional
             Defaults to ``ACSDataset.make_from_task(task, ...)``.
-        model : str, Engine or a loaded transformers model
-            A model handle (``"default"``, folder, ``.gguf``, hub id), a
-            ready :class:`~folkscope.engine.Engine` (any backend), or, as in
+        model : str, EngineConfig, Engine or a loaded transformers model
+            A model handle (``"default"``, folder, ``.gguf``, hub id), an
+            :class:`~folkscope.engine.EngineConfig` (model, backend and every
+            engine setting in one checked object; then leave ``backend``,
+            ``device``, ``dtype``, ``use_cache``, ``cache_dir`` and
+            ``backend_options`` out), a ready :class:`~folkscope.engine.Engine`
+            (any backend), or, as in
             folktexts, a transformers model already in memory with its
             ``tokenizer`` (:meth:`Engine.from_loaded <folkscope.engine.Engine.from_loaded>`).
         tokenizer : optional
@@ -196,13 +170,25 @@ class Benchmark:
         _group_pairs(pairs, {c: dict(task_obj.column_texts[c].values) for c in pairs if c in task_obj.column_texts})
         prompt_config = config.prompt_config()
         examples = dataset.get_train() if prompt_config.few_shot is not None else None
-        if tokenizer is not None and isinstance(model, (str, Engine)):
+        if tokenizer is not None and isinstance(model, (str, Engine, EngineConfig)):
             raise ConfigError(
                 "tokenizer= goes with a loaded transformers model; a model name or an Engine brings its own",
                 parameter="tokenizer",
             )
         if isinstance(model, Engine):
             engine = model
+        elif isinstance(model, EngineConfig):
+            loose = {"backend": backend != "transformers", "device": device is not None, "dtype": dtype is not None,
+                     "use_cache": not use_cache, "cache_dir": cache_dir is not None, "backend_options": bool(backend_options)}  # fmt: skip
+            given = [name for name, set_ in loose.items() if set_]
+            if given:
+                raise ConfigError(
+                    f"{given[0]}= is an engine setting; with model=EngineConfig(...) set it in the EngineConfig",
+                    parameter=given[0],
+                )
+            if model.backend == "litellm" and model.max_concurrency is None and config.batch_size is not None:
+                model = replace(model, max_concurrency=config.batch_size)  # folktexts' batch of web requests
+            engine = Engine.from_config(model)
         elif not isinstance(model, str):
             if tokenizer is None:
                 raise ConfigError(
@@ -255,16 +241,17 @@ class Benchmark:
         }
 
     def fingerprint(self) -> str:
-        canonical = json.dumps(self.describe(), sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        """SHA-256 of :meth:`describe` (:func:`folkscope._json.fingerprint`)."""
+        return fingerprint(self.describe())
 
     def run_folder(self, results_root_dir: str | Path) -> Path:
-        """``<root>/<task>/<model>/<prompt-config-name>-<hash8>``."""
-        return (
-            Path(results_root_dir)
-            / _safe_name(self.dataset.task.name)
-            / _safe_name(self.model_name)
-            / f"{self.classifier.prompt_config.name}-{self.fingerprint()[:8]}"
+        """``<root>/<task>/<model>/<prompt-config-name>-<hash8>`` (:func:`folkscope.runs.run_path`)."""
+        return run_path(
+            results_root_dir,
+            subject=self.dataset.task.name,
+            model=self.model_name,
+            variant=self.classifier.prompt_config.name,
+            fingerprint=self.fingerprint(),
         )
 
     # -- running -------------------------------------------------------------------
@@ -278,21 +265,12 @@ class Benchmark:
         folder and its ``run.log``.
         """
         run_dir = self.run_folder(results_root_dir)
-        record = self.describe() | {"fingerprint": self.fingerprint(), "versions": _versions(), "model_name": self.model_name}
+        versions = package_versions()
+        record = self.describe() | {"fingerprint": self.fingerprint(), "versions": versions, "model_name": self.model_name}
         record["scheduling"] = {"batch_size": self.config.batch_size}  # recorded, outside the fingerprint
-        def check(config_file: Path) -> None:
-            if config_file.is_file() and _fingerprint_of(config_file) != record["fingerprint"]:
-                raise ConfigError(
-                    f"results folder {run_dir} holds a run of another configuration; pass another --results-dir",
-                    parameter="results_dir",
-                    value=str(run_dir),
-                )
-
-        check(run_dir / "config.json")  # before staging, so a refused run leaves no copy behind
-        with RunFolder(run_dir) as staging:
-            existing = staging / "config.json"  # the staged copy of a finished run, or an unfinished attempt
-            check(existing)
-            _write_json(existing, record)
+        with RunFolder(run_dir, fingerprint=record["fingerprint"]) as staging:
+            write_json(staging / "config.json", record)
+            _manifest(record).write(staging)
             self.results = self._run_in(staging, record)
         self.run_dir = run_dir
         return self.results
@@ -375,7 +353,8 @@ class Benchmark:
 
 def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, Any]) -> dict[str, Any]:
     """Metrics, plots and report of a run folder whose scores.parquet exists."""
-    from folkscope.report import make_all_plots, write_report
+    from folkscope.risk.plots import make_all_plots
+    from folkscope.risk.report import write_report
     from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, selective_accuracy_data, to_jsonable
 
     table = pd.read_parquet(run_dir / "scores.parquet")
@@ -413,7 +392,7 @@ def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, A
     for warning in diagnostics["warnings"]:  # on the console now, in the report's diagnostics section later
         log.warning(warning)
     metrics = to_jsonable(metrics)
-    _write_json(run_dir / "metrics.json", metrics)
+    write_json(run_dir / "metrics.json", metrics)
     compared = {**recal_cols, **baseline_cols}
     notes = list(scoring.get("notes", []))
     plots: dict[str, str] = {}
@@ -488,6 +467,15 @@ def _group_pairs(pairs: Mapping[str, tuple[str, str]], labels: Mapping[str, Mapp
     return out
 
 
+def _manifest(record: Mapping[str, Any], **extra: Any) -> Manifest:
+    """The run folder's manifest, from its ``config.json`` record."""
+    config = {k: record[k] for k in ("task", "benchmark_config", "prompt_config", "prompt_config_name", "model_name") if k in record}
+    return Manifest(
+        part="risk", fingerprint=record["fingerprint"], config=config, engine=record.get("engine"), data=record.get("data"),
+        versions=record.get("versions") or package_versions(), **extra,
+    )  # fmt: skip
+
+
 def rescore(run_dir: str | Path) -> dict[str, Any]:
     """Recompute metrics, plots and report of a finished run folder, without the model.
 
@@ -500,6 +488,8 @@ def rescore(run_dir: str | Path) -> dict[str, Any]:
         raise DataError(f"{run_dir} is not a finished run folder: missing {', '.join(missing)}")
     with RunFolder(run_dir) as staging:
         record = json.loads((staging / "config.json").read_text())
+        if not (staging / MANIFEST_FILE).is_file():  # a folder from before manifests gains one
+            _manifest(record, created="").write(staging)
         scoring: dict[str, Any] = {}
         if (staging / "metrics.json").is_file():
             scoring = json.loads((staging / "metrics.json").read_text()).get("scoring", {})

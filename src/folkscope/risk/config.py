@@ -10,13 +10,13 @@ CLI help.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from folkscope._json import fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting import FewShotConfig, PromptConfig
 from folkscope.prompting.config import PromptConfigWarning
@@ -211,6 +211,5 @@ class BenchmarkConfig:
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys, compact)."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return fingerprint(self.to_dict())
 

@@ -1,5 +1,10 @@
 """Risk-score evaluation of one run: every metric of the paper, overall and per group.
 
+Why one module: every number of a risk run's metrics.json (overall, per group,
+intervals, baselines, the report's plot data) is computed here from one
+validated table by the same helpers (column checks, NaN accounting, group
+naming), so the JSON layout (:data:`SCHEMA`) has one author.
+
 Turns a table of row-level scores (label, risk score, survey weight, sensitive
 attributes) into the ``metrics.json`` of a run folder, plus the arrays the
 plots are drawn from. All formulas come from :mod:`folkscope.metrics`; this
@@ -15,7 +20,6 @@ a score of exactly 0 or 1 on the wrong label) as the string ``"inf"`` /
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -26,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from folkscope import metrics as fm
 from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning, UnknownColumnError
+from folkscope._json import to_jsonable
 from folkscope.metrics._validation import check_binary, check_number
 
 __all__ = [
@@ -84,34 +89,6 @@ _CONFIDENCE = 0.95
 
 
 # ----------------------------------------------------------------------------- helpers
-def to_jsonable(obj: Any) -> Any:
-    """Plain JSON types: NaN/NA -> None, ±inf -> "inf"/"-inf", numpy -> Python, keys -> str.
-
-    Examples
-    --------
-    >>> to_jsonable({"a": np.float64("nan"), 1: [np.int64(2), float("inf")]})
-    {'a': None, '1': [2, 'inf']}
-    """
-    if isinstance(obj, Mapping):
-        return {str(to_jsonable(k)) if not isinstance(k, str) else k: to_jsonable(v)
-                for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, (np.ndarray, pd.Series, pd.Index)):
-        return [to_jsonable(v) for v in np.asarray(obj).tolist()]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
-        return obj
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return None
-        return obj if math.isfinite(obj) else ("inf" if obj > 0 else "-inf")
-    if obj is pd.NA or obj is pd.NaT:
-        return None
-    return str(obj)
-
-
 def _plain(code: Any) -> Any:
     """A group code as a plain Python value (1.0 -> 1 for integral float codes)."""
     if isinstance(code, np.generic):

@@ -20,10 +20,8 @@ the full run's fingerprint (model, data, prompt and benchmark settings).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import inspect
-import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -34,12 +32,12 @@ from typing import Any
 import pandas as pd
 
 from folkscope._io import atomic_write
+from folkscope._json import fingerprint, write_json
 from folkscope.data.dataset import Dataset
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, UnknownColumnError
 from folkscope.risk.benchmark import Benchmark
 from folkscope.risk.config import BenchmarkConfig
-from folkscope.risk.evaluate import to_jsonable
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["evidence_sweep", "importance_order"]
@@ -205,8 +203,7 @@ def _write_tables(sweep_dir: Path, table: pd.DataFrame, record: dict[str, Any]) 
     steps = table.to_dict(orient="records")
     for step in steps:
         step["features"] = step["features"].split(",")
-    text = json.dumps(to_jsonable({**record, "steps": steps}), indent=2, allow_nan=False)
-    atomic_write(sweep_dir / JSON_FILE, lambda fh: fh.write(text.encode("utf-8")))
+    write_json(sweep_dir / JSON_FILE, {**record, "steps": steps})
 
 
 def _fresh_stats(engine: Engine) -> None:
@@ -238,7 +235,7 @@ def evidence_sweep(
     Parameters
     ----------
     task : TaskMetadata or str
-    model : str, Engine or a loaded transformers model
+    model : str, EngineConfig, Engine or a loaded transformers model
         As :meth:`Benchmark.make_benchmark <folkscope.risk.Benchmark.make_benchmark>`
         takes it. It is loaded once; every step reuses the same engine.
     order : None, "task" or sequence of str
@@ -291,7 +288,7 @@ def evidence_sweep(
     See Also
     --------
     importance_order : an order from a run's permutation importance.
-    folkscope.report.sweeps.plot_evidence_sweep : the sweep's plot.
+    folkscope.risk.plots.plot_evidence_sweep : the sweep's plot.
 
     References
     ----------
@@ -335,9 +332,7 @@ def evidence_sweep(
     last = Benchmark.make_benchmark(task, model=model, backend=backend, config=configs[-1], dataset=dataset, **engine_kwargs, **data_kwargs)
     engine = last.classifier.engine
     own_engine = not isinstance(model, Engine)
-    sweep_id = hashlib.sha256(
-        json.dumps({"order": list(columns), "step": step, "full_run": last.fingerprint()}, sort_keys=True).encode()
-    ).hexdigest()
+    sweep_id = fingerprint({"order": list(columns), "step": step, "full_run": last.fingerprint()})
     sweep_dir = last.run_folder(results_dir).parent / f"evidence-{sweep_id[:8]}"
     record: dict[str, Any] = {
         "task": base.name,
@@ -368,7 +363,7 @@ def evidence_sweep(
     if importlib.util.find_spec("matplotlib") is None:
         log.warning("evidence sweep plot skipped: matplotlib is not installed (pip install 'folkscope[plots]')")
     else:
-        from folkscope.report.sweeps import plot_evidence_sweep
+        from folkscope.risk.plots import plot_evidence_sweep
 
         plot = plot_evidence_sweep(table, sweep_dir / PLOT_FILE, title=f"Evidence sweep: {base.name}, {last.model_name}")
     table.attrs.update(

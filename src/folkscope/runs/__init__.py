@@ -1,10 +1,28 @@
 """The run folder every part writes (see ``spec/architecture.md``, layer *runs*).
 
-:class:`RunFolder` makes a run folder appear whole or not at all: a run
-writes into a staging folder beside it, which is renamed into place when
-every file is written.
+- :func:`run_path`: one layout, ``<results>/<subject>/<model>/<variant>-<hash8>/``;
+- :class:`RunFolder`: the folder appears whole or not at all (staged beside
+  it, renamed into place), one writer at a time, and a folder of another
+  configuration is refused;
+- :class:`Manifest`: ``manifest.json`` names the part, config and
+  fingerprint, engine, data, versions and declared tables;
+  :func:`read_manifest` and :func:`read_table` let any part or tool read any
+  part's run without importing that part.
 """
 
 from folkscope.runs.folder import RunFolder, RunFolderBusyError
+from folkscope.runs.layout import run_path, safe_name
+from folkscope.runs.manifest import MANIFEST_FILE, Manifest, check_same_run, package_versions, read_manifest, read_table
 
-__all__ = ["RunFolder", "RunFolderBusyError"]
+__all__ = [
+    "MANIFEST_FILE",
+    "Manifest",
+    "RunFolder",
+    "RunFolderBusyError",
+    "check_same_run",
+    "package_versions",
+    "read_manifest",
+    "read_table",
+    "run_path",
+    "safe_name",
+]

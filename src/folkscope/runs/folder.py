@@ -37,6 +37,7 @@ from typing import IO
 
 from folkscope._io import remove_temporaries
 from folkscope.errors import ConfigError
+from folkscope.runs.manifest import check_same_run
 
 __all__ = ["RunFolder", "RunFolderBusyError"]
 
@@ -63,6 +64,10 @@ class RunFolder:
     ----------
     final : str or Path
         The run folder readers see.
+    fingerprint : str, optional
+        The run's fingerprint: a published or unfinished folder that records
+        another one is refused (:func:`~folkscope.runs.check_same_run`)
+        before anything is copied or written.
 
     Examples
     --------
@@ -76,8 +81,9 @@ class RunFolder:
     ['metrics.json']
     """
 
-    def __init__(self, final: str | os.PathLike[str]) -> None:
+    def __init__(self, final: str | os.PathLike[str], *, fingerprint: str | None = None) -> None:
         self.final = Path(final).absolute()
+        self.fingerprint = fingerprint
         parent, name = self.final.parent, self.final.name
         self.staging = parent / f".{name}.staging"
         self.old = parent / f".{name}.old"
@@ -93,6 +99,9 @@ class RunFolder:
         self._acquire()
         try:
             self.recover()
+            if self.fingerprint is not None:  # before staging, so a refused run leaves no copy behind
+                check_same_run(self.final, self.fingerprint)
+                check_same_run(self.staging, self.fingerprint)
             self._stage()
         except BaseException:
             self._release()

@@ -1,0 +1,143 @@
+"""The part registry: the one place that knows which parts exist and how to reach them.
+
+folkscope's parts (risk scores, numeric calibration, and the ones to come)
+never import each other, and the CLI, the report and the runs layer reach a
+part only through this table. An entry is plain data: the part's name, its
+commands, the tables its run folders hold (what another part may read, see
+:func:`folkscope.runs.read_table`), and its entry points as
+``"module:function"`` strings, imported only when used. So ``import
+folkscope.registry`` loads no part, and nothing here can form an import cycle.
+
+How a new part plugs in: add its package (``folkscope/<part>/``) with a
+function that re-scores a run folder without the model, write run folders
+through :class:`folkscope.runs.RunFolder` and :class:`folkscope.runs.Manifest`,
+add its command module under ``folkscope/cli/``, and add one :class:`Part`
+entry below.
+
+Examples
+--------
+>>> part("risk").commands
+('run', 'risk')
+>>> [p.name for p in PARTS.values()]
+['risk', 'numeric']
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from folkscope import errors
+
+__all__ = ["PARTS", "Part", "TableSpec", "part"]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A file of a run folder that other parts and tools may read, and what it holds."""
+
+    file: str
+    about: str
+    optional: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "about": self.about, "optional": self.optional}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of folkscope, as the rest of the package sees it.
+
+    Attributes
+    ----------
+    name : str
+        Written into every run folder's ``manifest.json`` (``part``).
+    title : str
+        How pages and listings name it.
+    commands : tuple of str
+        Its ``folkscope`` sub-commands (the first is its main one).
+    rescore : str
+        ``"module:function"`` taking a run folder and returning its metrics,
+        recomputed from the folder's tables without a model.
+    summarise : str
+        ``"module:function"`` taking a run folder and its metrics and
+        printing the console summary (used by ``folkscope rescore``).
+    legacy_keys : tuple of str
+        Keys of ``config.json`` that identify this part's run folders written
+        before manifests existed, so those stay re-scorable.
+    tables : mapping of str to TableSpec
+        The folder's declared tables.
+    """
+
+    name: str
+    title: str
+    commands: tuple[str, ...]
+    rescore: str
+    summarise: str
+    legacy_keys: tuple[str, ...]
+    tables: Mapping[str, TableSpec] = field(default_factory=dict)
+
+    def load(self, entry: str) -> Callable[..., Any]:
+        """Import and return one of the entry points (``"rescore"`` or ``"summarise"``)."""
+        module, _, name = str(getattr(self, entry)).partition(":")
+        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+PARTS: Mapping[str, Part] = MappingProxyType(
+    {
+        "risk": Part(
+            name="risk",
+            title="Risk scores (folktexts)",
+            commands=("run", "risk"),
+            rescore="folkscope.risk.benchmark:rescore",
+            summarise="folkscope.cli.run_cmd:print_summary",
+            legacy_keys=("benchmark_config", "prompt_config"),
+            tables={
+                "scores": TableSpec(
+                    "scores.parquet",
+                    "one row per test row: row_id, split, label, weight, the task's group columns, risk_score, "
+                    "per-ordering scores, baseline_* and recalibrated_* scores",
+                ),
+                "metrics": TableSpec("metrics.json", "overall, per-group and baseline metrics with intervals; diagnostics"),
+                "feature_importance": TableSpec(
+                    "feature_importance.csv", "permutation importance per feature (with --feature-importance)", optional=True
+                ),
+            },
+        ),
+        "numeric": Part(
+            name="numeric",
+            title="Numeric calibration",
+            commands=("numeric",),
+            rescore="folkscope.numeric.run:analyse_run",
+            summarise="folkscope.cli.numeric_cmd:print_brief",
+            legacy_keys=("dataset", "n_numbers", "scales"),
+            tables={
+                "problems": TableSpec("problems.parquet", "one row per problem: problem_id, dataset, template_id, scale, cell, pair, options, counts, text"),
+                "probabilities": TableSpec("probabilities.parquet", "one row per (problem, option): position, option, count, ideal_prob, model_prob, n_variants, min_tokens"),
+                "problem_metrics": TableSpec("problem_metrics.parquet", "PM, WD and RE per problem"),
+                "cells": TableSpec("cells.parquet", "behaviour classification per grid cell"),
+                "metrics": TableSpec("metrics.json", "summaries with intervals, behaviour shares, order bias"),
+                "pennies": TableSpec("pennies.parquet", "matching-pennies rounds (with pennies_games > 0)", optional=True),
+            },
+        ),
+    }
+)
+
+
+def part(name: str) -> Part:
+    """The registered part called ``name``.
+
+    Raises
+    ------
+    ConfigError
+        No such part; the message lists the known ones.
+    """
+    try:
+        return PARTS[name]
+    except KeyError:
+        raise errors.ConfigError(
+            f"unknown part {name!r}; known parts: {', '.join(PARTS)}", parameter="part", value=name
+        ) from None
