@@ -1,5 +1,9 @@
 """ACS PUMS person records: fetch the Census Bureau's archives once, keep parquet.
 
+Why one module: it owns one source's whole lifecycle (archive names by year,
+fetch with checksums, convert to parquet, the sidecar that says what a
+parquet file holds), and each step reads the others' file conventions.
+
 The Census Bureau publishes one zip per state, survey year and horizon at
 ``{base}/{year}/{horizon}/csv_p{state}.zip`` (``csv_pca.zip`` for California),
 holding ``psam_p{fips}.csv`` (``ss{yy}p{state}.csv`` before 2017). These are

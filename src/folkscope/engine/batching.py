@@ -1,5 +1,9 @@
 """Plan forward passes: a shared-prefix tree per batch, batches under a token budget.
 
+Why one module: the planner is one algorithm (order, cut, tree, levels, widths)
+whose steps share one vocabulary and one cost model; it is plain data in and
+out and tested as a whole against brute force.
+
 Plain data in, plain data out (no model here), so the planner is tested on
 its own, the way vLLM tests its scheduler.
 

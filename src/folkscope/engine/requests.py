@@ -1,5 +1,9 @@
 """Frozen, backend-neutral request and response types: one pair per kind.
 
+Why one module: these are the engine's boundary types, one frozen pair per
+request kind plus the cache key they hash to; kept together so a new kind is
+added in one place and every backend reads the same definitions.
+
 =====================  =======================  ==========================================
 request                response                 question asked of the model
 =====================  =======================  ==========================================

@@ -1,5 +1,9 @@
 """The transformers backend (CPU and CUDA): read only what is asked, reuse shared prefixes.
 
+Why one module: it is one backend executing planned passes on one model's
+key/value cache; loading, the pass loop, cache gathering and the load-time
+self-check all depend on that cache's layout and change together.
+
 How a batch runs (``strategy="optimized"``)
 -------------------------------------------
 The planner (:mod:`folkscope.engine.batching`) gives a tree of passes: the

@@ -1,5 +1,10 @@
 """The vLLM backend: offline ``vllm.LLM`` with automatic prefix caching and exact log-probabilities.
 
+Why one module: it is one backend written against vLLM's documented behaviour
+(prompt log-probabilities, forced tokens, prefix caching); tokenizing, planning
+and reading answers must stay in step with that behaviour and with the
+transformers backend, and are tested together against the vLLM stand-in.
+
 vLLM runs the model (CUDA GPUs only, tensor parallelism across the GPUs of
 one node); folkscope tokenizes, plans and reads the answers. Prompts are
 rendered and tokenized here exactly as the transformers backend does it (same

@@ -1,0 +1,109 @@
+"""The layering of spec/architecture.md, checked on the source: no import cycles, no upward imports, parts apart.
+
+Every ``import`` in the package counts, including those inside functions
+(a lazy import is still an arrow: ``risk.benchmark`` importing ``report``
+lazily while ``report`` imported ``risk.evaluate`` was a cycle all the same).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "src" / "folkscope"
+PARTS = ("risk", "numeric")
+#: what each layer must never import (its own layer and those below it are fine)
+FORBIDDEN = {
+    "metrics": ("engine", "data", "tasks", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "engine": ("data", "tasks", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "data": ("engine", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "tasks": ("engine", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "prompting": ("runs", "report", "cli", "registry", "testing", *PARTS),
+    "runs": ("engine", "data", "tasks", "prompting", "report", "cli", "testing", *PARTS),
+    "report": ("engine", "data", "tasks", "prompting", "cli", "testing", *PARTS),
+    "registry": ("engine", "data", "tasks", "prompting", "runs", "report", "cli", "testing", *PARTS),
+    **{part: ("cli", "testing", *(p for p in PARTS if p != part)) for part in PARTS},
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The folkscope modules ``name`` imports (a package's submodule, where one is named, rather than the package)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in MODULES)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join([*base, node.module] if node.module else base)
+            subs = [f"{target}.{a.name}" for a in node.names]
+            found.update(s for s in subs if s in MODULES)
+            if any(s not in MODULES for s in subs) and target in MODULES:
+                found.add(target)
+    found.discard(name)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(name: str) -> str:
+    return name.split(".")[1] if "." in name else ""
+
+
+def test_no_import_cycles():
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            visit(name)
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_no_upward_imports_and_parts_never_import_each_other(layer):
+    wrong = sorted(
+        f"{name} imports {target}"
+        for name, targets in GRAPH.items()
+        if _layer(name) == layer
+        for target in targets
+        if _layer(target) in FORBIDDEN[layer]
+    )
+    assert not wrong, wrong
+
+
+def test_no_module_over_about_500_lines_without_a_stated_reason():
+    """House rule 1: a longer module says in its docstring why it stays whole."""
+    long = []
+    for name, path in MODULES.items():
+        lines = path.read_text(encoding="utf-8").count("\n")
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if lines > 550 and "Why one module" not in doc:
+            long.append(f"{name} ({lines} lines)")
+    assert not long, long
