@@ -48,6 +48,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from filelock import FileLock
 
+from folkscope._json import write_json
 from folkscope.data.download import download_file, sha256_file
 from folkscope.errors import ConfigError, DownloadError, IntegrityError, UnknownColumnError
 from folkscope.paths import data_home
@@ -347,7 +348,7 @@ def _ensure_state(
             ) from exc
         source = {"source_url": url, "source_bytes": archive.stat().st_size, "source_sha256": sha256_file(archive)}
         record = {"format": _FORMAT, **source, "rows": rows, "columns": stored, "complete": keep is None}
-        _write_json_atomic(_sidecar_path(parquet), {**record, "parquet_bytes": parquet.stat().st_size})
+        write_json(_sidecar_path(parquet), {**record, "parquet_bytes": parquet.stat().st_size})
     return parquet
 
 
@@ -385,12 +386,6 @@ def _covers(record: dict[str, Any], keep: list[str] | None) -> bool:
     if record.get("complete"):
         return True
     return keep is not None and set(keep) <= set(record.get("columns", ()))
-
-
-def _write_json_atomic(path: Path, record: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _ensure_archive(url: str, archive: Path, *, force: bool, progress: bool | None, folder: Path) -> None:

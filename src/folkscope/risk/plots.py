@@ -14,7 +14,6 @@ on the figure.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from folkscope.errors import ConfigError
+from folkscope.runs.layout import safe_name
 from folkscope.report.figures import plain_text, save_png, subplots_row
 from folkscope.risk.evaluate import (
     calibration_data,
@@ -305,10 +305,6 @@ def plot_evidence_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *, ti
     return save_png(fig, path)
 
 
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "group"
-
-
 def make_all_plots(
     scores: pd.DataFrame,
     out_dir: str | os.PathLike[str],
@@ -357,7 +353,7 @@ def make_all_plots(
                                              **cols)}
     for col in group_cols:
         paths[f"calibration_{col}"] = plot_group_calibration(
-            scores, out / f"calibration_by_{_safe_name(col)}.png", group_col=col,
+            scores, out / f"calibration_by_{safe_name(col, fallback='group')}.png", group_col=col,
             n_bins=n_bins, group_labels=group_labels, **cols)
     paths["score_histogram"] = plot_score_histogram(scores, out / "score_histogram.png", **cols)
     paths["roc"] = plot_roc(scores, out / "roc.png", baselines=baselines, model_name=model_name,
