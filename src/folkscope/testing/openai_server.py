@@ -394,7 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "truncated":
             self._send(200, payload[: max(1, len(payload) // 2)])
             return
-        self._send(200, payload)
         if fault is None:  # an injected logprob-less answer is a fault, not an answer
-            with app._lock:
+            with app._lock:  # counted before it is sent, as a provider bills it: a client that has read it sees the count
                 app.answered[key] += 1
+        self._send(200, payload)
