@@ -113,3 +113,14 @@ def test_every_registered_part_names_importable_entry_points():
         assert entry.tables and all(spec.file for spec in entry.tables.values())
     with pytest.raises(ConfigError, match="unknown part"):
         part("nope")
+
+
+@pytest.mark.parametrize(
+    "name", ["folkscope.runs.manifest", "folkscope.runs.layout", "folkscope.registry", "folkscope._json", "folkscope._config", "folkscope.engine.config"]
+)
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert failures == 0 and tried > 0

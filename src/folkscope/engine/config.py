@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from folkscope._config import config_fields
 from folkscope.errors import ConfigError
 
 __all__ = ["API_OPTIONS", "BACKENDS", "VLLM_OPTIONS", "EngineConfig"]
@@ -152,8 +153,4 @@ class EngineConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:
         """Inverse of :meth:`to_dict`; unknown keys are refused with the known ones listed."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown EngineConfig key(s) {unknown}; known: {sorted(known)}", parameter="engine", value=unknown)
-        return cls(**data)
+        return cls(**config_fields(cls, data, "EngineConfig", parameter="engine"))

@@ -26,12 +26,13 @@ back, not recomputed.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from folkscope._config import config_fields
 from folkscope._io import atomic_write, write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.engine import Engine, EngineConfig
@@ -133,12 +134,7 @@ class NumericConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NumericConfig:
         """Inverse of :meth:`to_dict`; unknown keys are rejected."""
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ConfigError(f"unknown NumericConfig keys {sorted(unknown)}; known: {sorted(known)}",
-                              parameter="config", value=sorted(unknown))
-        return cls(**data)
+        return cls(**config_fields(cls, data, "NumericConfig", parameter="config"))
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys, compact) of the config, the

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
 
+from folkscope._config import config_fields
 from folkscope._json import canonical_json, fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting._checks import check_bool, check_int, check_text, int_tuple
@@ -57,20 +58,6 @@ class PromptConfigWarning(UserWarning):
 
 def _doc(text: str) -> dict[str, str]:
     return {"doc": text}
-
-
-def _from_dict(cls: type, data: Mapping[str, Any], what: str) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{what} must be a mapping, got {type(data).__name__}", parameter=what)
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(
-            f"unknown {what} key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}",
-            parameter=what,
-            value=unknown,
-        )
-    return dict(data)
 
 
 @dataclass(frozen=True)
@@ -162,7 +149,7 @@ class FewShotConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FewShotConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise :class:`ConfigError`."""
-        return cls(**_from_dict(cls, data, "few_shot"))
+        return cls(**config_fields(cls, data, "few_shot"))
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical JSON of this config and the prompt-format version."""
@@ -446,7 +433,7 @@ class PromptConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PromptConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise :class:`ConfigError`."""
-        kwargs = _from_dict(cls, data, "prompt config")
+        kwargs = config_fields(cls, data, "prompt config")
         if kwargs.get("few_shot") is not None:
             kwargs["few_shot"] = FewShotConfig.from_dict(kwargs["few_shot"])
         if "order" in kwargs and isinstance(kwargs["order"], list):

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from folkscope._config import config_fields
 from folkscope._json import fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting import FewShotConfig, PromptConfig
@@ -199,11 +200,7 @@ class BenchmarkConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BenchmarkConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise :class:`ConfigError`."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown BenchmarkConfig key(s): {', '.join(unknown)}", parameter="config", value=unknown)
-        kwargs = dict(data)
+        kwargs = config_fields(cls, data, "BenchmarkConfig", parameter="config")
         for name in ("variation", "population_filter", "feature_subset", "sce_pairs"):
             if isinstance(kwargs.get(name), list):
                 kwargs[name] = tuple(kwargs[name])
