@@ -60,6 +60,9 @@ class _Unscorable:
     def __init__(self, inner: Engine | None = None, when=lambda prompt: True):
         self.inner, self.when = inner, when
 
+    def identity(self):
+        return {"unscorable": None if self.inner is None else self.inner.identity()}
+
     def score(self, requests, **progress_labels):
         inner = self.inner.score(requests) if self.inner is not None else [None] * len(requests)
         out = []

@@ -49,10 +49,7 @@ def add_engine_arguments(
     for name, title in _GROUPS.items():
         groups[name] = parser.add_argument_group(title)
     for f in fields(EngineConfig):
-        group = groups[f.metadata["group"]]
-        _add(group, f)
-        if f.name == "model":
-            continue
+        _add(groups[f.metadata["group"]], f)
         if f.name == "backend":
             groups["api"].add_argument(
                 "--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini"

@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from folkscope._config import config_fields
-from folkscope._io import atomic_write, write_parquet
+from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.config import BACKENDS
@@ -51,6 +51,7 @@ from folkscope.numeric.problems import (
     generate_problems,
     load_templates,
 )
+from folkscope.report.page import write_page
 from folkscope.numeric.report import render_html, write_heatmap
 from folkscope.numeric.scoring import score_problems
 from folkscope.numeric.templates import DATASETS, TemplateFile
@@ -152,10 +153,11 @@ class NumericConfig:
         settings), so answers computed two ways never share a folder."""
         return fingerprint({"config": self.fingerprint(), "engine": engine_identity})
 
-    def run_folder(self, results_dir: str | Path, engine_identity: dict[str, Any]) -> Path:
-        """``<results_dir>/numeric-<dataset>/<model>/<chat|base>-<hash8>`` (:func:`folkscope.runs.run_path`)."""
+    def run_folder(self, results_dir: str | Path, run_key: str) -> Path:
+        """``<results_dir>/numeric-<dataset>/<model>/<chat|base>-<hash8>`` (:func:`folkscope.runs.run_path`),
+        ``run_key`` being :meth:`run_key`'s (computing it reads the template file, so callers do it once)."""
         return run_path(results_dir, subject=f"numeric-{self.dataset}", model=Path(self.model).name or self.model,
-                        variant="chat" if self.chat else "base", fingerprint=self.run_key(engine_identity))
+                        variant="chat" if self.chat else "base", fingerprint=run_key)
 
     def template_source(self) -> TemplateFile:
         """The template file this config reads (bundled, folkscope format or original layout)."""
@@ -281,7 +283,7 @@ def _analyse(folder: Path, *, heatmap: bool) -> dict[str, Any]:
         heat_name = "heatmap.png"
     write_json(folder / "metrics.json", metrics)
     page = render_html(metrics, cells, by_word, heatmap_file=heat_name)
-    atomic_write(folder / "report.html", lambda fh: fh.write(page.encode("utf-8")))
+    write_page(folder / "report.html", page)
     return metrics
 
 
@@ -318,10 +320,9 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
     if engine is None:
         engine = Engine.from_config(_engine_config(config, engine_config, cache_dir, use_cache),
                                     prompt_version=PROMPT_VERSION)
-    # an engine-like object of the caller's (anything with score()) may have no identity: its class names it
-    identity = engine.identity() if hasattr(engine, "identity") else {"engine": type(engine).__qualname__}
-    final = config.run_folder(results_dir, identity)
+    identity = engine.identity()
     key = config.run_key(identity)
+    final = config.run_folder(results_dir, key)
     try:
         with RunFolder(final, fingerprint=key) as folder, log_to_file(folder / "run.log"):  # the log is kept with the results
             write_json(folder / "config.json", config.to_dict())

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from folkscope._io import atomic_binary, atomic_write
+from folkscope._io import atomic_binary, write_parquet
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import PROMPT_FORMAT_VERSION, PromptConfig
 from folkscope.prompting.renderer import PromptBatch, render_dataset
@@ -229,7 +229,7 @@ def export_hf_dataset(
             raise ConfigError(f"split {split!r} has no rows; export other splits", parameter="splits", value=split)
         frame = prompts_frame(batch, split=split, tokenizer=tokenizer)
         frame["prompt_config"] = cfg.name
-        atomic_write(out / "parquet" / f"{split}.parquet", lambda fh: frame.to_parquet(fh, index=False))
+        write_parquet(out / "parquet" / f"{split}.parquet", frame)
         parts[split] = datasets.Dataset.from_pandas(frame, preserve_index=False)
     datasets.DatasetDict(parts).save_to_disk(str(out / "hf"))
     meta = {

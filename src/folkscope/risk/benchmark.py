@@ -38,7 +38,7 @@ from folkscope.data.dataset import ACSDataset, Dataset
 from folkscope.engine import Engine, EngineConfig
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
-from folkscope._io import atomic_write
+from folkscope._io import atomic_write, write_parquet
 from folkscope._json import fingerprint, write_json
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
@@ -298,7 +298,7 @@ class Benchmark:
                     max_rows=self.config.importance_rows, seed=self.config.seed,
                 )  # fmt: skip
                 atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
-            atomic_write(run_dir / "scores.parquet", lambda fh: table.to_parquet(fh, index=False))
+            write_parquet(run_dir / "scores.parquet", table)
             backend_stats = self.classifier.engine.backend.stats.to_dict()
             scoring = report.to_dict() | {
                 "threshold": self.classifier.threshold,

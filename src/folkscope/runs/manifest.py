@@ -121,17 +121,23 @@ class Manifest:
         write_json(Path(folder) / MANIFEST_FILE, self.to_dict())
 
 
+def _read_record(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in a run folder's ``path``; anything else is a damaged folder, said in one line."""
+    try:
+        data = read_json(path)
+    except ValueError as exc:
+        raise DataError(f"{path} is not valid JSON ({exc}); the run folder is damaged, run it again") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path} does not hold {what}; the run folder is damaged, run it again")
+    return data
+
+
 def _legacy(folder: Path) -> Manifest:
     """The manifest of a run folder written before manifests, from its ``config.json``."""
     config_file = folder / CONFIG_FILE
     if not config_file.is_file():
         raise DataError(f"{folder} is not a finished run folder: no {MANIFEST_FILE} or {CONFIG_FILE}; pass a folder a run wrote")
-    try:
-        config = read_json(config_file)
-    except ValueError as exc:
-        raise DataError(f"{config_file} is not valid JSON ({exc}); the run folder is damaged, run it again") from None
-    if not isinstance(config, dict):
-        raise DataError(f"{config_file} does not hold a run configuration; the run folder is damaged, run it again")
+    config = _read_record(config_file, "a run configuration")
     for entry in PARTS.values():
         if all(key in config for key in entry.legacy_keys):
             return Manifest(
@@ -159,13 +165,7 @@ def read_manifest(folder: str | Path) -> Manifest:
     path = folder / MANIFEST_FILE
     if not path.is_file():
         return _legacy(folder)
-    try:
-        data = read_json(path)
-    except ValueError as exc:
-        raise DataError(f"{path} is not valid JSON ({exc}); the run folder is damaged, run it again") from None
-    if not isinstance(data, dict):
-        raise DataError(f"{path} does not hold a manifest; the run folder is damaged, run it again")
-    return Manifest.from_dict(data)
+    return Manifest.from_dict(_read_record(path, "a manifest"))
 
 
 def recorded_fingerprint(folder: Path) -> str | None:
