@@ -217,6 +217,7 @@ def test_cli_original_templates_games_table_and_comparison(tmp_path, capsys):
         ref["folder"].split("/")[-1])
     # one frequency gap only: no correlation, printed as null (strict JSON), not NaN
     assert out["frequency_effect"]["all_numbers"]["spearman_rho"] is None
+    assert "<td>nan</td>" not in (Path(out["folder"]) / "report.html").read_text()  # an undefined p-value reads n/a
     folder = Path(out["folder"])  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["config"]["template_format"] == "auto"

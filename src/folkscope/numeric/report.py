@@ -95,7 +95,7 @@ def _distributions(dist: dict[str, Any]) -> str:
 
 def _frequency_effects(fe: dict[str, Any]) -> str:
     rows = [{"numbers": name.replace("_", " "),
-             **{k: (f"{v:.2e}" if k == "p_value" and v is not None else v)
+             **{k: (f"{v:.2e}" if k == "p_value" and v is not None and v == v else v)  # NaN: n/a
                 for k, v in fe[name].items()}}
             for name in ("all_numbers", "measured_only")]
     counts = fe["table"]  # the number-frequency table used
