@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from folkscope.cli.main import main
@@ -40,7 +41,9 @@ def test_rescore_dispatches_on_the_manifest_for_every_part(capsys, tmp_path):
     after = json.loads((numeric / "metrics.json").read_text())
     assert after["summary"] == before["summary"] and after["behaviour_shares"] == before["behaviour_shares"]
     assert main(["rescore", str(risk)]) == 0
-    assert "ECE" in capsys.readouterr().out  # risk's own summary
+    out = capsys.readouterr().out
+    assert "ECE" in out  # risk's own summary
+    assert re.search(r"^model +\d+ +0\.\d{3} ", out, re.M), out  # the row count reads as a count
 
 
 def test_a_run_folder_from_before_manifests_is_still_rescored_and_gains_one(capsys, tmp_path):

@@ -203,7 +203,8 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     scoring = metrics.get("scoring", {})
     print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}; threshold {scoring.get('threshold', 0.5):.3f}")
     table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})
-    print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    counts = {"n": lambda v: "n/a" if v != v else f"{v:,.0f}"} if "n" in table.columns else {}  # row counts, not scores
+    print(table.to_string(formatters=counts, float_format=lambda v: f"{v:.3f}"))
     line = api_usage_line(scoring.get("engine_stats") or {}, scoring.get("backend_stats") or {})
     if line:
         print(line)
