@@ -16,14 +16,15 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "folkscope"
 PARTS = ("risk", "numeric")
 #: what each layer must never import (its own layer and those below it are fine)
 FORBIDDEN = {
-    "metrics": ("engine", "data", "tasks", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "engine": ("data", "tasks", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "data": ("engine", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "tasks": ("engine", "prompting", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "prompting": ("runs", "report", "cli", "registry", "testing", *PARTS),
-    "runs": ("engine", "data", "tasks", "prompting", "report", "cli", "testing", *PARTS),
-    "report": ("engine", "data", "tasks", "prompting", "cli", "testing", *PARTS),
-    "registry": ("engine", "data", "tasks", "prompting", "runs", "report", "cli", "testing", *PARTS),
+    "metrics": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "engine": ("data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "data": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "tasks": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "prompting": ("readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "readout": ("data", "tasks", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "runs": ("engine", "data", "tasks", "prompting", "readout", "report", "cli", "testing", *PARTS),
+    "report": ("engine", "data", "tasks", "prompting", "readout", "cli", "testing", *PARTS),
+    "registry": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "testing", *PARTS),
     **{part: ("cli", "testing", *(p for p in PARTS if p != part)) for part in PARTS},
 }
 
@@ -107,3 +108,29 @@ def test_no_module_over_about_500_lines_without_a_stated_reason():
         if lines > 550 and "Why one module" not in doc:
             long.append(f"{name} ({lines} lines)")
     assert not long, long
+
+
+#: names only the prompt layer (prompts) and the readout layer (variant merging) may use
+BUILT_BELOW = {
+    "ChatPrompt": "prompting",
+    "Message": "prompting",
+    "expand_variants": "readout",
+    "merge_probs": "readout",
+    "merge_logprobs": "readout",
+    "PrefixGroupRequest": "readout",
+    "NextTokenRequest": "readout",
+}
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_parts_neither_build_prompts_nor_read_probabilities_themselves(part):
+    """One prompt type, built only by the prompt layer; one readout layer that parts call."""
+    wrong = []
+    for name, path in MODULES.items():
+        if _layer(name) != part:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            used = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if used in BUILT_BELOW:
+                wrong.append(f"{name} uses {used} (the {BUILT_BELOW[used]} layer's)")
+    assert not wrong, sorted(set(wrong))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import folkscope.prompting as prompting
 
 
@@ -12,7 +14,7 @@ def test_all_lists_every_public_name_once():
     assert len(prompting.__all__) == len(set(prompting.__all__))
     for name in prompting.__all__:
         assert hasattr(prompting, name), name
-    modules = ("answers", "chat", "config", "export", "features", "fewshot", "orderings", "renderer", "shapes",
+    modules = ("chat", "config", "export", "features", "fewshot", "orderings", "renderer", "shapes",
                "templates", "types", "variations")  # fmt: skip
     for module_name in modules:
         module = getattr(prompting, module_name)
@@ -45,3 +47,12 @@ def test_import_does_not_load_heavy_dependencies():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("name", ["chat", "shapes", "types", "renderer", "orderings"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    failures, _ = doctest.testmod(importlib.import_module(f"folkscope.prompting.{name}"), optionflags=doctest.ELLIPSIS)
+    assert failures == 0

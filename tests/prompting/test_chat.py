@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from folkscope.data import load_bundled
+from folkscope.engine import ChatPrompt
 from folkscope.errors import ConfigError
+from folkscope.prompting import PromptConfig, PromptRenderer, render_chat, render_chats
 from folkscope.tasks import get_task
-from folkscope.prompting import Prompt, PromptConfig, PromptRenderer, render_chat, render_chats
 
 
 @pytest.fixture(scope="module")
@@ -66,5 +67,5 @@ def test_tokenizer_without_chat_template_is_a_clear_error(local_tokenizer):
         name_or_path = "base-model"
 
     with pytest.raises(ConfigError, match="no chat template"):
-        render_chat(Prompt(messages=({"role": "user", "content": "hi"},)), Base())  # type: ignore[arg-type]
-    assert render_chat(Prompt(text="plain"), Base()) == "plain"
+        render_chat(ChatPrompt(({"role": "user", "content": "hi"},)), Base())  # type: ignore[arg-type]
+    assert render_chat("plain", Base()) == "plain"

@@ -7,20 +7,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folkscope.data import load_bundled
+from folkscope.engine import ChatPrompt, Message as ChatMessage
 from folkscope.errors import ConfigError
 from folkscope.prompting import (
     LIKELIHOOD_BINS,
-    ChatMessage,
-    Prompt,
     PromptConfig,
     PromptRenderer,
     answer_orderings,
     likelihood_prompt,
     numeric_problem_prompt,
-    parse_probability,
+    plain_text,
     qa_prompt,
-    strip_thinking,
 )
+from folkscope.readout import parse_probability, strip_thinking
 from folkscope.tasks import get_task
 
 ROW_1_FEATURES_TAIL = "- The race is: Black or African American.\n\n"
@@ -39,7 +38,7 @@ def test_numeric_prompt_ends_with_prefilled_zero_point(X):
         + "Answer (between 0 and 1): 0."
     )
     assert rendered.orderings == () and rendered.n_slots == 1 and rendered.mode == "numeric"
-    assert rendered.to_prompt() == Prompt(text=rendered.full_text())
+    assert rendered.to_prompt() == rendered.full_text()
 
 
 def test_cot_prompt_asks_for_a_final_probability_line(X):
@@ -53,7 +52,7 @@ def test_cot_prompt_asks_for_a_final_probability_line(X):
         + 'of the form "Probability: X%", where X is your estimate of the probability, between 0 and 100.\n'
     )
     prompt = rendered.to_prompt()
-    assert prompt.is_chat and prompt.prefill == "" and prompt.enable_thinking is False
+    assert isinstance(prompt, ChatPrompt) and prompt.prefill == "" and prompt.enable_thinking is False
     assert prompt.messages == (
         ChatMessage("system", "You are a careful demographer."),
         ChatMessage("user", text.rstrip("\n")),
@@ -225,20 +224,19 @@ def test_likelihood_prompt_has_22_bins():
 
 def test_numeric_problem_prompt():
     scenario = "A bag holds 17 red and 99 blue marbles. I draw one without looking. The marble is"
-    assert numeric_problem_prompt(scenario) == Prompt(text=scenario)
+    assert numeric_problem_prompt(scenario) == scenario
     chat = numeric_problem_prompt(scenario, instruction="Answer with the colour only.")
     assert chat.messages == (ChatMessage("user", "Answer with the colour only."),) and chat.prefill == scenario
 
 
 def test_prompt_object_validation():
+    """The prompt layer hands out the engine's own prompt type; it checks itself when built."""
     with pytest.raises(ConfigError):
-        Prompt()
+        ChatPrompt(())
     with pytest.raises(ConfigError):
-        Prompt(text="x", messages=(ChatMessage("user", "y"),))
-    with pytest.raises(ConfigError):
-        Prompt(text="x", prefill="Answer:")
+        ChatPrompt("just text")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
         ChatMessage("robot", "hi")
-    p = Prompt(messages=({"role": "user", "content": "hi"},), prefill="A:")  # type: ignore[arg-type]
-    assert Prompt.from_dict(p.to_dict()) == p
-    assert Prompt.from_dict(Prompt(text="t").to_dict()) == Prompt(text="t")
+    p = ChatPrompt(({"role": "user", "content": "hi"},), prefill="A:")  # type: ignore[arg-type]
+    assert p.messages == (ChatMessage("user", "hi"),)
+    assert plain_text(p) == "hi\n\nA:" and plain_text("t") == "t"

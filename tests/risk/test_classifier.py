@@ -193,7 +193,7 @@ from hypothesis import strategies as st  # noqa: E402
 def test_a_score_is_finite_only_when_both_digits_had_probabilities(first_missing, second_missing):
     """Random rows lose their first- or second-step probabilities: exactly those rows are NaN, and counted."""
     cfg = PromptConfig(numeric_risk_prompting=True)
-    texts = [str(p.text) for p in LLMClassifier(engine_with(), "ACSIncome", prompt_config=cfg).renderer.render(X10).prompts(0)]
+    texts = [str(p) for p in LLMClassifier(engine_with(), "ACSIncome", prompt_config=cfg).renderer.render(X10).prompts(0)]
     distinct = sorted(set(texts))  # two fixture rows are the same person: they share a prompt
 
     def missing(prompt: str) -> bool:

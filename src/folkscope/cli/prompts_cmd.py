@@ -188,11 +188,11 @@ def run(args: argparse.Namespace) -> int:
                 prompt = rendered.to_prompt(o)
                 if tokenizer is not None:
                     print(render_chat(prompt, tokenizer))
-                elif prompt.is_chat:
-                    for message in prompt.messages or ():
+                elif isinstance(prompt, str):
+                    print(prompt)
+                else:
+                    for message in prompt.messages:
                         print(f"[{message.role}]\n{message.content}")
                     print(f"[assistant prefill]\n{prompt.prefill}")
-                else:
-                    print(prompt.text)
                 print()
     return 0

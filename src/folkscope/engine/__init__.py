@@ -50,7 +50,7 @@ from folkscope.engine.requests import (
     request_key,
 )
 from folkscope.engine.runner import Engine, EngineStats
-from folkscope.engine.tokens import VariantSet, expand_variants, token_variants
+from folkscope.engine.tokens import VariantSet, expand_variants, token_variants, word_variants
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -88,4 +88,5 @@ __all__ = [
     "request_key",
     "resolve_model",
     "token_variants",
+    "word_variants",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "encode_texts",
     "expand_variants",
     "token_variants",
+    "word_variants",
 ]
 
 
@@ -79,6 +80,24 @@ def token_variants(choice: str) -> tuple[str, ...]:
     stripped = choice.lstrip(" ")
     spaced = " " + stripped
     return (choice, stripped) if choice.startswith(" ") else (choice, spaced)
+
+
+def word_variants(word: str) -> tuple[str, ...]:
+    """Common tokenizations of an answer word: as written, lower-case, capitalised, ± leading space.
+
+    For words a model writes in free running text (a colour, a brand, Yes/No),
+    where it may start the word in either case.
+
+    Examples
+    --------
+    >>> word_variants("red")
+    ('red', ' red', 'Red', ' Red')
+    >>> word_variants("42")
+    ('42', ' 42')
+    """
+    base = word.strip()
+    forms = dict.fromkeys([base, base.lower(), base[:1].upper() + base[1:]])
+    return tuple(dict.fromkeys(v for f in forms for v in (f, " " + f)))
 
 
 @dataclass(frozen=True)

@@ -19,24 +19,18 @@ and runs test are also reported without the games that had any.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from folkscope.engine import ChatPrompt, Engine, Message, ScoreRequest, expand_variants
+from folkscope.engine import Engine, word_variants
 from folkscope.errors import ConfigError
 from folkscope.metrics import matching_pennies_win_rate, ngram_guesses, runs_test_pass_rate
-from folkscope.numeric.scoring import word_variants
+from folkscope.prompting import PENNY_FACES, matching_pennies_prompt
+from folkscope.readout import read_choices
 
 __all__ = ["PenniesResult", "play_matching_pennies"]
-
-_INTRO = ("We are playing matching pennies for {rounds} rounds. Each round you call Heads or "
-          "Tails; your opponent tries to predict your call from your earlier calls and wins if "
-          "it guesses right. Be as unpredictable as you can.")
-_FACES = ("Heads", "Tails")
-
 
 @dataclass(frozen=True, eq=False)
 class PenniesResult:
@@ -121,16 +115,6 @@ class PenniesResult:
             "player_won": (guesses != self.moves).ravel()})
 
 
-def _prompt(history: Sequence[int], rounds: int, chat: bool) -> str | ChatPrompt:
-    lines = [f"Round {i + 1}: {_FACES[1 - m]}" for i, m in enumerate(history)]
-    lines.append(f"Round {len(history) + 1}:")
-    transcript = "\n".join(lines)
-    intro = _INTRO.format(rounds=rounds)
-    if chat:
-        return ChatPrompt((Message("user", intro),), prefill=transcript)
-    return f"{intro}\n\n{transcript}"
-
-
 def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 100,
                           n: int = 4, chat: bool = False, seed: int = 0) -> PenniesResult:
     """Play ``n_games`` games of ``n_rounds`` rounds and score them.
@@ -152,25 +136,23 @@ def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 
             raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}",
                               parameter=name, value=value)
     rng = np.random.default_rng(seed)
-    variants = expand_variants(_FACES, variants=word_variants)
     moves = np.zeros((n_games, n_rounds), dtype=np.int64)
     mass = np.zeros((n_games, n_rounds))
     p_heads = np.full((n_games, n_rounds), 0.5)
     fallback = np.zeros((n_games, n_rounds), dtype=bool)
     n_nan = n_zero = 0
     for r in range(n_rounds):
-        requests = [ScoreRequest(_prompt(moves[g, :r].tolist(), n_rounds, chat), variants.tokens)
-                    for g in range(n_games)]
-        described = f"matching pennies (round {r + 1} of {n_rounds})"
-        for g, res in enumerate(engine.score(requests, unit="games", description=described)):
-            heads, tails = (float(x) for x in variants.merge_probs(res.logprobs, bound=res.bound))
-            mass[g, r] = heads + tails
-            if np.isnan(heads) or np.isnan(tails):
+        prompts = [[matching_pennies_prompt(moves[g, :r].tolist(), rounds=n_rounds, chat=chat)] for g in range(n_games)]
+        readout = read_choices(engine, prompts, PENNY_FACES, variants=word_variants, unit="games",
+                               description=f"matching pennies (round {r + 1} of {n_rounds})")
+        mass[:, r] = readout.mass[:, 0]
+        for g in range(n_games):
+            if np.isnan(mass[g, r]):
                 fallback[g, r], n_nan = True, n_nan + 1
-            elif heads + tails <= 0:
+            elif mass[g, r] <= 0:
                 fallback[g, r], n_zero = True, n_zero + 1
             else:
-                p_heads[g, r] = heads / (heads + tails)
+                p_heads[g, r] = readout.probs[g, 0]
             # one draw per round in every case, so the random stream (and every
             # later move) does not depend on whether a round fell back
             moves[g, r] = int(rng.random() < p_heads[g, r])

@@ -3,19 +3,20 @@
 Configuration (:class:`PromptConfig`, :class:`FewShotConfig`,
 :func:`parse_variations`), rendering (:class:`PromptRenderer`,
 :func:`render_prompts`, :func:`render_dataset` into a :class:`PromptBatch`
-of :class:`RenderedPrompt`), the engine-facing :class:`Prompt` (text, or
-chat messages plus prefill), chat rendering through a tokenizer's own
-template (:func:`render_chat`), reading chain-of-thought answers
-(:func:`strip_thinking`, :func:`parse_probability`), exports (JSONL, Hugging
-Face datasets) and the prompt shapes of the other parts (:func:`qa_prompt`,
-:func:`likelihood_prompt`, :func:`numeric_problem_prompt`).
+of :class:`RenderedPrompt`), the engine prompts they become (the engine's
+own type: a text, or a :class:`~folkscope.engine.ChatPrompt`; this layer is
+the only one that builds them), chat rendering through a tokenizer's own
+template (:func:`render_chat`, :func:`plain_text`, :func:`continue_prompt`),
+exports (JSONL, Hugging Face datasets) and the prompt shapes of the other
+parts (:func:`qa_prompt`, :func:`likelihood_prompt`,
+:func:`numeric_problem_prompt`, :func:`matching_pennies_prompt`). Reading
+the answers back is :mod:`folkscope.readout`'s.
 
 Importing this package loads numpy and pandas only; transformers and
 datasets are imported inside the functions that need them.
 """
 
-from folkscope.prompting.answers import parse_probability, strip_thinking
-from folkscope.prompting.chat import load_tokenizer, render_chat, render_chats
+from folkscope.prompting.chat import continue_prompt, load_tokenizer, plain_text, render_chat, render_chats
 from folkscope.prompting.config import (
     PROMPT_FORMAT_VERSION,
     FewShotConfig,
@@ -37,8 +38,10 @@ from folkscope.prompting.orderings import LETTERS, AnswerOrdering, answer_orderi
 from folkscope.prompting.renderer import PromptBatch, PromptRenderer, render_dataset, render_prompts
 from folkscope.prompting.shapes import (
     LIKELIHOOD_BINS,
+    PENNY_FACES,
     LikelihoodBin,
     likelihood_prompt,
+    matching_pennies_prompt,
     numeric_problem_prompt,
     qa_prompt,
 )
@@ -52,7 +55,7 @@ from folkscope.prompting.templates import (
     few_shot_description,
     task_description,
 )
-from folkscope.prompting.types import ChatMessage, Prompt, RenderedPrompt
+from folkscope.prompting.types import RenderedPrompt
 from folkscope.prompting.variations import FORMATS, GRANULARITIES, VARIATION_KEYS, format_variations, parse_variations
 
 __all__ = [
@@ -65,15 +68,14 @@ __all__ = [
     "LIKELIHOOD_BINS",
     "NUMERIC_ANSWER_LEAD",
     "NUMERIC_PREFILL",
+    "PENNY_FACES",
     "PROMPT_FORMAT_VERSION",
     "QUESTION_HEADER",
     "VARIATION_KEYS",
     "AnswerOrdering",
-    "ChatMessage",
     "ExamplePool",
     "FewShotConfig",
     "LikelihoodBin",
-    "Prompt",
     "PromptBatch",
     "PromptConfig",
     "PromptConfigWarning",
@@ -81,6 +83,7 @@ __all__ = [
     "RenderedPrompt",
     "answer_orderings",
     "class_counts",
+    "continue_prompt",
     "draw_examples",
     "draw_for_rows",
     "export_hf_dataset",
@@ -92,10 +95,11 @@ __all__ = [
     "join_label",
     "likelihood_prompt",
     "load_tokenizer",
+    "matching_pennies_prompt",
     "numeric_problem_prompt",
     "option_text",
-    "parse_probability",
     "parse_variations",
+    "plain_text",
     "prompts_frame",
     "qa_prompt",
     "render_chat",
@@ -105,7 +109,6 @@ __all__ = [
     "render_prompts",
     "row_keys",
     "row_uniforms",
-    "strip_thinking",
     "task_description",
     "write_prompts_jsonl",
 ]

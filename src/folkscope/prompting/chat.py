@@ -1,4 +1,4 @@
-"""Chat prompts through a tokenizer's own chat template (for export and inspection).
+"""Engine prompts as text: through a tokenizer's own chat template, or flattened; continued answers.
 
 The engine renders chat prompts itself; :func:`render_chat` is the same rule
 for everyone else (the ``folkscope prompts --tokenizer`` export, notebooks,
@@ -14,10 +14,44 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from folkscope.engine.requests import ChatPrompt, Prompt
 from folkscope.errors import ConfigError
-from folkscope.prompting.types import Prompt
 
-__all__ = ["load_tokenizer", "render_chat", "render_chats"]
+__all__ = ["continue_prompt", "load_tokenizer", "plain_text", "render_chat", "render_chats"]
+
+
+def plain_text(prompt: Prompt) -> str:
+    """The prompt as text without any chat template: message contents blank-line separated, then the prefill.
+
+    Examples
+    --------
+    >>> plain_text(ChatPrompt([("user", "Hi")], prefill="Answer:"))
+    'Hi\\n\\nAnswer:'
+    >>> plain_text("Answer:")
+    'Answer:'
+    """
+    if isinstance(prompt, str):
+        return prompt
+    body = "\n\n".join(m.content for m in prompt.messages)
+    return f"{body}\n\n{prompt.prefill}" if prompt.prefill else body
+
+
+def continue_prompt(prompt: Prompt, text: str) -> Prompt:
+    """The same prompt with ``text`` appended to what the model has already 'said' (the prefill of a chat prompt).
+
+    Reading an answer token by token (the second digit after the first)
+    asks the model again with its own first token in place.
+
+    Examples
+    --------
+    >>> continue_prompt("Answer: 0.", "7")
+    'Answer: 0.7'
+    >>> continue_prompt(ChatPrompt([("user", "Risk?")], prefill="0."), "7").prefill
+    '0.7'
+    """
+    if isinstance(prompt, ChatPrompt):
+        return ChatPrompt(prompt.messages, prefill=prompt.prefill + text, enable_thinking=prompt.enable_thinking)
+    return prompt + text
 
 
 def render_chat(prompt: Prompt, tokenizer: Any) -> str:
@@ -25,7 +59,7 @@ def render_chat(prompt: Prompt, tokenizer: Any) -> str:
 
     Parameters
     ----------
-    prompt : Prompt
+    prompt : str or ChatPrompt
         A text or chat prompt.
     tokenizer : transformers tokenizer (or any object with ``apply_chat_template``)
         Must carry a chat template for chat prompts.
@@ -35,8 +69,8 @@ def render_chat(prompt: Prompt, tokenizer: Any) -> str:
     ConfigError
         If the prompt is a chat prompt and the tokenizer has no chat template.
     """
-    if not prompt.is_chat:
-        return str(prompt.text)
+    if isinstance(prompt, str):
+        return prompt
     if not getattr(tokenizer, "chat_template", None):
         name = getattr(tokenizer, "name_or_path", type(tokenizer).__name__)
         raise ConfigError(
@@ -44,7 +78,7 @@ def render_chat(prompt: Prompt, tokenizer: Any) -> str:
             "drop --use-chat-template (and --cot-prompting) for base models, or set tokenizer.chat_template",
             parameter="use_chat_template",
         )
-    messages = [m.to_dict() for m in prompt.messages or ()]
+    messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
     text = tokenizer.apply_chat_template(
         messages, tokenize=False, add_generation_prompt=True, enable_thinking=prompt.enable_thinking
     )

@@ -33,23 +33,22 @@ import numpy as np
 import pandas as pd
 
 from folkscope._io import atomic_binary, write_parquet
+from folkscope.engine.requests import ChatPrompt
 from folkscope.errors import ConfigError
+from folkscope.prompting.chat import plain_text, render_chats
 from folkscope.prompting.config import PROMPT_FORMAT_VERSION, PromptConfig
 from folkscope.prompting.renderer import PromptBatch, render_dataset
-from folkscope.prompting.types import Prompt
 
 __all__ = ["export_hf_dataset", "iter_prompt_records", "prompts_frame", "write_prompts_jsonl"]
 
 
-def _slot_prompts(batch: PromptBatch, o: int, tokenizer: Any) -> tuple[list[str], list[Prompt] | None]:
+def _slot_prompts(batch: PromptBatch, o: int, tokenizer: Any) -> tuple[list[str], list[ChatPrompt] | None]:
     if not batch.config.is_chat:
         return batch.full_texts(o).tolist(), None
-    prompts = batch.prompts(o)
+    prompts = [p for p in batch.prompts(o) if isinstance(p, ChatPrompt)]
     if tokenizer is not None:
-        from folkscope.prompting.chat import render_chats
-
         return render_chats(prompts, tokenizer), prompts
-    return [p.plain_text() for p in prompts], prompts
+    return [plain_text(p) for p in prompts], prompts
 
 
 def _columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> dict[str, list[Any]]:
@@ -68,7 +67,7 @@ def _columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> dict[str,
     cols["mode"] = [batch.mode] * len(pairs)
     cols["prompt"] = [texts[s][r] for r, s in pairs]
     if batch.config.is_chat:
-        cols["messages"] = [[m.to_dict() for m in chats[s][r].messages] for r, s in pairs]
+        cols["messages"] = [[{"role": m.role, "content": m.content} for m in chats[s][r].messages] for r, s in pairs]
         cols["prefill"] = [chats[s][r].prefill for r, s in pairs]
     texts_c = [list(o.texts) for o in orderings] or [[]]
     labels_c = [list(o.labels) for o in orderings] or [[]]

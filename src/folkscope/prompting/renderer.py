@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from folkscope.engine.requests import Prompt
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import PromptConfig
 from folkscope.prompting.features import feature_order, render_feature_block
@@ -45,7 +46,7 @@ from folkscope.prompting.templates import (
     few_shot_description,
     task_description,
 )
-from folkscope.prompting.types import Prompt, RenderedPrompt
+from folkscope.prompting.types import RenderedPrompt
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["PromptBatch", "PromptRenderer", "render_dataset", "render_prompts"]
@@ -153,10 +154,9 @@ class PromptBatch:
         return self._head(o) + self.row_texts + tail
 
     def prompts(self, ordering: int | AnswerOrdering | None = None) -> list[Prompt]:
-        """Every row's engine :class:`Prompt` for one ordering."""
-        cfg = self.config
-        if not cfg.is_chat:
-            return [Prompt(text=t) for t in self.full_texts(ordering)]
+        """Every row's engine prompt for one ordering (its full text, or a chat prompt)."""
+        if not self.config.is_chat:
+            return [str(t) for t in self.full_texts(ordering)]
         return [self[i].to_prompt(ordering) for i in range(len(self))]
 
     def answers(self, ordering: int | AnswerOrdering | None = None) -> np.ndarray | None:

@@ -12,6 +12,8 @@ the questions, answers, scenarios and instructions.
   probability bins of :data:`LIKELIHOOD_BINS` (A. 0%, B. 0-5%, ..., V. 100%).
 - :func:`numeric_problem_prompt`: a numeric-calibration scenario the model
   continues (base models), optionally after an instruction turn (chat).
+- :func:`matching_pennies_prompt`: one round of the numeric part's
+  randomness game, the transcript of the model's earlier calls.
 """
 
 from __future__ import annotations
@@ -19,13 +21,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from folkscope.engine.requests import ChatPrompt, Message, Prompt
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import PromptConfig
 from folkscope.prompting.orderings import LETTERS, answer_orderings
 from folkscope.prompting.templates import ANSWER_PREFILL, QUESTION_HEADER
-from folkscope.prompting.types import ChatMessage, Prompt, RenderedPrompt
+from folkscope.prompting.types import RenderedPrompt
 
-__all__ = ["LIKELIHOOD_BINS", "LikelihoodBin", "likelihood_prompt", "numeric_problem_prompt", "qa_prompt"]
+__all__ = [
+    "LIKELIHOOD_BINS",
+    "PENNY_FACES",
+    "LikelihoodBin",
+    "likelihood_prompt",
+    "matching_pennies_prompt",
+    "numeric_problem_prompt",
+    "qa_prompt",
+]
+
+#: the two calls of the matching-pennies game, in move order (move 1 is the first)
+PENNY_FACES = ("Heads", "Tails")
+_PENNIES_INTRO = ("We are playing matching pennies for {rounds} rounds. Each round you call Heads or "
+                  "Tails; your opponent tries to predict your call from your earlier calls and wins if "
+                  "it guesses right. Be as unpredictable as you can.")
 
 
 @dataclass(frozen=True)
@@ -135,11 +152,35 @@ def numeric_problem_prompt(scenario: str, *, instruction: str | None = None) -> 
 
     Examples
     --------
-    >>> numeric_problem_prompt("A bag holds 17 red and 99 blue marbles. I draw one blindly; it is").text[-5:]
+    >>> numeric_problem_prompt("A bag holds 17 red and 99 blue marbles. I draw one blindly; it is")[-5:]
     'it is'
+    >>> numeric_problem_prompt("... it is", instruction="Answer with the colour only.").prefill
+    '... it is'
     """
     if not scenario.strip():
         raise ConfigError("a numeric problem needs a scenario", parameter="scenario")
     if instruction is None:
-        return Prompt(text=scenario)
-    return Prompt(messages=(ChatMessage("user", instruction),), prefill=scenario)
+        return scenario
+    return ChatPrompt((Message("user", instruction),), prefill=scenario)
+
+
+def matching_pennies_prompt(history: Sequence[int], *, rounds: int, chat: bool = False) -> Prompt:
+    """The prompt of the next round of matching pennies: the rules, then the model's calls so far.
+
+    ``history`` holds the earlier moves (1 = Heads, 0 = Tails). The prompt
+    ends on ``"Round r:"`` so the next word is the model's call. With
+    ``chat`` the rules are the user turn and the transcript is the assistant
+    prefill.
+
+    Examples
+    --------
+    >>> print(matching_pennies_prompt([1, 0], rounds=3).splitlines()[-3:])
+    ['Round 1: Heads', 'Round 2: Tails', 'Round 3:']
+    """
+    lines = [f"Round {i + 1}: {PENNY_FACES[1 - int(m)]}" for i, m in enumerate(history)]
+    lines.append(f"Round {len(history) + 1}:")
+    transcript = "\n".join(lines)
+    intro = _PENNIES_INTRO.format(rounds=rounds)
+    if chat:
+        return ChatPrompt((Message("user", intro),), prefill=transcript)
+    return f"{intro}\n\n{transcript}"

@@ -1,9 +1,11 @@
-"""Plain data that leaves the prompt layer: chat messages, prompts, rendered rows.
+"""Plain data that leaves the prompt layer: rendered rows, cut where they stop being shared.
 
-:class:`Prompt` is what the engine receives, backend-neutral: either a
-complete ``text``, or chat ``messages`` plus an assistant ``prefill`` that
-the backend renders through the tokenizer's own chat template (then appends
-the prefill, so the model continues the assistant's turn).
+The prompt a row becomes is the engine's own request prompt (one type at the
+boundary, :data:`folkscope.engine.requests.Prompt`): a complete text
+(``str``), or a :class:`~folkscope.engine.ChatPrompt` whose messages the
+backend renders through the tokenizer's own chat template before appending
+the assistant prefill, so the model continues the assistant's turn. Only
+this layer builds them; parts pass them on.
 
 :class:`RenderedPrompt` is one row rendered for every answer ordering, cut
 where prompts stop being shared::
@@ -23,101 +25,15 @@ choice within one prompt.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from folkscope.engine.requests import ChatPrompt, Message, Prompt
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import PromptConfig
 from folkscope.prompting.orderings import AnswerOrdering
 
-__all__ = ["ChatMessage", "Prompt", "RenderedPrompt"]
-
-_ROLES = ("system", "user", "assistant")
-
-
-@dataclass(frozen=True)
-class ChatMessage:
-    """One chat turn."""
-
-    role: str
-    content: str
-
-    def __post_init__(self) -> None:
-        if self.role not in _ROLES:
-            raise ConfigError(f"chat role must be one of {', '.join(_ROLES)}, got {self.role!r}", parameter="role", value=self.role)
-        if not isinstance(self.content, str):
-            raise ConfigError(f"chat message content must be text, got {type(self.content).__name__}", parameter="content")
-
-    def to_dict(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """A prompt as the engine takes it: text, or chat messages plus an assistant prefill.
-
-    Exactly one of ``text`` and ``messages`` is set. For chat prompts the
-    backend renders ``messages`` with the tokenizer's chat template
-    (``add_generation_prompt=True``, passing ``enable_thinking``) and appends
-    ``prefill``; :func:`folkscope.prompting.render_chat` does exactly that.
-
-    Examples
-    --------
-    >>> Prompt(text="Answer:").is_chat
-    False
-    >>> p = Prompt(messages=(ChatMessage("user", "Hi"),), prefill="Answer:")
-    >>> p.is_chat, p.plain_text()
-    (True, 'Hi\\n\\nAnswer:')
-    """
-
-    text: str | None = None
-    messages: tuple[ChatMessage, ...] | None = None
-    prefill: str = ""
-    enable_thinking: bool = False
-
-    def __post_init__(self) -> None:
-        if (self.text is None) == (self.messages is None):
-            raise ConfigError("a prompt has either text or chat messages, exactly one of them", parameter="prompt")
-        if self.messages is not None:
-            msgs = tuple(m if isinstance(m, ChatMessage) else ChatMessage(**m) for m in self.messages)
-            if not msgs:
-                raise ConfigError("a chat prompt needs at least one message", parameter="messages")
-            object.__setattr__(self, "messages", msgs)
-        elif self.prefill:
-            raise ConfigError("a text prompt already ends with its prefill; leave prefill empty", parameter="prefill")
-
-    @property
-    def is_chat(self) -> bool:
-        return self.messages is not None
-
-    def plain_text(self) -> str:
-        """The prompt as text without any chat template (message contents, blank-line separated, then the prefill)."""
-        if self.messages is None:
-            return str(self.text)
-        body = "\n\n".join(m.content for m in self.messages)
-        return f"{body}\n\n{self.prefill}" if self.prefill else body
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``{"text": ...}`` or ``{"messages": [...], "prefill": ..., "enable_thinking": ...}``."""
-        if self.messages is None:
-            return {"text": self.text}
-        return {
-            "messages": [m.to_dict() for m in self.messages],
-            "prefill": self.prefill,
-            "enable_thinking": self.enable_thinking,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Prompt:
-        if "messages" in data:
-            return cls(
-                messages=tuple(ChatMessage(**m) for m in data["messages"]),
-                prefill=data.get("prefill", ""),
-                enable_thinking=bool(data.get("enable_thinking", False)),
-            )
-        return cls(text=data["text"])
-
+__all__ = ["RenderedPrompt"]
 
 @dataclass(frozen=True)
 class RenderedPrompt:
@@ -218,13 +134,23 @@ class RenderedPrompt:
         return self.orderings[self._slot(ordering)].letter_of(self.label)
 
     def to_prompt(self, ordering: int | AnswerOrdering | None = None) -> Prompt:
-        """The engine's :class:`Prompt` for one ordering: text, or chat messages and prefill."""
+        """The engine prompt for one ordering: the full text, or a :class:`ChatPrompt` (messages and prefill).
+
+        Examples
+        --------
+        >>> from folkscope.data import load_bundled
+        >>> from folkscope.prompting import PromptConfig, render_prompts
+        >>> rows = load_bundled("acs-income-10").iloc[:1]
+        >>> chat = render_prompts("ACSIncome", rows, PromptConfig(use_chat_template=True))[0].to_prompt()
+        >>> [m.role for m in chat.messages], chat.prefill
+        (['user'], 'Answer:')
+        """
         cfg = self.config
         if not cfg.is_chat:
-            return Prompt(text=self.full_text(ordering))
+            return self.full_text(ordering)
         messages = []
         if cfg.system_prompt is not None:
-            messages.append(ChatMessage("system", cfg.system_prompt))
-        messages.append(ChatMessage("user", self.user_text(ordering)))
+            messages.append(Message("system", cfg.system_prompt))
+        messages.append(Message("user", self.user_text(ordering)))
         prefill = cfg.chat_prompt if cfg.chat_prompt is not None else self.prefill
-        return Prompt(messages=tuple(messages), prefill=prefill, enable_thinking=cfg.enable_thinking)
+        return ChatPrompt(tuple(messages), prefill=prefill, enable_thinking=cfg.enable_thinking)

@@ -34,28 +34,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from folkscope.engine import (
-    ChatPrompt,
-    Engine,
-    GenerateRequest,
-    GenerationSettings,
-    Message,
-    NextTokenRequest,
-    PrefixGroupRequest,
-    ScoreRequest,
-    ScoreResult,
-    expand_variants,
-)
+from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 from folkscope.errors import ConfigError
-from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, parse_probability
-from folkscope.prompting.types import Prompt as RenderedText
+from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer
+from folkscope.readout import DIGIT_READOUTS, parse_probability, read_choices, read_two_digits
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
 
-NUMERIC_READOUTS = ("greedy", "expected")
-_DIGITS = tuple(str(d) for d in range(10))
-_DIGIT_SET = expand_variants(_DIGITS, variants=lambda d: (d,))  # digits as written: one variant each
+NUMERIC_READOUTS = DIGIT_READOUTS
 
 
 @dataclass
@@ -78,14 +65,6 @@ class ScoringReport:
             "min_answer_mass": None if np.isnan(self.min_letter_mass) else self.min_letter_mass,
             "notes": list(self.notes),
         }
-
-
-def _to_engine(prompt: RenderedText) -> str | ChatPrompt:
-    """The prompt layer's prompt as an engine request prompt."""
-    if not prompt.is_chat:
-        return str(prompt.text)
-    messages = tuple(Message(m.role, m.content) for m in prompt.messages or ())
-    return ChatPrompt(messages, prefill=prompt.prefill, enable_thinking=prompt.enable_thinking)
 
 
 class LLMClassifier:
@@ -200,7 +179,7 @@ class LLMClassifier:
     def _check_context(self, batch: PromptBatch) -> None:
         if self.context_size is None or len(batch) == 0:
             return
-        prompts = [_to_engine(p) for p in batch.prompts(0)]
+        prompts = batch.prompts(0)
         lengths = np.asarray(self.engine.count_tokens(prompts))
         over = lengths > self.context_size
         if over.any():
@@ -215,84 +194,46 @@ class LLMClassifier:
     # -- the three readings --------------------------------------------------------
     def _multiple_choice(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         orderings = batch.orderings
-        letters = orderings[0].letters
-        variants = expand_variants(list(letters))
         self.last_report.orderings = len(orderings)
-        per_ordering = np.full((len(batch), len(orderings)), np.nan)
-        mass = np.full((len(batch), len(orderings)), np.nan)
+        permutations = [o.permutation for o in orderings]
         if self.prompt_config.is_chat:
-            for o, ordering in enumerate(orderings):
-                requests = [ScoreRequest(_to_engine(p), variants.tokens) for p in batch.prompts(o)]
-                described = f"scoring (ordering {o + 1} of {len(orderings)})"
-                for i, res in enumerate(self.engine.score(requests, unit="rows", description=described)):
-                    per_ordering[i, o], mass[i, o] = self._letter_risk(variants, res, ordering)
-        else:
-            requests = []
-            for rendered in batch:  # orderings of a row share all text up to the options
-                shared, rests = rendered.ordering_split()
-                requests.append(PrefixGroupRequest(shared, rests, variants.tokens))
-            for i, group in enumerate(self.engine.score_groups(requests, unit="rows")):
-                for o, res in enumerate(group.results):
-                    per_ordering[i, o], mass[i, o] = self._letter_risk(variants, res, orderings[o])
-        if np.isfinite(mass).any():
+            per_row = [[rendered.to_prompt(o) for o in range(len(orderings))] for rendered in batch]
+            readout = read_choices(self.engine, per_row, orderings[0].letters, orderings=permutations, description="scoring")
+        else:  # orderings of a row share all text up to the options: one prefix group per row
+            splits = [rendered.ordering_split() for rendered in batch]
+            per_row = [[shared + rest for rest in rests] for shared, rests in splits]
+            readout = read_choices(self.engine, per_row, orderings[0].letters, orderings=permutations,
+                                   shared=[shared for shared, _ in splits])
+        first = orderings[0]
+        positive = first.permutation[first.labels.index(1)]  # the option whose label is 1
+        per_ordering = readout.per_ordering[:, :, positive]
+        mass = np.nan_to_num(readout.mass, nan=0.0)  # an unscored ordering put no usable mass on the letters
+        if len(batch):
             self.last_report.min_letter_mass = float(np.nanmin(mass))
-        scores = per_ordering.mean(axis=1)
         details = pd.DataFrame({f"score_ordering_{o}": per_ordering[:, o] for o in range(len(orderings))})
         details["answer_mass"] = mass.mean(axis=1)
-        return scores, details
-
-    def _letter_risk(self, variants: Any, result: ScoreResult, ordering: Any) -> tuple[float, float]:
-        probs = np.asarray(variants.merge_probs(result.logprobs, bound=result.bound), dtype=float)
-        total = probs.sum()
-        if not np.isfinite(total) or total <= 0:
-            return float("nan"), 0.0
-        positive = ordering.letter_of(1)
-        return float(probs[list(ordering.letters).index(positive)] / total), float(total)
+        return per_ordering.mean(axis=1), details
 
     def _numeric(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
-        prompts = [_to_engine(p) for p in batch.prompts(0)]
-        first = self._digit_probs(prompts, "first digit")
-        first_ok = np.isfinite(first).all(axis=1)
-        d1 = np.where(first_ok, np.nan_to_num(first, nan=-1.0).argmax(axis=1), 0)
-        if self.numeric_readout == "greedy":
-            second = self._digit_probs([_extend(p, str(d)) for p, d in zip(prompts, d1)], "second digit")
-            second_ok = np.isfinite(second).all(axis=1)
-            scores = d1 / 10 + np.nan_to_num(second, nan=-1.0).argmax(axis=1) / 100
-        else:
-            seconds = np.stack([self._digit_probs([_extend(p, d) for p in prompts], f"second digit after {d}") for d in _DIGITS], axis=1)
-            # a second-digit distribution that is missing matters unless its first digit has probability 0
-            known = np.isfinite(seconds).all(axis=2)
-            second_ok = (known | (np.nan_to_num(first, nan=1.0) == 0)).all(axis=1)
-            tenths = np.arange(10) / 10 + (np.where(known[:, :, None], seconds, 0.0) @ (np.arange(10) / 100))
-            scores = (np.nan_to_num(first) * tenths).sum(axis=1)
-        usable = first_ok & second_ok  # a digit without probabilities is never read as some digit
-        scores = np.where(usable, scores, np.nan)
-        for what, ok in (("first", first_ok), ("second", first_ok & ~second_ok)):
-            missing = int((~ok).sum()) if what == "first" else int(ok.sum())
+        readout = read_two_digits(self.engine, batch.prompts(0), how=self.numeric_readout)
+        first_ok, second_ok = readout.first_ok, readout.second_ok
+        for what, missing in (("first", int((~first_ok).sum())), ("second", int((first_ok & ~second_ok).sum()))):
             if missing:
                 self.last_report.notes.append(
                     f"{missing} rows had no usable probabilities for the {what} digit of the numeric answer; scored NaN"
                 )
         details = pd.DataFrame({
-            "first_digit": np.where(first_ok, d1, -1),
-            "first_digit_prob": np.where(first_ok, np.nan_to_num(first, nan=0.0).max(axis=1), np.nan),
+            "first_digit": readout.first_digit,
+            "first_digit_prob": np.where(first_ok, np.nan_to_num(readout.first, nan=0.0).max(axis=1), np.nan),
         })  # fmt: skip
-        return scores.astype(float), details
-
-    def _digit_probs(self, prompts: list[str | ChatPrompt], step: str) -> np.ndarray:
-        results = self.engine.next_token([NextTokenRequest(p, _DIGITS) for p in prompts], unit="rows", description=f"scoring ({step})")
-        logp = np.array([_DIGIT_SET.merge_logprobs(r.logprobs, bound=r.bound) for r in results], dtype=float)
-        top = logp.max(axis=1, keepdims=True)
-        p = np.exp(logp - np.where(np.isfinite(top), top, 0.0))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return p / p.sum(axis=1, keepdims=True)
+        return readout.values, details
 
     def _chain_of_thought(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         def settings(row_id: object) -> GenerationSettings:  # per row id: a sample depends on neither batch nor subsample
             seed = (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63 if self.temperature > 0 else 0
             return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self.temperature, seed=seed)
 
-        requests = [GenerateRequest(_to_engine(p), settings(batch[i].row_id)) for i, p in enumerate(batch.prompts(0))]
+        requests = [GenerateRequest(p, settings(batch[i].row_id)) for i, p in enumerate(batch.prompts(0))]
         texts = [r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")]
         strip = self.prompt_config.enable_thinking
         parsed = [parse_probability(t, strip_think=strip) for t in texts]
@@ -304,9 +245,3 @@ class LLMClassifier:
             )
         return scores, pd.DataFrame({"generation": texts})
 
-
-def _extend(prompt: str | ChatPrompt, text: str) -> str | ChatPrompt:
-    """The same prompt with ``text`` appended to what the model has already 'said'."""
-    if isinstance(prompt, ChatPrompt):
-        return ChatPrompt(prompt.messages, prefill=prompt.prefill + text, enable_thinking=prompt.enable_thinking)
-    return prompt + text

@@ -1,4 +1,4 @@
-"""Reading the answers the prompts ask for: thinking blocks and "Probability: X%" lines.
+"""Generation parsing: thinking blocks and "Probability: X%" lines in free text.
 
 Chain-of-thought prompts end by asking for ``Probability: X%``.
 :func:`strip_thinking` removes a ``<think>...</think>`` block first (thinking
