@@ -1,21 +1,128 @@
-"""What every config's ``from_dict`` checks first: a mapping, and only the dataclass's own keys.
+"""What every config dataclass shares: its fields' help and flags, and the unknown-key check of ``from_dict``.
+
+Fields declare themselves once with :func:`option` (help text, command-line
+flag, flag group, how the flag parses), and :mod:`folkscope.cli.config_flags`
+generates every command's flags and help from those declarations, so a new
+option is one field, never a field plus a hand-written flag.
 
 Engine, prompt, risk and numeric configs are read back from ``config.json``
 and ``manifest.json`` files a person may have edited; an unknown key is a
 typo or a file from another version, and must be one clear line naming the
-known keys rather than a ``TypeError`` from the constructor. This module sits
-below every layer so each config shares it.
+known keys rather than a ``TypeError`` from the constructor
+(:func:`config_fields`). This module sits below every layer so each config
+shares it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import fields
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import Field, fields
 from typing import Any
 
 from folkscope.errors import ConfigError
 
-__all__: list[str] = []  # private helper
+__all__: list[str] = []  # private helpers
+
+#: how a flag turns into a field value
+KINDS = ("value", "switch", "negate", "maybe", "toggle", "list", "repeat", "extend")
+
+
+def option(
+    doc: str,
+    *,
+    flag: str | None = None,
+    group: str | None = None,
+    kind: str = "value",
+    parse: Callable[[str], Any] | None = None,
+    choices: tuple[str, ...] | None = None,
+    metavar: str | None = None,
+    flag_help: str | None = None,
+    cli: bool = True,
+) -> dict[str, Any]:
+    """Field metadata: the help text and how the field appears on the command line.
+
+    Parameters
+    ----------
+    doc : str
+        Help text (also the field's documentation).
+    flag : str, optional
+        The flag (default ``--field-name``); folktexts' names where they differ.
+    group : str, optional
+        Which help section the flag is listed in.
+    kind : str
+        ``value`` (one argument, parsed by ``parse`` or the field's type),
+        ``switch`` (present: True), ``negate`` (present: False, e.g.
+        ``--no-baselines``), ``maybe`` (present: True, absent: None),
+        ``toggle`` (``--x`` / ``--no-x``), ``list`` (one comma-separated
+        argument), ``repeat`` (the flag repeated), ``extend`` (several
+        arguments, the flag repeatable).
+    parse : callable, optional
+        Turns one argument (or one list item) into its value; raise
+        :class:`argparse.ArgumentTypeError` with the fix.
+    flag_help : str, optional
+        Help of the flag where it reads otherwise than the field's doc (a
+        ``negate`` flag says what leaving the default out does).
+    cli : bool, default True
+        False: the field has no flag (it is set from another config).
+
+    Examples
+    --------
+    >>> option("Seed of the draws.", group="run")["flag"] is None
+    True
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown option kind {kind!r}; one of {', '.join(KINDS)}")
+    return {"doc": doc, "flag": flag, "group": group, "kind": kind, "parse": parse, "choices": choices,
+            "metavar": metavar, "flag_help": flag_help, "cli": cli}
+
+
+def flag_of(f: Field[Any]) -> str:
+    """The command-line flag of a field: its declared flag, else ``--`` plus its name with dashes."""
+    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+
+
+def flag_named(cls: type, name: str) -> str:
+    """The flag of ``cls``'s field ``name`` (for error messages that name the flag to change)."""
+    return flag_of(next(f for f in fields(cls) if f.name == name))
+
+
+def comma_names(text: str) -> tuple[str, ...]:
+    """``"a, b,c"`` -> ``("a", "b", "c")`` (blanks dropped).
+
+    Examples
+    --------
+    >>> comma_names("small, large,")
+    ('small', 'large')
+    """
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def comma_ints(text: str) -> tuple[int, ...]:
+    """``"8,9,48"`` -> ``(8, 9, 48)``; anything else is one clear argparse error."""
+    try:
+        return tuple(int(s) for s in comma_names(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def parse_subsampling(text: str) -> float | int:
+    """``0.1`` is a fraction of each split, ``500`` a row count per split; ``1`` (or ``1.0``) is all rows, as in folktexts.
+
+    Examples
+    --------
+    >>> parse_subsampling("0.1"), parse_subsampling("500"), parse_subsampling("1")
+    (0.1, 500, 1.0)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction like 0.1 or a row count like 500, got {text!r}") from None
+    if value.is_integer() and value >= 2 and "." not in text and "e" not in text.lower():
+        return int(value)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a whole row count >= 2, got {text!r}")
+    return value
 
 
 def config_fields(cls: type, data: object, what: str, *, parameter: str | None = None) -> dict[str, Any]:

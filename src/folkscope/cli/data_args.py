@@ -11,26 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from folkscope._config import parse_subsampling
+
 __all__ = ["add_data_source_arguments", "data_options", "parse_subsampling"]
-
-
-def parse_subsampling(text: str) -> float | int:
-    """``0.1`` is a fraction of each split, ``500`` a row count per split; ``1`` (or ``1.0``) is all rows, as in folktexts.
-
-    Examples
-    --------
-    >>> parse_subsampling("0.1"), parse_subsampling("500"), parse_subsampling("1")
-    (0.1, 500, 1.0)
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction like 0.1 or a row count like 500, got {text!r}") from None
-    if value.is_integer() and value >= 2 and "." not in text and "e" not in text.lower():
-        return int(value)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a whole row count >= 2, got {text!r}")
-    return value
 
 
 def _states(text: str) -> list[str]:

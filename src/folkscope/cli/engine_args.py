@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import Field, fields
 from typing import Any
 
-from folkscope.engine.config import BACKENDS, EngineConfig
+from folkscope.cli.config_flags import add_config_flags, config_values
+from folkscope.engine.config import EngineConfig
 from folkscope.errors import ConfigError
 
 __all__ = ["add_engine_arguments", "engine_config_from_args", "engine_from_args"]
@@ -22,23 +22,6 @@ _GROUPS = {
     "api": "web APIs (litellm; keys come from the environment, e.g. OPENAI_API_KEY)",
     "vllm": "vLLM (--inference-backend vllm)",
 }
-_TYPES = {"int | None": int, "float | None": float, "str | None": str, "str": str}
-
-
-def _dest(f: Field[Any]) -> str:
-    return str(f.metadata["flag"]).lstrip("-").replace("-", "_")
-
-
-def _add(group: Any, f: Field[Any]) -> None:
-    flag, doc = f.metadata["flag"], str(f.metadata["doc"]).replace("%", "%%")
-    if f.name == "use_cache":
-        group.add_argument(flag, action="store_true", help="do not read or write the engine's result cache")
-    elif f.name == "backend":
-        group.add_argument(flag, default=f.default, choices=BACKENDS, help=doc)
-    elif f.type == "bool | None":
-        group.add_argument(flag, action="store_const", const=True, default=None, help=doc)
-    else:
-        group.add_argument(flag, type=_TYPES[str(f.type)], default=f.default, help=doc)
 
 
 def add_engine_arguments(
@@ -48,12 +31,10 @@ def add_engine_arguments(
     groups = {"model": model_group or parser, "inference": inference_group or parser.add_argument_group("inference")}
     for name, title in _GROUPS.items():
         groups[name] = parser.add_argument_group(title)
-    for f in fields(EngineConfig):
-        _add(groups[f.metadata["group"]], f)
-        if f.name == "backend":
-            groups["api"].add_argument(
-                "--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini"
-            )
+    add_config_flags(parser, EngineConfig, groups=groups)
+    groups["api"].add_argument(
+        "--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini"
+    )
 
 
 def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
@@ -65,17 +46,17 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
         ``--use-web-api-model`` with another ``--inference-backend``, or any
         check of :class:`EngineConfig`.
     """
-    backend = args.inference_backend
+    values = config_values(args, EngineConfig)
     if args.use_web_api_model:
+        backend = values["backend"]
         if backend not in ("transformers", "litellm"):  # transformers is only the flag's default here
             raise ConfigError(
                 f"--use-web-api-model and --inference-backend {backend} exclude each other; a web API model runs on the provider's servers",
                 parameter="inference_backend",
                 value=backend,
             )
-        backend = "litellm"
-    values = {f.name: getattr(args, _dest(f)) for f in fields(EngineConfig) if f.name not in ("backend", "use_cache")}
-    return EngineConfig(backend=backend, use_cache=not args.no_cache, **values)
+        values["backend"] = "litellm"
+    return EngineConfig(**values)
 
 
 def engine_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:

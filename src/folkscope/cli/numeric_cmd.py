@@ -9,32 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from folkscope._json import to_jsonable
+from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.engine.config import EngineConfig
 from folkscope.logs import check_writable_dir
-from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES
-from folkscope.numeric.problems import SCALES, TEMPLATE_FORMATS
 from folkscope.numeric.run import NumericConfig, attach_comparison, run_numeric
-from folkscope.numeric.templates import DATASETS
-from folkscope.prompting.config import field_doc
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
                "model's probabilities follow the numbers (PM, WD, RE, behaviours).")
-
-
-def _doc(name: str) -> str:
-    return field_doc(NumericConfig, name)
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(s.strip() for s in text.split(",") if s.strip())
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(s) for s in _names(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,31 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``folkscope numeric`` (help read from :class:`NumericConfig`)."""
-    parser.add_argument("--dataset", choices=DATASETS, default="colors", help=_doc("dataset"))
+    """The flags of ``folkscope numeric``: :class:`NumericConfig`'s fields, the engine's, and the command's own."""
     parser.add_argument("--results-dir", default="results", help="parent folder of the run folder")
-    parser.add_argument("--limit", type=int, default=None, help=_doc("limit"))
-    parser.add_argument("--seed", type=int, default=0, help=_doc("seed"))
-    parser.add_argument("--chat", action=argparse.BooleanOptionalAction, default=False,
-                        help=_doc("chat"))
-    parser.add_argument("--scales", type=_names, default=tuple(SCALES),
-                        help=_doc("scales") + " Comma-separated.")
-    parser.add_argument("--n-numbers", type=int, default=10, help=_doc("n_numbers"))
-    parser.add_argument("--n-intervals", type=int, default=320, help=_doc("n_intervals"))
-    parser.add_argument("--templates", type=_names, default=None,
-                        help=_doc("templates") + " Comma-separated.")
-    parser.add_argument("--words", type=_names, default=None, help=_doc("words") + " Comma-separated.")
-    parser.add_argument("--numbers", type=_ints, default=None,
-                        help=_doc("numbers") + " Comma-separated, e.g. 8,9,48,51,98,99.")
-    parser.add_argument("--template-file", default=None, help=_doc("template_file"))
-    parser.add_argument("--template-format", choices=TEMPLATE_FORMATS, default="auto",
-                        help=_doc("template_format"))
-    parser.add_argument("--prompt-file", default=None, help=_doc("prompt_file"))
-    parser.add_argument("--frequency-table", default=BUNDLED_FREQUENCIES,
-                        help=_doc("frequency_table"))
-    parser.add_argument("--pennies-games", type=int, default=0, help=_doc("pennies_games"))
-    parser.add_argument("--pennies-rounds", type=int, default=100, help=_doc("pennies_rounds"))
-    parser.add_argument("--pennies-n", type=int, default=4, help=_doc("pennies_n"))
+    add_config_flags(parser, NumericConfig)
     parser.add_argument("--compare-to", default=None, metavar="RUN_FOLDER",
                         help="a finished run folder of the same problems (e.g. the base form); "
                              "paired differences of this run minus it, and the mode stability, "
@@ -83,14 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> tuple[EngineConfig, NumericConfig]:
     """The engine settings and the :class:`NumericConfig` of parsed flags, both checked (nothing loads)."""
     engine_config = engine_config_from_args(args)
-    config = NumericConfig(
-        dataset=args.dataset, model=engine_config.model, backend=engine_config.backend, chat=args.chat,
-        seed=args.seed, scales=args.scales, n_numbers=args.n_numbers,
-        n_intervals=args.n_intervals, templates=args.templates, words=args.words,
-        template_file=args.template_file, limit=args.limit, numbers=args.numbers,
-        template_format=args.template_format, prompt_file=args.prompt_file,
-        frequency_table=args.frequency_table, pennies_games=args.pennies_games,
-        pennies_rounds=args.pennies_rounds, pennies_n=args.pennies_n)
+    config = NumericConfig(model=engine_config.model, backend=engine_config.backend, **config_values(args, NumericConfig))
     return engine_config, config
 
 

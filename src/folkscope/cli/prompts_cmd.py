@@ -1,10 +1,12 @@
 """``folkscope prompts``: render a task's prompts to inspect, to JSONL, or as a Hugging Face dataset.
 
-The prompt flags are shared with ``folkscope run`` / ``run_acs_benchmark``:
-:func:`add_prompt_arguments` adds them to any parser and
+The prompt and data flags are shared with ``folkscope run`` /
+``run_acs_benchmark``: both are generated from the fields of
+:class:`~folkscope.risk.BenchmarkConfig` (:mod:`folkscope.cli.config_flags`).
+:func:`add_prompt_arguments` adds the prompt flags to any parser and
 :func:`prompt_config_from_args` turns the parsed namespace into a
-:class:`~folkscope.prompting.PromptConfig` (checked before any data or model
-is loaded). Help texts are the config fields' documentation.
+:class:`~folkscope.prompting.PromptConfig` through the same flat-to-nested
+mapping as a run (checked before any data or model is loaded).
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ import argparse
 import sys
 from typing import Any
 
-from folkscope.cli.data_args import add_data_source_arguments, data_options, parse_subsampling
+from folkscope._config import flag_named
+from folkscope.cli.config_flags import add_config_flags, config_values
+from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.errors import ConfigError
-from folkscope.prompting.config import FewShotConfig, PromptConfig, field_doc
-from folkscope.prompting.variations import parse_variations
-from folkscope.tasks.task import WORDINGS
+from folkscope.prompting.config import PromptConfig
+from folkscope.risk.config import PROMPTS, BenchmarkConfig, prompt_config_of
 
-__all__ = ["DESCRIPTION", "add_arguments", "add_prompt_arguments", "prompt_config_from_args", "register", "run"]
+__all__ = ["DATA_FIELDS", "DESCRIPTION", "add_arguments", "add_prompt_arguments", "check_few_shot_flags", "prompt_config_from_args",
+           "register", "run"]
 
 DESCRIPTION = (
     "Render the prompts of a task's rows exactly as a model would get them: print a few, write them "
@@ -27,48 +31,38 @@ DESCRIPTION = (
 )
 
 
-def _pc(name: str) -> str:
-    return field_doc(PromptConfig, name).replace("%", "%%")  # argparse %-formats help strings
-
-
-def _fs(name: str) -> str:
-    return field_doc(FewShotConfig, name).replace("%", "%%")
+#: the data flags ``prompts`` shares with ``run`` (fields of :class:`~folkscope.risk.BenchmarkConfig`)
+DATA_FIELDS = ("wording", "subsampling", "seed", "feature_subset", "population_filter")
+#: few-shot options that mean nothing without --few-shot, and their defaults
+_FEW_SHOT_ONLY = {"reuse_few_shot_examples": False, "compose_few_shot_examples": "random", "example_order": None,
+                  "few_shot_hide_question": False}  # fmt: skip
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser | Any) -> None:
     """Add the prompt flags of folktexts' "Configuring prompts" to ``parser`` (or an argument group).
 
-    Flags: --numeric-risk-prompting, --cot-prompting, --enable-thinking,
+    They are generated from :class:`~folkscope.risk.BenchmarkConfig`'s prompt
+    fields: --numeric-risk-prompting, --cot-prompting, --enable-thinking,
     --few-shot, --reuse-few-shot-examples, --compose-few-shot-examples,
     --example-order, --few-shot-hide-question, --variation, --use-chat-template,
     --system-prompt, --chat-prompt, --dont-correct-order-bias. ``--seed``
     (used for few-shot draws) is left to the command.
     """
-    parser.add_argument("--numeric-risk-prompting", action="store_true", help=_pc("numeric_risk_prompting"))
-    parser.add_argument("--cot-prompting", action="store_true", help=_pc("cot_prompting"))
-    parser.add_argument("--enable-thinking", action="store_true", help=_pc("enable_thinking"))
-    parser.add_argument("--few-shot", type=int, default=None, metavar="N", help=_fs("n_shots"))
-    parser.add_argument("--reuse-few-shot-examples", action="store_true", help=_fs("reuse_examples"))
-    parser.add_argument("--compose-few-shot-examples", default=None, metavar="random|balanced|C0,C1", help=_fs("composition"))
-    parser.add_argument("--example-order", default=None, metavar="I,J,...", help=_fs("example_order"))
-    parser.add_argument("--few-shot-hide-question", action="store_true", help=_fs("hide_question"))
-    parser.add_argument(
-        "--variation",
-        nargs="*",
-        action="extend",
-        default=None,
-        metavar="KEY=VALUE",
-        help="prompt variations as key=value pairs (keys: format, connector, granularity, order, "
-        "custom_prompt_prefix, custom_prompt_suffix, show_question), e.g. --variation format=bullet connector==",
-    )
-    parser.add_argument("--use-chat-template", action="store_true", help=_pc("use_chat_template"))
-    parser.add_argument("--system-prompt", default=None, help=_pc("system_prompt"))
-    parser.add_argument("--chat-prompt", default=None, help=_pc("chat_prompt"))
-    parser.add_argument(
-        "--dont-correct-order-bias",
-        action="store_true",
-        help="ask each question in the task's own answer order only (no averaging over orderings)",
-    )
+    add_config_flags(parser, BenchmarkConfig, only=(PROMPTS,))
+
+
+def check_few_shot_flags(args: argparse.Namespace) -> None:
+    """Few-shot sub-flags given without ``--few-shot`` are one clear error (they would silently do nothing)."""
+    values = config_values(args, BenchmarkConfig, only=(PROMPTS,))
+    if values["few_shot"]:
+        return
+    given = [flag_named(BenchmarkConfig, name) for name, default in _FEW_SHOT_ONLY.items() if values[name] != default]
+    if given:
+        raise ConfigError(
+            f"{', '.join(given)} only apply to few-shot prompting; add --few-shot N or drop them",
+            parameter="few_shot",
+            value=given,
+        )
 
 
 def prompt_config_from_args(args: argparse.Namespace) -> PromptConfig:
@@ -80,43 +74,10 @@ def prompt_config_from_args(args: argparse.Namespace) -> PromptConfig:
         For invalid values or combinations, and for few-shot sub-flags given
         without ``--few-shot``.
     """
-    few_shot = None
-    n_shots = getattr(args, "few_shot", None)
-    sub_flags = {
-        "--reuse-few-shot-examples": getattr(args, "reuse_few_shot_examples", False),
-        "--compose-few-shot-examples": getattr(args, "compose_few_shot_examples", None) is not None,
-        "--example-order": getattr(args, "example_order", None) is not None,
-        "--few-shot-hide-question": getattr(args, "few_shot_hide_question", False),
-    }
-    if n_shots is None or n_shots == 0:
-        given = [flag for flag, on in sub_flags.items() if on]
-        if given:
-            raise ConfigError(
-                f"{', '.join(given)} only apply to few-shot prompting; add --few-shot N or drop them",
-                parameter="few_shot",
-                value=given,
-            )
-    else:
-        few_shot = FewShotConfig(
-            n_shots=n_shots,
-            reuse_examples=bool(getattr(args, "reuse_few_shot_examples", False)),
-            composition=getattr(args, "compose_few_shot_examples", None) or "random",
-            example_order=getattr(args, "example_order", None),
-            hide_question=bool(getattr(args, "few_shot_hide_question", False)),
-            seed=42 if getattr(args, "seed", None) is None else int(args.seed),
-        )
-    variations = parse_variations(getattr(args, "variation", None) or [])
-    return PromptConfig(
-        numeric_risk_prompting=bool(getattr(args, "numeric_risk_prompting", False)),
-        cot_prompting=bool(getattr(args, "cot_prompting", False)),
-        enable_thinking=bool(getattr(args, "enable_thinking", False)),
-        use_chat_template=bool(getattr(args, "use_chat_template", False)),
-        system_prompt=getattr(args, "system_prompt", None),
-        chat_prompt=getattr(args, "chat_prompt", None),
-        few_shot=few_shot,
-        correct_order_bias=not getattr(args, "dont_correct_order_bias", False),
-        **variations,
-    )
+    check_few_shot_flags(args)
+    seed = getattr(args, "seed", None)
+    values = config_values(args, BenchmarkConfig, only=(PROMPTS,))
+    return prompt_config_of(values, seed=42 if seed is None else int(seed), warn_implied=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,17 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data = parser.add_argument_group("data")
     data.add_argument("--task", default="ACSIncome", help="task name (ACS* tasks download PUMS data; NIST* work offline)")
     data.add_argument("--data-dir", default=None, help="root folder of downloaded survey data")
-    data.add_argument("--wording", choices=WORDINGS, default="folktexts",
-                      help="ACS tasks: folktexts 0.7.1's prompts (byte for byte) or the Census codebook's labels")
     data.add_argument("--split", default="test", choices=("train", "val", "test"), help="split whose rows are rendered")
-    data.add_argument("--subsampling", type=parse_subsampling, default=None, help="fraction (0.1) or count (500) of rows per split")
+    add_config_flags(data, BenchmarkConfig, only=DATA_FIELDS)
     add_data_source_arguments(data)
-    data.add_argument("--seed", type=int, default=42, help="seed of the split, subsampling and few-shot draws")
-    data.add_argument("--use-feature-subset", default=None, help="comma-separated features to show instead of the task's")
-    data.add_argument(
-        "--use-population-filter", action="append", default=None, metavar="COL=VALUE",
-        help="extra population filter such as 'SEX=2' (repeatable)",
-    )  # fmt: skip
     add_prompt_arguments(parser.add_argument_group("prompt"))
     out = parser.add_argument_group("output")
     out.add_argument("--output", default=None, help="write JSONL here: one line per row and answer ordering")
@@ -156,16 +109,17 @@ def run(args: argparse.Namespace) -> int:
     from folkscope.tasks import get_task
 
     config = prompt_config_from_args(args)  # invalid flags fail before any data is read
-    task = get_task(args.task).with_wording(args.wording)
-    if args.use_feature_subset:
-        task = task.with_features(args.use_feature_subset)
-    if args.use_population_filter:
-        task = task.with_filters(args.use_population_filter)
+    data = config_values(args, BenchmarkConfig, only=DATA_FIELDS)
+    task = get_task(args.task).with_wording(data["wording"])
+    if data["feature_subset"]:
+        task = task.with_features(data["feature_subset"])
+    if data["population_filter"]:
+        task = task.with_filters(list(data["population_filter"]))
     if args.show < 0:
         raise ConfigError(f"--show must be >= 0, got {args.show}", parameter="show", value=args.show)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None  # a bad name fails before any data is read
     dataset = ACSDataset.make_from_task(
-        task, cache_dir=args.data_dir, seed=args.seed, subsampling=args.subsampling, **data_options(args)
+        task, cache_dir=args.data_dir, seed=data["seed"], subsampling=data["subsampling"], **data_options(args)
     )
     batch = render_dataset(dataset, config, split=args.split)
     print(f"# task {task.name}, split {args.split}: {len(batch)} rows x {batch.n_slots} prompt(s); config {config.name}", file=sys.stderr)

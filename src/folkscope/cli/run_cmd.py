@@ -12,52 +12,34 @@ import math
 from pathlib import Path
 from typing import Any
 
+from folkscope.cli.config_flags import add_config_flags, config_values
+from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
-from folkscope.cli.data_args import add_data_source_arguments, data_options, parse_subsampling
-from folkscope.cli.prompts_cmd import add_prompt_arguments, prompt_config_from_args
-from folkscope.prompting.config import field_doc
-from folkscope.tasks.task import WORDINGS
+from folkscope.cli.prompts_cmd import prompt_config_from_args
 
 __all__ = ["DESCRIPTION", "add_arguments", "benchmark_options", "config_from_args", "register", "run"]
 
 DESCRIPTION = "Benchmark risk scores produced by a language model on ACS data."
 
 
-def _doc(name: str) -> str:
-    from folkscope.risk.config import BenchmarkConfig
-
-    return field_doc(BenchmarkConfig, name).replace("%", "%%")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every flag of ``run_acs_benchmark`` (folktexts names) plus folkscope's own."""
+    """Every flag of ``run_acs_benchmark`` (folktexts names) plus folkscope's own.
+
+    The run's options are generated from :class:`~folkscope.risk.BenchmarkConfig`'s
+    fields and the engine's from :class:`~folkscope.engine.EngineConfig`'s; only
+    the task, the folders and the data source are this command's own.
+    """
+    from folkscope.risk.config import INFERENCE, PROMPTS, RUN, BenchmarkConfig
+
     core = parser.add_argument_group("model, task and folders")
     core.add_argument("--task", default="ACSIncome", help="task name (ACS* download Census PUMS data; NIST* use bundled rows offline)")
     core.add_argument("--results-dir", default="results", help="directory under which the run folder is written")
     core.add_argument("--data-dir", default=None, help="root folder for downloaded survey data (default $FOLKSCOPE_HOME/data)")
-    core.add_argument("--seed", type=int, default=42, help=_doc("seed"))
-    core.add_argument("--subsampling", type=parse_subsampling, default=None, help=_doc("subsampling"))
-    core.add_argument("--fit-threshold", type=int, default=None, help=_doc("fit_threshold"))
-    core.add_argument("--recalibrate", type=int, default=None, metavar="N", help=_doc("recalibrate"))
-    core.add_argument("--feature-importance", action="store_true", help=_doc("feature_importance"))
-    core.add_argument("--importance-repeats", type=int, default=3, metavar="N", help=_doc("importance_repeats"))
-    core.add_argument("--importance-rows", type=int, default=None, metavar="N", help=_doc("importance_rows"))
-    core.add_argument("--use-feature-subset", default=None, help="comma-separated features to use instead of the task's")
-    core.add_argument("--use-population-filter", action="append", default=None, metavar="FILTER", help="population filter such as 'SEX=2' or 'AGEP=18..35' (repeatable)")
-    core.add_argument("--no-baselines", action="store_true", help="skip the logistic-regression and GBM baselines")
-    core.add_argument("--n-bootstrap", type=int, default=1000, help=_doc("n_bootstrap"))
-    core.add_argument("--sce-pair", action="append", default=None, metavar="COL=A,B", help=_doc("sce_pairs"))
-    core.add_argument("--wording", choices=WORDINGS, default="folktexts", help=_doc("wording"))
     add_data_source_arguments(parser.add_argument_group("data source (default: Census PUMS download for ACS tasks, bundled rows for NIST tasks)"))
     engine = parser.add_argument_group("inference")
-    engine.add_argument("--batch-size", type=int, default=None, help=_doc("batch_size"))
-    engine.add_argument("--context-size", type=int, default=None, help=_doc("context_size"))
-    engine.add_argument("--numeric-readout", default="greedy", choices=["greedy", "expected"], help=_doc("numeric_readout"))
-    engine.add_argument("--max-new-tokens", type=int, default=512, help=_doc("max_new_tokens"))
-    engine.add_argument("--temperature", type=float, default=None, help=_doc("temperature"))
-    add_engine_arguments(parser, model_group=core, inference_group=engine)
     prompts = parser.add_argument_group("prompts")
-    add_prompt_arguments(prompts)
+    add_config_flags(parser, BenchmarkConfig, groups={RUN: core, INFERENCE: engine, PROMPTS: prompts})
+    add_engine_arguments(parser, model_group=core, inference_group=engine)
     parser.add_argument(
         "--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], help="logging level"
     )
@@ -76,40 +58,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
     from folkscope.risk.config import BenchmarkConfig
 
     engine_config_from_args(args)  # the backend flags' own checks, before anything is loaded
-    prompt_config_from_args(args)  # the prompt flags' own checks (e.g. few-shot options without --few-shot)
-    return BenchmarkConfig(
-        numeric_risk_prompting=args.numeric_risk_prompting,
-        cot_prompting=args.cot_prompting,
-        enable_thinking=args.enable_thinking,
-        few_shot=args.few_shot,
-        reuse_few_shot_examples=args.reuse_few_shot_examples,
-        compose_few_shot_examples=args.compose_few_shot_examples or "random",
-        example_order=args.example_order,
-        few_shot_hide_question=args.few_shot_hide_question,
-        variation=tuple(args.variation or ()),
-        use_chat_template=args.use_chat_template,
-        system_prompt=args.system_prompt,
-        chat_prompt=args.chat_prompt,
-        correct_order_bias=not args.dont_correct_order_bias,
-        numeric_readout=args.numeric_readout,
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
-        context_size=args.context_size,
-        batch_size=args.batch_size,
-        fit_threshold=args.fit_threshold,
-        recalibrate=args.recalibrate,
-        feature_importance=args.feature_importance,
-        importance_repeats=args.importance_repeats,
-        importance_rows=args.importance_rows,
-        subsampling=args.subsampling,
-        seed=args.seed,
-        feature_subset=tuple(c.strip() for c in args.use_feature_subset.split(",") if c.strip()) if args.use_feature_subset else None,
-        population_filter=tuple(args.use_population_filter or ()),
-        n_bootstrap=args.n_bootstrap,
-        sce_pairs=tuple(args.sce_pair or ()),
-        baselines=not args.no_baselines,
-        wording=args.wording,
-    )
+    prompt_config_from_args(args)  # the prompt flags' own checks and warnings (few-shot options without --few-shot)
+    return BenchmarkConfig(**config_values(args, BenchmarkConfig))
 
 
 def _fmt(value: Any, ci: Any = None) -> str:

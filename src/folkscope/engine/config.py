@@ -7,8 +7,8 @@ passes it whole to :meth:`Engine.from_config <folkscope.engine.Engine.from_confi
 Its checks run once, here, when it is built, before any model loads: options
 of one backend given to another are refused with the flag that fixes it.
 
-Fields carry their own help text (``metadata["doc"]``) and command-line flag
-(``metadata["flag"]``), so the CLI and the docs read them from one place.
+Fields declare their own help text, flag and flag group
+(:func:`folkscope._config.option`), so the CLI and the docs read them from one place.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from folkscope._config import config_fields
+from folkscope._config import config_fields, flag_named, option
 from folkscope.errors import ConfigError
 
 __all__ = ["API_OPTIONS", "BACKENDS", "VLLM_OPTIONS", "EngineConfig"]
@@ -31,7 +31,7 @@ _LOCAL_ONLY = ("device", "dtype")
 
 
 def _meta(doc: str, flag: str, group: str = "inference", **extra: Any) -> dict[str, Any]:
-    return {"doc": doc, "flag": flag, "group": group, **extra}
+    return option(doc, flag=flag, group=group, **extra)
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class EngineConfig:
     backend: str = field(
         default="transformers",
         metadata=_meta("inference backend: transformers, vllm (a CUDA GPU and the [vllm] extra), litellm (web APIs; "
-                       "same as --use-web-api-model) or fake (deterministic, for dry runs)", "--inference-backend"),
+                       "same as --use-web-api-model) or fake (deterministic, for dry runs)", "--inference-backend", choices=BACKENDS),
     )  # fmt: skip
     device: str | None = field(default=None, metadata=_meta("torch device (default: cuda if available, else cpu)", "--device"))
     dtype: str | None = field(default=None, metadata=_meta("model dtype (default: bfloat16 on GPU, float32 on CPU)", "--dtype"))
@@ -65,7 +65,7 @@ class EngineConfig:
         metadata=_meta("local backends: token budget of a batch (default: from the device's memory; halved on "
                        "out-of-memory)", "--batch-tokens"),
     )  # fmt: skip
-    use_cache: bool = field(default=True, metadata=_meta("read and write the engine's result cache", "--no-cache"))
+    use_cache: bool = field(default=True, metadata=_meta("do not read or write the engine's result cache", "--no-cache", kind="negate"))
     cache_dir: str | None = field(
         default=None, metadata=_meta("engine result cache folder (default $FOLKSCOPE_HOME/engine-cache)", "--cache-dir")
     )
@@ -80,7 +80,8 @@ class EngineConfig:
     assistant_prefill: bool | None = field(
         default=None,
         metadata=_meta("web APIs: the server continues a final assistant message (needed for chat prompts with an answer "
-                       "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)", "--assistant-prefill", group="api"),
+                       "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)", "--assistant-prefill", group="api",
+                       kind="maybe"),
     )  # fmt: skip
     gpu_memory_utilization: float | None = field(
         default=None, metadata=_meta("fraction of GPU memory vLLM may use (default 0.85)", "--gpu-memory-utilization", group="vllm")
@@ -139,7 +140,7 @@ class EngineConfig:
     @classmethod
     def flag(cls, name: str) -> str:
         """The command-line flag of field ``name`` (e.g. ``max_rpm`` -> ``--max-api-rpm``)."""
-        return str(next(f for f in fields(cls) if f.name == name).metadata["flag"])
+        return flag_named(cls, name)
 
     def backend_options(self) -> dict[str, Any]:
         """The options this backend takes beyond model, device and dtype (only those that were set)."""

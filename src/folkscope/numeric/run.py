@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope._config import config_fields
+from folkscope._config import comma_ints, config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.engine import Engine, EngineConfig
@@ -63,33 +63,62 @@ __all__ = ["PROMPT_VERSION", "NumericConfig", "NumericRun", "analyse_run", "atta
 PROMPT_VERSION = "numeric-v1"
 
 
-def _doc(text: str) -> dict[str, str]:
-    return {"doc": text}
-
-
 @dataclass(frozen=True)
 class NumericConfig:
-    """Everything that defines a numeric-calibration run (hashed into the folder name)."""
+    """Everything that defines a numeric-calibration run (hashed into the folder name).
 
-    dataset: str = field(default="colors", metadata=_doc("colors, wordproblems or distributions."))
-    model: str = field(default="default", metadata=_doc("Model handle ('default' is SmolLM2-135M-Instruct)."))
-    backend: str = field(default="transformers", metadata=_doc("Inference backend: transformers, vllm, litellm (web APIs) or fake."))
-    chat: bool = field(default=False, metadata=_doc("Chat form: calibration instruction as a user turn, scenario as assistant prefill."))
-    seed: int = field(default=0, metadata=_doc("Seed of the number scales, intervals and --limit sample."))
-    scales: tuple[str, ...] = field(default=tuple(SCALES), metadata=_doc("Number scales (small, medium, large)."))
-    n_numbers: int = field(default=10, metadata=_doc("Numbers per scale; n_numbers**2 configurations per cell (2-10)."))
-    n_intervals: int = field(default=320, metadata=_doc("Intervals of the distributions dataset."))
-    templates: tuple[str, ...] | None = field(default=None, metadata=_doc("Template ids to keep (default all)."))
-    words: tuple[str, ...] | None = field(default=None, metadata=_doc("colors only: colours to keep (default all 11)."))
-    template_file: str | None = field(default=None, metadata=_doc("Your own template file: folkscope's JSON schema or the paper's original layout."))
-    limit: int | None = field(default=None, metadata=_doc("Keep a seeded random sample of this many problems."))
-    numbers: tuple[int, ...] | None = field(default=None, metadata=_doc("Two-option datasets: exactly these numbers (one 'custom' scale, every ordered pair) instead of the scales."))
-    template_format: str = field(default="auto", metadata=_doc("Format of the template file: auto (detect), folkscope or original."))
-    prompt_file: str | None = field(default=None, metadata=_doc("Chat prompts in the paper's original layout (with an original template file)."))
-    frequency_table: str | None = field(default=BUNDLED_FREQUENCIES, metadata=_doc("Number-frequency table of the frequency-effects analysis: 'bundled', a CSV path (number,frequency[,measured]) or none."))
-    pennies_games: int = field(default=0, metadata=_doc("Matching-pennies games the model plays against the n-gram guesser (0: none)."))
-    pennies_rounds: int = field(default=100, metadata=_doc("Rounds per matching-pennies game (the paper: 100)."))
-    pennies_n: int = field(default=4, metadata=_doc("Order of the matching-pennies n-gram guesser (the paper: 4)."))
+    Each field declares its flag and help (:func:`folkscope._config.option`);
+    ``folkscope numeric`` generates its flags from them. ``model`` and
+    ``backend`` come from the engine configuration, not flags of their own.
+    """
+
+    dataset: str = field(default="colors", metadata=option("colors, wordproblems or distributions.", choices=DATASETS))
+    model: str = field(default="default", metadata=option("Model handle ('default' is SmolLM2-135M-Instruct).", cli=False))
+    backend: str = field(
+        default="transformers", metadata=option("Inference backend: transformers, vllm, litellm (web APIs) or fake.", cli=False)
+    )
+    chat: bool = field(
+        default=False,
+        metadata=option("Chat form: calibration instruction as a user turn, scenario as assistant prefill.", kind="toggle"),
+    )
+    seed: int = field(default=0, metadata=option("Seed of the number scales, intervals and --limit sample."))
+    scales: tuple[str, ...] = field(
+        default=tuple(SCALES), metadata=option("Number scales (small, medium, large). Comma-separated.", kind="list")
+    )
+    n_numbers: int = field(default=10, metadata=option("Numbers per scale; n_numbers**2 configurations per cell (2-10)."))
+    n_intervals: int = field(default=320, metadata=option("Intervals of the distributions dataset."))
+    templates: tuple[str, ...] | None = field(
+        default=None, metadata=option("Template ids to keep (default all). Comma-separated.", kind="list")
+    )
+    words: tuple[str, ...] | None = field(
+        default=None, metadata=option("colors only: colours to keep (default all 11). Comma-separated.", kind="list")
+    )
+    template_file: str | None = field(
+        default=None, metadata=option("Your own template file: folkscope's JSON schema or the paper's original layout.")
+    )
+    limit: int | None = field(default=None, metadata=option("Keep a seeded random sample of this many problems."))
+    numbers: tuple[int, ...] | None = field(
+        default=None,
+        metadata=option("Two-option datasets: exactly these numbers (one 'custom' scale, every ordered pair) instead of the "
+                        "scales. Comma-separated, e.g. 8,9,48,51,98,99.", kind="list", parse=comma_ints),
+    )  # fmt: skip
+    template_format: str = field(
+        default="auto",
+        metadata=option("Format of the template file: auto (detect), folkscope or original.", choices=TEMPLATE_FORMATS),
+    )
+    prompt_file: str | None = field(
+        default=None, metadata=option("Chat prompts in the paper's original layout (with an original template file).")
+    )
+    frequency_table: str | None = field(
+        default=BUNDLED_FREQUENCIES,
+        metadata=option("Number-frequency table of the frequency-effects analysis: 'bundled', a CSV path "
+                        "(number,frequency[,measured]) or none."),
+    )  # fmt: skip
+    pennies_games: int = field(
+        default=0, metadata=option("Matching-pennies games the model plays against the n-gram guesser (0: none).")
+    )
+    pennies_rounds: int = field(default=100, metadata=option("Rounds per matching-pennies game (the paper: 100)."))
+    pennies_n: int = field(default=4, metadata=option("Order of the matching-pennies n-gram guesser (the paper: 4)."))
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

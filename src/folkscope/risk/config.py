@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from folkscope._config import config_fields
+from folkscope._config import config_fields, option, parse_subsampling
 from folkscope._json import fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting import FewShotConfig, PromptConfig
@@ -25,76 +25,187 @@ from folkscope.prompting.variations import parse_variations
 from folkscope.risk.classifier import NUMERIC_READOUTS
 from folkscope.tasks.task import WORDINGS
 
-__all__ = ["BenchmarkConfig"]
+__all__ = ["INFERENCE", "PROMPTS", "RUN", "BenchmarkConfig", "prompt_config_of"]
 
 
-def _doc(text: str) -> dict[str, str]:
-    return {"doc": text}
+#: the command-line sections a field's flag is listed in
+RUN, INFERENCE, PROMPTS = "run", "inference", "prompts"
+
+
+def prompt_config_of(flat: Mapping[str, Any], *, seed: int = 42, warn_implied: bool = False) -> PromptConfig:
+    """The nested :class:`PromptConfig` (and its :class:`FewShotConfig`) of folktexts' flat prompt options.
+
+    The one mapping from the flat names (``few_shot``, ``reuse_few_shot_examples``,
+    ``compose_few_shot_examples``, ``dont_correct_order_bias``'s field
+    ``correct_order_bias``, ``variation``, ...) to the prompt layer's
+    configuration; absent names take :class:`BenchmarkConfig`'s defaults.
+    ``warn_implied``: ``enable_thinking`` alone warns that it implies
+    chain-of-thought, as folktexts' command line does (a config built in
+    Python states it once and stays quiet).
+
+    Examples
+    --------
+    >>> prompt_config_of({"few_shot": 2, "reuse_few_shot_examples": True}).few_shot.n_shots
+    2
+    """
+    defaults = {f.name: f.default for f in fields(BenchmarkConfig)}
+    get = lambda name: flat.get(name, defaults[name])  # noqa: E731
+    few_shot = None
+    if get("few_shot"):
+        few_shot = FewShotConfig(
+            n_shots=get("few_shot"),
+            reuse_examples=get("reuse_few_shot_examples"),
+            composition=get("compose_few_shot_examples"),
+            example_order=get("example_order"),
+            hide_question=get("few_shot_hide_question"),
+            seed=seed,
+        )
+    base = PromptConfig(
+        numeric_risk_prompting=get("numeric_risk_prompting"),
+        cot_prompting=get("cot_prompting") or (get("enable_thinking") and not warn_implied),
+        enable_thinking=get("enable_thinking"),
+        use_chat_template=get("use_chat_template"),
+        system_prompt=get("system_prompt"),
+        chat_prompt=get("chat_prompt"),
+        few_shot=few_shot,
+        correct_order_bias=get("correct_order_bias"),
+    )
+    variation = get("variation")
+    return base.with_variations(parse_variations(variation)) if variation else base
 
 
 @dataclass(frozen=True)
 class BenchmarkConfig:
-    """Every option of a risk-score benchmark run (folktexts names where they exist)."""
+    """Every option of a risk-score benchmark run (folktexts names where they exist).
 
-    numeric_risk_prompting: bool = field(default=False, metadata=_doc("Ask for the probability as a number (answer prefilled with '0.')."))
-    cot_prompting: bool = field(default=False, metadata=_doc("Chain-of-thought: reason, then end with 'Probability: X%'."))
-    enable_thinking: bool = field(default=False, metadata=_doc("Thinking mode for tokenizers that support it; strips the <think> block."))
-    few_shot: int | None = field(default=None, metadata=_doc("Number of in-context examples (None or 0: zero-shot)."))
-    reuse_few_shot_examples: bool = field(default=False, metadata=_doc("Show the same examples before every row."))
-    compose_few_shot_examples: str = field(default="random", metadata=_doc("random, balanced, or per-class counts like '2,2'."))
-    example_order: str | None = field(default=None, metadata=_doc("Permutation of the example indices, e.g. '2,0,1'."))
-    few_shot_hide_question: bool = field(default=False, metadata=_doc("Examples show only the answer, not the question."))
-    variation: tuple[str, ...] = field(default=(), metadata=_doc("Prompt-style overrides key=value (format, connector, ...)."))
-    use_chat_template: bool = field(default=False, metadata=_doc("Format prompts with the tokenizer's chat template."))
-    system_prompt: str | None = field(default=None, metadata=_doc("System prompt text (chat template only)."))
-    chat_prompt: str | None = field(default=None, metadata=_doc("Assistant prefill text (chat template only)."))
-    correct_order_bias: bool = field(default=True, metadata=_doc("Average scores over every ordering of the answer choices."))
-    numeric_readout: str = field(default="greedy", metadata=_doc("Numeric answers: 'greedy' (paper: two greedy digits) or 'expected'."))
-    max_new_tokens: int = field(default=512, metadata=_doc("Generation budget of chain-of-thought answers."))
+    Each field declares its flag and help (:func:`folkscope._config.option`);
+    ``folkscope run``, ``run_acs_benchmark``, ``evidence`` and ``prompts``
+    generate their flags from these declarations.
+    """
+
+    numeric_risk_prompting: bool = field(
+        default=False, metadata=option("Ask for the probability as a number (answer prefilled with '0.').", group=PROMPTS, kind="switch")
+    )
+    cot_prompting: bool = field(
+        default=False, metadata=option("Chain-of-thought: reason, then end with 'Probability: X%'.", group=PROMPTS, kind="switch")
+    )
+    enable_thinking: bool = field(
+        default=False,
+        metadata=option("Thinking mode for tokenizers that support it; strips the <think> block.", group=PROMPTS, kind="switch"),
+    )
+    few_shot: int | None = field(
+        default=None, metadata=option("Number of in-context examples (None or 0: zero-shot).", group=PROMPTS, metavar="N")
+    )
+    reuse_few_shot_examples: bool = field(
+        default=False, metadata=option("Show the same examples before every row.", group=PROMPTS, kind="switch")
+    )
+    compose_few_shot_examples: str = field(
+        default="random",
+        metadata=option("random, balanced, or per-class counts like '2,2'.", group=PROMPTS, metavar="random|balanced|C0,C1"),
+    )
+    example_order: str | None = field(
+        default=None, metadata=option("Permutation of the example indices, e.g. '2,0,1'.", group=PROMPTS, metavar="I,J,...")
+    )
+    few_shot_hide_question: bool = field(
+        default=False, metadata=option("Examples show only the answer, not the question.", group=PROMPTS, kind="switch")
+    )
+    variation: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "Prompt variations as key=value pairs (keys: format, connector, granularity, order, custom_prompt_prefix, "
+            "custom_prompt_suffix, show_question), e.g. --variation format=bullet connector==",
+            group=PROMPTS, kind="extend", metavar="KEY=VALUE",
+        ),
+    )  # fmt: skip
+    use_chat_template: bool = field(
+        default=False, metadata=option("Format prompts with the tokenizer's chat template.", group=PROMPTS, kind="switch")
+    )
+    system_prompt: str | None = field(default=None, metadata=option("System prompt text (chat template only).", group=PROMPTS))
+    chat_prompt: str | None = field(default=None, metadata=option("Assistant prefill text (chat template only).", group=PROMPTS))
+    correct_order_bias: bool = field(
+        default=True,
+        metadata=option(
+            "Average scores over every ordering of the answer choices.", group=PROMPTS, kind="negate", flag="--dont-correct-order-bias",
+            flag_help="ask each question in the task's own answer order only (no averaging over orderings)",
+        ),
+    )  # fmt: skip
+    numeric_readout: str = field(
+        default="greedy",
+        metadata=option("Numeric answers: 'greedy' (paper: two greedy digits) or 'expected'.", group=INFERENCE, choices=NUMERIC_READOUTS),
+    )
+    max_new_tokens: int = field(default=512, metadata=option("Generation budget of chain-of-thought answers.", group=INFERENCE))
     temperature: float | None = field(
         default=None,
-        metadata=_doc(
+        metadata=option(
             "Sampling temperature of chain-of-thought answers (None: greedy, or 1.0 with --enable-thinking, as in "
-            "folktexts). Multiple-choice and numeric scores read untempered probabilities, so it does not apply there."
+            "folktexts). Multiple-choice and numeric scores read untempered probabilities, so it does not apply there.",
+            group=INFERENCE,
         ),
     )
-    context_size: int | None = field(default=None, metadata=_doc("Longest prompt allowed, in tokens (None: no check)."))
+    context_size: int | None = field(
+        default=None, metadata=option("Longest prompt allowed, in tokens (None: no check).", group=INFERENCE)
+    )
     batch_size: int | None = field(
         default=None,
-        metadata=_doc(
+        metadata=option(
             "folktexts' rows per batch. Web APIs: requests in flight at once (unless --max-api-concurrency is given). "
-            "Local backends batch by a token budget (--batch-tokens) instead; it is recorded, not part of the run's identity."
+            "Local backends batch by a token budget (--batch-tokens) instead; it is recorded, not part of the run's identity.",
+            group=INFERENCE,
         ),
     )
-    fit_threshold: int | None = field(default=None, metadata=_doc("Fit the decision threshold on this many training rows."))
+    fit_threshold: int | None = field(
+        default=None, metadata=option("Fit the decision threshold on this many training rows.", group=RUN)
+    )
     recalibrate: int | None = field(
-        default=None, metadata=_doc("Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.")
-    )
+        default=None,
+        metadata=option("Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.",
+                        group=RUN, metavar="N"),
+    )  # fmt: skip
     feature_importance: bool = field(
-        default=False, metadata=_doc("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.")
+        default=False,
+        metadata=option("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.", group=RUN, kind="switch"),
     )
-    importance_repeats: int = field(default=3, metadata=_doc("Permutation importance: shuffles per feature (mean and sd are reported)."))
+    importance_repeats: int = field(
+        default=3, metadata=option("Permutation importance: shuffles per feature (mean and sd are reported).", group=RUN, metavar="N")
+    )
     importance_rows: int | None = field(
-        default=None, metadata=_doc("Permutation importance: score at most this many test rows (a seeded sample; None: all).")
+        default=None,
+        metadata=option("Permutation importance: score at most this many test rows (a seeded sample; None: all).", group=RUN, metavar="N"),
     )
     subsampling: float | int | None = field(
-        default=None, metadata=_doc("Fraction of each split (0.1), or a row count per split (500); None or 1.0: all rows.")
+        default=None,
+        metadata=option("Fraction of each split (0.1), or a row count per split (500); None or 1.0: all rows.",
+                        group=RUN, parse=parse_subsampling),
+    )  # fmt: skip
+    seed: int = field(default=42, metadata=option("Seed of splits, subsampling, few-shot draws and bootstrap.", group=RUN))
+    feature_subset: tuple[str, ...] | None = field(
+        default=None,
+        metadata=option("Features shown instead of the task's (comma-separated).", group=RUN, kind="list", flag="--use-feature-subset"),
     )
-    seed: int = field(default=42, metadata=_doc("Seed of splits, subsampling, few-shot draws and bootstrap."))
-    feature_subset: tuple[str, ...] | None = field(default=None, metadata=_doc("Features shown instead of the task's."))
-    population_filter: tuple[str, ...] = field(default=(), metadata=_doc("Extra population filters, e.g. 'SEX=2'."))
+    population_filter: tuple[str, ...] = field(
+        default=(),
+        metadata=option("Extra population filters such as 'SEX=2' or 'AGEP=18..35' (repeatable).", group=RUN, kind="repeat",
+                        flag="--use-population-filter", metavar="FILTER"),
+    )  # fmt: skip
     sce_pairs: tuple[str, ...] = field(
         default=(),
-        metadata=_doc(
+        metadata=option(
             "Group pairs compared by ΔSCE = SCE(A) - SCE(B), as COLUMN=A,B with codes or labels (e.g. 'SEX=2,1' or "
-            "'RAC1P=White alone,Black or African American alone'); default: a column's two groups when it has two."
+            "'RAC1P=White alone,Black or African American alone'); default: a column's two groups when it has two.",
+            group=RUN, kind="repeat", flag="--sce-pair", metavar="COL=A,B",
         ),
-    )
-    n_bootstrap: int = field(default=1000, metadata=_doc("Bootstrap resamples for metric confidence intervals."))
-    baselines: bool = field(default=True, metadata=_doc("Fit logistic regression and GBM baselines on the same split."))
+    )  # fmt: skip
+    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples for metric confidence intervals.", group=RUN))
+    baselines: bool = field(
+        default=True,
+        metadata=option("Fit logistic regression and GBM baselines on the same split.", group=RUN, kind="negate", flag="--no-baselines",
+                        flag_help="skip the logistic-regression and GBM baselines"),
+    )  # fmt: skip
     wording: str = field(
-        default="folktexts", metadata=_doc("ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte) or 'codebook' (Census labels).")
-    )
+        default="folktexts",
+        metadata=option("ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte) or 'codebook' (Census labels).",
+                        group=RUN, choices=WORDINGS),
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.few_shot == 0 and not isinstance(self.few_shot, bool):
@@ -163,28 +274,8 @@ class BenchmarkConfig:
         return out
 
     def prompt_config(self) -> PromptConfig:
-        """The prompt options as a validated :class:`PromptConfig`."""
-        few_shot = None
-        if self.few_shot is not None:
-            few_shot = FewShotConfig(
-                n_shots=self.few_shot,
-                reuse_examples=self.reuse_few_shot_examples,
-                composition=self.compose_few_shot_examples,
-                example_order=self.example_order,
-                hide_question=self.few_shot_hide_question,
-                seed=self.seed,
-            )
-        base = PromptConfig(
-            numeric_risk_prompting=self.numeric_risk_prompting,
-            cot_prompting=self.cot_prompting or self.enable_thinking,
-            enable_thinking=self.enable_thinking,
-            use_chat_template=self.use_chat_template,
-            system_prompt=self.system_prompt,
-            chat_prompt=self.chat_prompt,
-            few_shot=few_shot,
-            correct_order_bias=self.correct_order_bias,
-        )
-        return base.with_variations(parse_variations(self.variation)) if self.variation else base
+        """The prompt options as a validated :class:`PromptConfig` (see :func:`prompt_config_of`)."""
+        return prompt_config_of(asdict(self), seed=self.seed)
 
     @property
     def generation_temperature(self) -> float:
