@@ -27,7 +27,7 @@ import json
 import logging
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,25 @@ def _oom_note(backoffs: int) -> str:
         "float32: up to ~1e-6 in a risk score); a rerun that does not run out of memory may differ by that much."
     )
 
+
+
+def _engine_config(
+    model: str, backend: str, device: str | None, dtype: str | None, use_cache: bool, cache_dir: str | Path | None,
+    options: dict[str, Any],
+) -> EngineConfig:
+    """The :class:`EngineConfig` of make_benchmark's loose engine keywords, so both ways in are checked alike."""
+    known = {f.name for f in fields(EngineConfig)} - {"model", "backend", "device", "dtype", "use_cache", "cache_dir"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigError(
+            f"backend option(s) {', '.join(unknown)} are not engine settings; known: {', '.join(sorted(known))}",
+            parameter="backend_options",
+            value=unknown,
+        )
+    return EngineConfig(
+        model=model, backend=backend, device=device, dtype=dtype, use_cache=use_cache,
+        cache_dir=None if cache_dir is None else str(cache_dir), **options,
+    )  # fmt: skip
 
 class Benchmark:
     """A model, a task's dataset and a configuration, ready to run.
@@ -186,9 +205,6 @@ class Benchmark:
                     f"{given[0]}= is an engine setting; with model=EngineConfig(...) set it in the EngineConfig",
                     parameter=given[0],
                 )
-            if model.backend == "litellm" and model.max_concurrency is None and config.batch_size is not None:
-                model = replace(model, max_concurrency=config.batch_size)  # folktexts' batch of web requests
-            engine = Engine.from_config(model)
         elif not isinstance(model, str):
             if tokenizer is None:
                 raise ConfigError(
@@ -197,14 +213,13 @@ class Benchmark:
                 )
             engine = Engine.from_loaded(model, tokenizer, device=device, use_cache=use_cache, cache_dir=cache_dir, **dict(backend_options or {}))
         else:
-            options = dict(backend_options or {})
-            if backend == "litellm" and config.batch_size is not None:
-                options.setdefault("max_concurrency", config.batch_size)  # folktexts' batch of web requests
-            engine = Engine.from_model(
-                model, backend=backend, device=device, dtype=dtype, use_cache=use_cache, cache_dir=cache_dir, **options
-            )
+            model = _engine_config(model, backend, device, dtype, use_cache, cache_dir, dict(backend_options or {}))
+        if isinstance(model, EngineConfig):
+            if model.backend == "litellm" and model.max_concurrency is None and config.batch_size is not None:
+                model = replace(model, max_concurrency=config.batch_size)  # folktexts' batch of web requests
+            engine = Engine.from_config(model)
         model_identity = engine.identity()["backend"].get("model") or {}
-        name = model_identity.get("name") or str(model)
+        name = model_identity.get("name") or str(model.model if isinstance(model, EngineConfig) else model)
         classifier = LLMClassifier(
             engine,
             task_obj,
