@@ -14,7 +14,7 @@ def test_all_lists_every_public_name_once():
     assert len(prompting.__all__) == len(set(prompting.__all__))
     for name in prompting.__all__:
         assert hasattr(prompting, name), name
-    modules = ("chat", "config", "export", "features", "fewshot", "orderings", "renderer", "shapes",
+    modules = ("chat", "config", "export", "features", "fewshot", "orderings", "renderer", "screening", "shapes",
                "templates", "types", "variations")  # fmt: skip
     for module_name in modules:
         module = getattr(prompting, module_name)
@@ -49,7 +49,7 @@ def test_import_does_not_load_heavy_dependencies():
     assert out.stdout.strip() == ""
 
 
-@pytest.mark.parametrize("name", ["chat", "shapes", "types", "renderer", "orderings"])
+@pytest.mark.parametrize("name", ["chat", "shapes", "screening", "types", "renderer", "orderings"])
 def test_docstring_examples_run(name):
     import doctest
     import importlib

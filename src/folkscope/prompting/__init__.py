@@ -9,7 +9,9 @@ the only one that builds them), chat rendering through a tokenizer's own
 template (:func:`render_chat`, :func:`plain_text`, :func:`continue_prompt`),
 exports (JSONL, Hugging Face datasets) and the prompt shapes of the other
 parts (:func:`qa_prompt`, :func:`likelihood_prompt`,
-:func:`numeric_problem_prompt`, :func:`matching_pennies_prompt`). Reading
+:func:`numeric_problem_prompt`, :func:`matching_pennies_prompt`, the
+screening prompts :func:`pointwise_prompt`, :func:`pairwise_prompt`,
+:func:`listwise_prompt`). Reading
 the answers back is :mod:`folkscope.readout`'s.
 
 Importing this package loads numpy and pandas only; transformers and
@@ -45,6 +47,7 @@ from folkscope.prompting.shapes import (
     numeric_problem_prompt,
     qa_prompt,
 )
+from folkscope.prompting.screening import listwise_prompt, pairwise_prompt, pointwise_prompt
 from folkscope.prompting.templates import (
     ANSWER_PREFILL,
     COT_INSTRUCTION,
@@ -94,12 +97,15 @@ __all__ = [
     "iter_prompt_records",
     "join_label",
     "likelihood_prompt",
+    "listwise_prompt",
     "load_tokenizer",
     "matching_pennies_prompt",
     "numeric_problem_prompt",
     "option_text",
+    "pairwise_prompt",
     "parse_variations",
     "plain_text",
+    "pointwise_prompt",
     "prompts_frame",
     "qa_prompt",
     "render_chat",
