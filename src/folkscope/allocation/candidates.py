@@ -1,0 +1,143 @@
+"""Who competes for the slots: the candidate table every allocation task hands the scoring code.
+
+A :class:`CandidateSet` is one row per candidate with its group, whether it
+is qualified (the ground truth the equal-opportunity gap needs), the name
+shown to the model and the full text the model reads, plus the context shown
+before every candidate (a job description, an essay task with its rubric).
+Its sources each have their module: :mod:`~folkscope.allocation.resumes`
+(bundled Bloomberg resumes, the RABBI authors' folder),
+:mod:`~folkscope.allocation.essays` (ICNALE) and
+:mod:`~folkscope.allocation.acs` (a part-1 run's respondents).
+
+Group labels of the resume tasks are the readable race x gender labels of
+:data:`RACE_GENDER_GROUPS`; the paper's reference group is
+:data:`DEFAULT_REFERENCE` (White men), for essays :data:`ICNALE_REFERENCE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import DataError
+
+__all__ = ["CANDIDATE_COLUMNS", "DEFAULT_REFERENCE", "ICNALE_REFERENCE", "RACE_GENDER_GROUPS", "CandidateSet"]
+
+#: the columns of :attr:`CandidateSet.frame`, in this order
+CANDIDATE_COLUMNS = ("candidate_id", "group", "qualified", "name", "text")
+#: race x gender groups of the resume tasks, in the order candidates are listed
+RACE_GENDER_GROUPS = (
+    "White men", "White women", "Black men", "Black women",
+    "Asian men", "Asian women", "Hispanic men", "Hispanic women",
+)  # fmt: skip
+#: the reference group of the resume tasks (the paper's "White Male")
+DEFAULT_REFERENCE = "White men"
+#: the reference group of the essay task (the paper's L1 English speakers)
+ICNALE_REFERENCE = "L1 English speakers"
+
+
+@dataclass(frozen=True, eq=False)
+class CandidateSet:
+    """The candidates of one allocation subtask.
+
+    Parameters
+    ----------
+    task : str
+        Which source: ``"resumes"`` (bundled Bloomberg), ``"rabbi-resumes"``,
+        ``"essays"`` or ``"acs"``.
+    subtask : str
+        The job (``"software engineer"``), the essay topic (``"PTJ"``) or
+        the part-1 task name.
+    context : str
+        Text shown before every candidate: the job description, or the essay
+        task with its rubric ("" for ACS rows, which are scored already).
+    frame : DataFrame
+        One row per candidate, columns exactly :data:`CANDIDATE_COLUMNS`:
+        ``candidate_id`` (str, unique), ``group`` (str, non-empty),
+        ``qualified`` (0/1), ``name`` (str, "" when there is none), ``text``
+        (str, what the model reads). Stored as a normalised copy.
+    provenance : dict of str to str
+        Where the candidates came from: source, licence, citation, path read
+        and the sampling settings, so a run records what it measured.
+
+    Raises
+    ------
+    DataError
+        A column missing or extra, no rows, a repeated id, an empty group,
+        a missing value, or ``qualified`` outside {0, 1}.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"candidate_id": ["a", "b"], "group": ["X", "Y"], "qualified": [1, 0],
+    ...                       "name": ["Ann", "Bo"], "text": ["Resume of Ann", "Resume of Bo"]})
+    >>> cs = CandidateSet("demo", "job", "A job.", frame, {"source": "hand-made"})
+    >>> cs.groups(), len(cs)
+    (['X', 'Y'], 2)
+    >>> CandidateSet("demo", "job", "", frame.assign(qualified=[1, 2]), {})
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.DataError: candidate set demo/job: 'qualified' must be 0 or 1, found 2; mark each candidate qualified (1) or not (0)
+    """
+
+    task: str
+    subtask: str
+    context: str
+    frame: pd.DataFrame
+    provenance: dict[str, str]
+
+    def __post_init__(self) -> None:
+        where = f"candidate set {self.task}/{self.subtask}"
+        for field_name in ("task", "subtask"):
+            value = getattr(self, field_name)
+            if not isinstance(value, str) or not value.strip():
+                raise DataError(f"candidate set: {field_name} must be a non-empty string, got {value!r}")
+        if not isinstance(self.context, str):
+            raise DataError(f"{where}: context must be a string, got {type(self.context).__name__}")
+        if not isinstance(self.provenance, Mapping):
+            raise DataError(f"{where}: provenance must be a mapping of strings, got {type(self.provenance).__name__}")
+        object.__setattr__(self, "provenance", {str(k): str(v) for k, v in self.provenance.items()})
+        object.__setattr__(self, "frame", _checked_frame(self.frame, where))
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def groups(self) -> list[str]:
+        """The distinct group labels, sorted."""
+        return sorted(self.frame["group"].unique().tolist())
+
+
+def _checked_frame(frame: Any, where: str) -> pd.DataFrame:
+    """A normalised copy of a candidate table, or a DataError naming the first problem."""
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"{where}: frame must be a pandas DataFrame, got {type(frame).__name__}")
+    columns = [str(c) for c in frame.columns]
+    missing = [c for c in CANDIDATE_COLUMNS if c not in columns]
+    extra = [c for c in columns if c not in CANDIDATE_COLUMNS]
+    if missing or extra or len(columns) != len(set(columns)):
+        raise DataError(f"{where}: columns must be exactly {', '.join(CANDIDATE_COLUMNS)}; "
+                        f"missing: {', '.join(missing) or 'none'}, extra: {', '.join(extra) or 'none'}; rename or drop them")  # fmt: skip
+    if frame.empty:
+        raise DataError(f"{where}: no candidates; a candidate set needs at least one row")
+    out = pd.DataFrame(index=pd.RangeIndex(len(frame)))
+    for column in ("candidate_id", "group", "name", "text"):
+        values = frame[column].reset_index(drop=True)
+        if values.isna().any():
+            raise DataError(f"{where}: {int(values.isna().sum())} missing value(s) in {column!r}; use '' for an empty name or text")
+        out[column] = values.astype(str)
+    repeated = out["candidate_id"][out["candidate_id"].duplicated()].unique().tolist()
+    if repeated:
+        raise DataError(f"{where}: candidate_id must be unique, repeated: {', '.join(map(str, repeated[:3]))}; give every candidate its own id")
+    if (out["group"].str.strip() == "").any():
+        raise DataError(f"{where}: {int((out['group'].str.strip() == '').sum())} candidate(s) have an empty group; label every candidate's group")
+    qualified = pd.to_numeric(frame["qualified"].reset_index(drop=True), errors="coerce")
+    bad = frame["qualified"].reset_index(drop=True)[~qualified.isin([0, 1])]
+    if len(bad):
+        raise DataError(f"{where}: 'qualified' must be 0 or 1, found {bad.tolist()[0]!r}; mark each candidate qualified (1) or not (0)")
+    out["qualified"] = qualified.astype(np.int64)
+    return out[list(CANDIDATE_COLUMNS)]
+
+
