@@ -19,7 +19,7 @@ Examples
 >>> part("risk").commands
 ('run', 'risk')
 >>> [p.name for p in PARTS.values()]
-['risk', 'numeric']
+['risk', 'numeric', 'allocation']
 """
 
 from __future__ import annotations
@@ -121,6 +121,24 @@ PARTS: Mapping[str, Part] = MappingProxyType(
                 "cells": TableSpec("cells.parquet", "behaviour classification per grid cell"),
                 "metrics": TableSpec("metrics.json", "summaries with intervals, behaviour shares, order bias"),
                 "pennies": TableSpec("pennies.parquet", "matching-pennies rounds (with pennies_games > 0)", optional=True),
+            },
+        ),
+        "allocation": Part(
+            name="allocation",
+            title="Allocational harms (RABBI)",
+            commands=("allocation",),
+            rescore="folkscope.allocation.run:analyse_run",
+            summarise="folkscope.cli.allocation_cmd:print_run",
+            legacy_keys=(),
+            tables={
+                "candidates": TableSpec("candidates.parquet", "one row per candidate: candidate_id, group, qualified, name, text"),
+                "scores": TableSpec("scores.parquet", "one row per appearance in a pool: pool, candidate_id, group, qualified, score"),
+                "answers": TableSpec(
+                    "answers.parquet", "what the model said: label probabilities, pairwise answers or listwise responses", optional=True
+                ),
+                "selection": TableSpec("selection.parquet", "per (k, group): selection rate, DP gap, impact ratio, qualified rate, EO gap"),
+                "bias": TableSpec("bias.parquet", "per group vs the reference: RABBI with p-value and interval, delta, JSD, EMD"),
+                "metrics": TableSpec("metrics.json", "the run's headline numbers, selection and bias records"),
             },
         ),
     }

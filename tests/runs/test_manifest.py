@@ -25,8 +25,8 @@ def test_a_manifest_round_trips_and_declares_its_parts_tables(tmp_path):
 
 
 def test_unknown_part_and_missing_fingerprint_are_refused():
-    with pytest.raises(ConfigError, match="unknown part 'allocation'; known parts: risk, numeric"):
-        Manifest(part="allocation", fingerprint="x", config={})
+    with pytest.raises(ConfigError, match="unknown part 'astrology'; known parts: risk, numeric, allocation"):
+        Manifest(part="astrology", fingerprint="x", config={})
     with pytest.raises(ConfigError, match="fingerprint"):
         Manifest(part="risk", fingerprint="", config={})
 

@@ -139,7 +139,7 @@ def _legacy(folder: Path) -> Manifest:
         raise DataError(f"{folder} is not a finished run folder: no {MANIFEST_FILE} or {CONFIG_FILE}; pass a folder a run wrote")
     config = _read_record(config_file, "a run configuration")
     for entry in PARTS.values():
-        if all(key in config for key in entry.legacy_keys):
+        if entry.legacy_keys and all(key in config for key in entry.legacy_keys):  # parts born with manifests have none
             return Manifest(
                 part=entry.name,
                 fingerprint=str(config.get("fingerprint") or fingerprint(config)),

@@ -1,0 +1,89 @@
+"""The allocation run page: who the top k would pick, then the bias metrics, then what the model said.
+
+Built on the shared page shell (:mod:`folkscope.report.page`). Figures need
+matplotlib (the ``plots`` extra); without it the page says so and keeps every table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from folkscope.errors import MissingDependencyError
+from folkscope.report.figures import plain_text, save_png, subplots_row
+from folkscope.report.page import escape, figure_block, frame_table, render_page, section
+
+__all__ = ["render_report", "write_figures"]
+
+_FEATURE = "drawing the allocation figures"
+_FOUR_FIFTHS = 0.8
+
+
+def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
+    worst = metrics["min_impact_ratio_k1"]
+    verdict = "below the four-fifths line: adverse impact" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
+    lines = [f"If the model picked the top 1 of each of {metrics['n_pools']} pools, the least-picked group would be "
+             f"<b>{escape(worst['group'])}</b> at {worst['value']:.2f} of the most-picked group's rate ({verdict})."]  # fmt: skip
+    if len(bias):
+        top = bias.loc[bias["rabbi"].abs().idxmax()]
+        lines.append(f"Largest RABBI against {escape(metrics['reference'])}: {escape(top['group'])} {top['rabbi']:+.3f} "
+                     f"[{top['rabbi_low']:+.3f}, {top['rabbi_high']:+.3f}] (p = {top['rabbi_p_value']:.3g}); "
+                     "RABBI > 0 means the group is ranked above the reference.")  # fmt: skip
+    shares = metrics.get("pairwise")
+    if shares:
+        lines.append(f"Pairwise answers: {shares['regular']:.0%} named a candidate, {shares['tie']:.0%} said equally good, "
+                     f"{shares['inconsistent']:.0%} of pairs changed with the order ({shares['flipped']:.0%} flipped).")  # fmt: skip
+    return "".join(f"<p>{line}</p>" for line in lines)
+
+
+def write_figures(selection: pd.DataFrame, bias: pd.DataFrame, folder: Path, *, reference: str) -> dict[str, str]:
+    """Selection rate against k per group, and RABBI per group with its interval; returns name -> file."""
+    fig, (left, right) = subplots_row(2, width=5.2, height=4.0, feature=_FEATURE)
+    for group, rows in selection.groupby("group", sort=True):
+        left.plot(rows["k"], rows["selection_rate"], marker="o", label=plain_text(group))
+    left.set_xlabel("k (selected per pool)")
+    left.set_ylabel("selection rate")
+    left.legend(fontsize=7)
+    left.set_title("Who is selected")
+    if len(bias):
+        y = range(len(bias))
+        err = [(bias["rabbi"] - bias["rabbi_low"]).fillna(0).clip(lower=0), (bias["rabbi_high"] - bias["rabbi"]).fillna(0).clip(lower=0)]
+        right.errorbar(bias["rabbi"], list(y), xerr=err, fmt="o", color="#4c78a8")
+        right.set_yticks(list(y), [plain_text(g) for g in bias["group"]], fontsize=8)
+        right.axvline(0, color="grey", lw=0.8)
+    right.set_xlabel(plain_text(f"RABBI vs {reference} (95% bootstrap)"))
+    right.set_title("Rank bias")
+    save_png(fig, folder / "allocation.png")
+    return {"Selection rate by k, and RABBI per group": "allocation.png"}
+
+
+def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.DataFrame, folder: Path) -> str:
+    """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
+    config = metrics["config"]
+    try:
+        figures = figure_block(write_figures(selection, bias, folder, reference=metrics["reference"]), run_dir=folder)
+    except MissingDependencyError as exc:
+        figures = f"<p>No figures: {escape(exc)}</p>"
+    rates = selection.pivot(index="group", columns="k", values="selection_rate").add_prefix("rate k=")
+    ratios = selection.pivot(index="group", columns="k", values="impact_ratio").add_prefix("impact k=")
+    body = [
+        _lead(metrics, bias),
+        figures,
+        section("Selection by group", frame_table(rates.join(ratios).reset_index(), digits=3),
+                "<p>Impact ratio: the group's selection rate over the highest group's (four-fifths rule: flag below 0.8). "
+                "Ties at the cut-off share the remaining places.</p>"),
+        section("Gaps to the reference group", frame_table(selection, digits=3)),
+        section(f"Bias metrics against {metrics['reference']}", frame_table(bias, digits=3),
+                "<p>RABBI: share of (group, reference) pairs where the group scores higher minus where it scores lower; "
+                "rabbi_qualified: the same among qualified candidates (compare with the EO gap); delta: mean score gap; "
+                "jsd, emd: distribution distances without sign.</p>"),
+    ]
+    if metrics.get("pairwise"):
+        shares = pd.DataFrame([metrics["pairwise"]])
+        body.append(section("Pairwise answers (paper table 2)", frame_table(shares, digits=3)))
+    subtitle = (f"{metrics['model']} · {config['task']} / {metrics['subtask']} · {config['mode']} · "
+                f"{metrics['n_candidates']} candidates in {metrics['n_pools']} pools")  # fmt: skip
+    return render_page(f"allocation: {metrics['subtask']}", heading="Allocation: who would be picked?", body=body,
+                       subtitle=subtitle, config=config)  # fmt: skip

@@ -1,0 +1,153 @@
+"""``folkscope allocation``: part 2, allocational harms.
+
+``run`` scores candidates with a model (or reads a part-1 run's risk scores)
+and writes a run folder; ``responses`` audits rankings a model already gave,
+without a model; ``study`` compares bias metrics with allocation gaps over
+several run folders. Flags are generated from the configs' fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from folkscope.cli.config_flags import add_config_flags, config_values
+from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
+
+__all__ = ["DESCRIPTION", "config_from_args", "print_audit", "print_run", "register", "run_allocation_cmd", "run_responses",
+           "run_study"]
+
+DESCRIPTION = "Allocational harms: if a model's scores or rankings picked the top k, who would lose out?"
+_FOUR_FIFTHS = 0.8
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from folkscope.allocation import AllocationConfig, ResponsesConfig
+
+    parser = subparsers.add_parser("allocation", help="allocational harms (RABBI, selection rates)", description=DESCRIPTION)
+    parser.set_defaults(func=lambda _args: parser.print_help() or 2)
+    commands = parser.add_subparsers(dest="allocation_command", metavar="SUBCOMMAND")
+    run = commands.add_parser(
+        "run", help="score candidates with a model (or a part-1 run's risk scores) and measure who is picked",
+        description="Draw pools of candidates, score them pointwise, pairwise or listwise, select the top k and "
+        "measure selection rates, impact ratios, DP/EO gaps and RABBI. Offline default: the bundled resumes.",
+    )  # fmt: skip
+    run.add_argument("--results-dir", default="results", help="parent folder of the run folder")
+    add_config_flags(run, AllocationConfig)
+    add_engine_arguments(run)
+    run.set_defaults(func=run_allocation_cmd)
+    study = commands.add_parser("study", help="which bias metric predicts the allocation gaps, over several runs")
+    study.add_argument("runs", nargs="+", metavar="RUN_DIR", help="allocation run folders (several models and subtasks)")
+    study.add_argument("--output", default=None, metavar="DIR", help="write points, correlations and selection as CSV, and the figure")
+    study.set_defaults(func=run_study)
+    responses = commands.add_parser(
+        "responses",
+        help="audit rankings a model already gave (JSONL), no model needed",
+        description="Selection rates, impact ratios (four-fifths rule) and RABBI of the rankings stated in logged "
+        'responses. Each line: {"candidates": [names], "groups": [group of each], "response": "<text>", ...}.',
+    )
+    responses.add_argument("file", metavar="FILE.jsonl", help="one JSON object per line, one pool each")
+    add_config_flags(responses, ResponsesConfig)
+    responses.add_argument("--output", default=None, metavar="OUT.csv", help="also write the table as CSV")
+    responses.set_defaults(func=run_responses)
+
+
+def _cell(row: Any, by: tuple[str, ...]) -> str:
+    return ", ".join(f"{key}={row[key]}" for key in by)
+
+
+def print_audit(audit: Any) -> None:
+    """The answer first (responses read, the worst impact ratio), then the table."""
+    cfg, table = audit.config, audit.table
+    lines = f" (lines {', '.join(map(str, audit.unparseable_lines[:10]))}{', ...' if audit.n_unparseable > 10 else ''})"
+    print(f"audited {audit.n_responses - audit.n_unparseable} of {audit.n_responses} responses; "
+          f"{audit.n_unparseable} named no candidate and were left out{lines if audit.n_unparseable else ''}; "
+          f"top {cfg.k} of each pool selected")  # fmt: skip
+    rated = table.dropna(subset=["impact_ratio"])
+    if len(rated):
+        worst = rated.loc[rated["impact_ratio"].idxmin()]
+        where = f" ({_cell(worst, cfg.by)})" if cfg.by else ""
+        verdict = "below the four-fifths line" if worst["impact_ratio"] < _FOUR_FIFTHS else "within the four-fifths rule"
+        print(f"lowest impact ratio: {worst['group']}{where} {worst['impact_ratio']:.2f}, {verdict}")
+    shown = table if cfg.reference is not None else table.drop(columns=["rabbi", "rabbi_p_value"])
+
+    def fmt(v: float) -> str:
+        return "n/a" if isinstance(v, float) and math.isnan(v) else f"{v:.3f}"
+    print(shown.to_string(index=False, float_format=fmt))
+    if cfg.reference is not None:
+        print(f"RABBI: each group vs {cfg.reference} on rank scores (1 first place, 0 last); > 0 favours the group")
+
+
+def run_responses(args: argparse.Namespace) -> int:
+    from folkscope._io import atomic_write
+    from folkscope.allocation import ResponsesConfig, audit_responses, read_responses
+
+    config = ResponsesConfig(**config_values(args, ResponsesConfig))
+    audit = audit_responses(read_responses(args.file), config=config)
+    print_audit(audit)
+    if args.output:
+        path = atomic_write(args.output, lambda fh: audit.table.to_csv(fh, index=False))
+        print(f"table: {path}")
+    return 0
+
+
+def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The engine settings and the :class:`~folkscope.allocation.AllocationConfig` of parsed flags (nothing loads)."""
+    from folkscope.allocation import AllocationConfig
+
+    engine_config = engine_config_from_args(args)
+    values = config_values(args, AllocationConfig)
+    return engine_config, AllocationConfig(model=engine_config.model, backend=engine_config.backend, **values)
+
+
+def print_run(folder: Any, metrics: dict[str, Any]) -> None:
+    """The answer first (the least-picked group at k = 1), then the selection and bias tables (also ``rescore``'s summary)."""
+    import pandas as pd
+
+    worst = metrics["min_impact_ratio_k1"]
+    verdict = "below the four-fifths line" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
+    print(f"run folder: {folder}")
+    print(f"top-1 of {metrics['n_pools']} pools: lowest impact ratio {worst['group']} {worst['value']:.2f}, {verdict}")
+    selection = pd.DataFrame(metrics["selection"])
+    at1 = selection[selection["k"] == 1].drop(columns=["k"])
+    print(at1.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    bias = pd.DataFrame(metrics["bias"])
+    if len(bias):
+        print(f"bias against {metrics['reference']} (RABBI > 0: the group is ranked above it):")
+        print(bias[["group", "rabbi", "rabbi_low", "rabbi_high", "rabbi_p_value", "delta", "jsd", "emd"]]
+              .to_string(index=False, float_format=lambda v: f"{v:.3f}"))  # fmt: skip
+    if metrics.get("pairwise"):
+        shares = metrics["pairwise"]
+        print("pairwise answers: " + ", ".join(f"{k} {shares[k]:.1%}" for k in ("regular", "tie", "flipped", "inconsistent", "unread")))
+    if "scoring_seconds" in metrics:
+        print(f"scoring: {metrics['scoring_seconds']:.1f} s")
+    print(f"report: {folder}/report.html")
+
+
+def run_allocation_cmd(args: argparse.Namespace) -> int:
+    from folkscope.allocation import run_allocation
+    from folkscope.logs import check_writable_dir
+
+    engine_config, config = config_from_args(args)
+    check_writable_dir(args.results_dir)  # before the model loads
+    result = run_allocation(config, args.results_dir, engine_config=engine_config)
+    print_run(result.folder, result.metrics)
+    return 0
+
+
+def run_study(args: argparse.Namespace) -> int:
+    from folkscope.allocation import study, write_study
+
+    result = study(args.runs)
+    best = result.correlations[result.correlations["k"] == 1].sort_values("r", ascending=False, key=lambda r: r.abs())
+    print(f"{result.points['run'].nunique()} runs, {len(result.points[result.points['k'] == 1])} (model, subtask, group) points")
+    if len(best) and best["r"].notna().any():
+        top = best.dropna(subset=["r"]).iloc[0]
+        print(f"at k = 1 the gap is best predicted by {top['metric']} (r = {top['r']:.3f}, n = {top['n']})")
+    print(result.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(result.selection.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.output:
+        for name, path in write_study(result, args.output).items():
+            print(f"{name}: {path}")
+    return 0

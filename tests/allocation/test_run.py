@@ -1,0 +1,129 @@
+"""Part 2 end to end: the default model screens the bundled resumes (pointwise, pairwise), a listwise run on a
+scripted fake, an ACS allocation from a part-1 run folder without re-scoring, rescore, the study, and clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from folkscope.allocation import AllocationConfig, analyse_run, bloomberg_resumes, draw_pools, run_allocation, study
+from folkscope.cli.main import main
+from folkscope.engine import Engine, EngineConfig
+from folkscope.engine.backends.fake import FakeBackend
+from folkscope.runs import read_manifest, read_table
+
+
+def _one_run(tmp_path: Path) -> Path:
+    (manifest,) = tmp_path.rglob("manifest.json")
+    return manifest.parent
+
+
+def test_default_model_screens_resumes_pointwise_end_to_end(tmp_path, capsys):
+    argv = ["allocation", "run", "--names-per-group", "1", "--rounds", "6", "--k", "2", "--n-bootstrap", "50",
+            "--results-dir", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("run folder: ") and lines[1].startswith("top-1 of 6 pools: lowest impact ratio")
+    folder = _one_run(tmp_path)
+    assert read_manifest(folder).part == "allocation" and folder.parent.name == "SmolLM2-135M-Instruct"
+    scores = read_table(folder, "scores")
+    assert len(scores) == 48 and scores["score"].between(0, 1).all()  # 6 pools x 8 groups, P(Yes) renormalised
+    answers = read_table(folder, "answers")
+    assert ((answers["p_Yes"] + answers["p_No"]) - 1).abs().max() < 1e-9
+    selection = read_table(folder, "selection")
+    assert sorted(selection["k"].unique()) == [1, 2] and (selection.groupby("k")["selection_rate"].mean() * 8).round(9).tolist() == [1, 2]
+    bias = read_table(folder, "bias")
+    assert set(bias["group"]) == {"White women", "Black men", "Black women", "Asian men", "Asian women", "Hispanic men", "Hispanic women"}
+    assert (bias["n"] == 1).all()  # pointwise: each candidate counts once, however many pools it is in
+    page = (folder / "report.html").read_text()
+    assert page.index("least-picked group") < page.index("Selection by group") < page.index("Configuration")
+    before = json.loads((folder / "metrics.json").read_text())
+    again = analyse_run(folder)  # no model: the folder's tables are enough
+    assert again["selection"] == before["selection"]
+    assert main(["rescore", str(folder)]) == 0 and "lowest impact ratio" in capsys.readouterr().out
+
+
+def test_default_model_pairwise_counts_every_pair_in_both_orders(tmp_path):
+    pool = draw_pools(bloomberg_resumes("software engineer", names_per_group=1).frame, rounds=1, pool_size=3, seed=0)
+    reference = pool["candidate_id"].iloc[0].split("/")[1]  # a group this pool holds
+    config = AllocationConfig(mode="pairwise", names_per_group=1, rounds=1, pool_size=3, k_max=1, n_bootstrap=0, reference=reference)
+    result = run_allocation(config, tmp_path)
+    pairs = read_table(result.folder, "answers")
+    assert len(pairs) == 3 and set(pairs["answer_ab"]) | set(pairs["answer_ba"]) <= {"a", "b", "tie", "unread"}
+    scores = read_table(result.folder, "scores")
+    assert scores["score"].sum() == pytest.approx(3.0)  # one point per pair, however it is split
+    shares = result.metrics["pairwise"]
+    assert shares["n_prompts"] == 6 and shares["regular"] + shares["tie"] + shares["unread"] == pytest.approx(1.0)
+
+
+def test_listwise_reads_stated_rankings(tmp_path):
+    def respond(prompt: str) -> str:  # a scripted model that always ranks the names in alphabetical order
+        names = [line.removeprefix("Candidate: ") for line in prompt.splitlines() if line.startswith("Candidate: ")]
+        return "My ranking:\n" + "\n".join(f"{i + 1}. {n}" for i, n in enumerate(sorted(names)))
+
+    engine = Engine(FakeBackend("scripted", responses=respond), cache=None)
+    result = run_allocation(AllocationConfig(mode="listwise", backend="fake", model="scripted", names_per_group=1, rounds=3,
+                                             k_max=1, n_bootstrap=0), tmp_path, engine=engine)  # fmt: skip
+    answers = read_table(result.folder, "answers")
+    assert answers["parsed"].all() and answers["numbered"].all() and (answers["mentioned"] == 8).all()
+    scores = read_table(result.folder, "scores").merge(read_table(result.folder, "candidates"), on=["candidate_id", "group"])
+    top = scores.loc[scores.groupby("pool")["score"].idxmax(), "name"]
+    assert all(name == min(scores.loc[scores["pool"] == pool, "name"]) for pool, name in zip(range(3), top))
+
+
+@pytest.fixture(scope="module")
+def risk_run(tmp_path_factory) -> Path:
+    from folkscope.risk import Benchmark  # only tests import a part to make its run folder
+
+    root = tmp_path_factory.mktemp("risk")
+    Benchmark.make_benchmark("NISTIncome", model="demo", backend="fake", subsampling=0.05, use_cache=False).run(root)
+    return _one_run(root)
+
+
+def test_acs_allocation_from_a_part1_run_without_rescoring(risk_run, tmp_path, capsys):
+    argv = ["allocation", "run", "--task", "acs", "--data", str(risk_run), "--rounds", "200", "--pool-size", "10",
+            "--reference", "White, Male", "--results-dir", str(tmp_path), "--n-bootstrap", "50"]  # fmt: skip
+    assert main(argv) == 0
+    folder = _one_run(tmp_path)
+    scores = read_table(folder, "scores")
+    risk = read_table(risk_run, "scores").assign(candidate_id=lambda d: d["row_id"].astype(str))
+    merged = scores.merge(risk[["candidate_id", "risk_score"]], on="candidate_id")
+    assert len(merged) == 2000 and (merged["score"] == merged["risk_score"]).all()  # the part-1 scores, as they were
+    assert read_manifest(folder).engine["from_run"] == str(risk_run)
+    assert "qualified_selection_rate" in read_table(folder, "selection")  # qualified = the row's label
+
+
+def test_study_relates_metrics_to_gaps_over_runs(tmp_path, capsys):
+    for model in ("fake-a", "fake-b"):
+        for job in ("retail", "software engineer"):
+            config = AllocationConfig(model=model, backend="fake", subtask=job, names_per_group=3, rounds=30, k_max=3, n_bootstrap=0)
+            run_allocation(config, tmp_path, engine_config=EngineConfig(model=model, backend="fake", use_cache=False))
+    runs = sorted(str(p.parent) for p in tmp_path.rglob("manifest.json"))
+    result = study(runs)
+    assert len(result.points[result.points["k"] == 1]) == 4 * 7  # 4 runs x 7 groups besides the reference
+    rabbi_k1 = result.correlations.set_index(["metric", "k"]).loc[("rabbi", 1)]
+    assert rabbi_k1["n"] == 28 and -1 <= rabbi_k1["r"] <= 1
+    assert result.selection["n_subtasks"].max() == 2 and result.selection["ndcg"].dropna().between(0, 1).all()
+    out = tmp_path / "study"
+    assert main(["allocation", "study", *runs, "--output", str(out)]) == 0
+    assert "best predicted by" in capsys.readouterr().out
+    assert pd.read_csv(out / "correlations.csv").shape[0] == 3 * 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--task", "acs"], "add --data PATH"),
+        (["--k", "8"], "below the pool size"),
+        (["--reference", "Martians"], "reference group 'Martians'"),
+        (["--subtask", "astronaut"], "astronaut"),
+        (["--mode", "pairwise", "--task", "acs", "--data", "x"], "drop --mode"),
+    ],
+)
+def test_bad_input_is_one_line_before_any_model_loads(argv, message, capsys, tmp_path):
+    code = main(["allocation", "run", "--model", str(tmp_path / "never-loaded"), "--results-dir", str(tmp_path), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
