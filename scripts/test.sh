@@ -6,5 +6,5 @@
 # Extra arguments go to pytest (e.g. bash scripts/test.sh -k metrics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh "hf,api,plots,datasets,baselines,dev"
+bash scripts/setup.sh "hf,api,plots,datasets,baselines,essays,dev"
 exec "${FOLKSCOPE_VENV:-.venv}/bin/python" -m pytest "$@"

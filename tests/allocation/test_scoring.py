@@ -93,3 +93,22 @@ def test_listwise_reads_the_stated_ranking_and_counts_unparseable_pools():
     assert pool0["rank"].to_dict() == {"a": 2.0, "b": 3.0, "c": 1.0} and pool0["score"].to_dict() == {"a": 0.5, "b": 0.0, "c": 1.0}
     assert scores[scores["pool"] == 1]["score"].isna().all()
     assert answers["parsed"].tolist() == [True, False]
+
+
+def test_pairwise_answers_the_probabilities_cannot_give_are_read_from_a_generation():
+    """A web API whose top log-probabilities miss the letters: the pair is asked for a short answer instead."""
+    import dataclasses
+
+    engine = _engine(responses=lambda prompt: " B. The second candidate." if "Resume of X1" in prompt.split("Candidate B:")[1] else " I cannot say.")
+    real = engine.score
+
+    def lossy(requests, **labels):
+        return [dataclasses.replace(r, logprobs=tuple([float("nan")] * len(r.logprobs)), bound=None) for r in real(requests, **labels)]
+
+    engine.score = lossy
+    pools = pd.DataFrame({"pool": [0, 0], "candidate_id": ["a", "b"]})
+    scores, pairs, shares = pairwise_scores(engine, _candidates(), pools, TEMPLATE)
+    # ordering 1 shows (b, a): "B" there is a (X1); ordering 0 shows X1 as A, and the model says nothing usable
+    assert pairs[["answer_ab", "answer_ba"]].values.tolist() == [["unread", "a"]]
+    assert bool(pairs["generated_ab"].iloc[0]) and bool(pairs["generated_ba"].iloc[0]) and shares["read_from_generation"] == 2
+    assert scores["score"].tolist() == [0.5, 0.5] and shares["unread"] == 0.5

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folkscope.errors import ConfigError
-from folkscope.readout import parse_ranking
+from folkscope.readout import parse_choice, parse_ranking
 
 POOL = ["Jane Smith", "Ann Wu", "Tom Lee", "Bo Park"]
 
@@ -62,3 +62,25 @@ def test_a_numbered_list_in_any_style_is_read_in_its_order(order, style, noise):
     text = noise + "\n" + "\n".join(style.format(i=i + 1, n=n) for i, n in enumerate(order))
     got = parse_ranking(text, POOL)
     assert got is not None and [POOL[j] for j in got.ranks.argsort()] == list(order)
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "expected"),
+    [
+        (" B", ["A", "B", "C"], 1),
+        ("Answer: C - they are equally good.", ["A", "B", "C"], 2),
+        ("a good fit would be B", ["A", "B"], 1),  # the article "a" is not option A
+        ("<think>A or B?</think> B", ["A", "B"], 1),
+        ("Neither.", ["A", "B"], None),
+        ("NO, not a fit", ["Yes", "No"], 1),
+    ],
+)
+def test_parse_choice(text, options, expected):
+    assert parse_choice(text, options) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=200))
+def test_parse_choice_never_raises(text):
+    got = parse_choice(text, ["A", "B", "C"])
+    assert got is None or got in (0, 1, 2)

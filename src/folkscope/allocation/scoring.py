@@ -7,7 +7,9 @@ pointwise
     A candidate is scored once, whatever pools it lands in.
 pairwise
     Every pair of a pool, in both orders (A/B swapped), with C for "equally
-    good"; each prompt's answer is the most probable of A, B, C. A candidate
+    good"; each prompt's answer is the most probable of A, B, C (where a
+    backend cannot give those probabilities, the letter a short generation
+    states; counted as ``read_from_generation``). A candidate
     chosen in both orders wins the pair (1 point); any other outcome (chosen
     once each, a tie stated once or twice, an unread answer) gives 0.5 to each
     (a tie answer is worth 0.25 per prompt, so two ties also give 0.5). Its
@@ -35,7 +37,7 @@ from folkscope.allocation.candidates import CandidateSet
 from folkscope.allocation.templates import TaskTemplate
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings, word_variants
 from folkscope.prompting import listwise_prompt, pairwise_prompt, pointwise_prompt
-from folkscope.readout import parse_ranking, read_choices
+from folkscope.readout import parse_choice, parse_ranking, read_choices
 
 __all__ = ["MODES", "listwise_scores", "pairwise_scores", "pointwise_scores"]
 
@@ -82,12 +84,17 @@ def pairwise_scores(
     names = np.array(["a", "b", "tie"])
     raw = readout.raw
     ok = np.isfinite(raw).all(axis=2) & (np.nan_to_num(raw).sum(axis=2) > 0)
-    answers = np.where(ok, names[np.nan_to_num(raw, nan=-1.0).argmax(axis=2)], "unread")
+    answers = np.where(ok, names[np.nan_to_num(raw, nan=-1.0).argmax(axis=2)], "unread").astype(object)
+    generated = _generated_answers(engine, prompts, ~ok)
+    for (i, o), answer in generated.items():
+        answers[i, o] = answer
     ab, ba = answers[:, 0], answers[:, 1]
     consistent = (ab == ba) & np.isin(ab, ["a", "b"])
     points_a = np.where(consistent, (ab == "a").astype(float), 0.5)
     pairs = pd.DataFrame({"pool": [r[0] for r in rows], "a": [r[1] for r in rows], "b": [r[2] for r in rows],
-                          "answer_ab": ab, "answer_ba": ba, "points_a": points_a, "points_b": 1.0 - points_a})  # fmt: skip
+                          "answer_ab": ab, "answer_ba": ba, "points_a": points_a, "points_b": 1.0 - points_a,
+                          "generated_ab": [(i, 0) in generated for i in range(len(rows))],
+                          "generated_ba": [(i, 1) in generated for i in range(len(rows))]})  # fmt: skip
     won = pd.concat([pairs[["pool", "a", "points_a"]].set_axis(["pool", "candidate_id", "score"], axis=1),
                      pairs[["pool", "b", "points_b"]].set_axis(["pool", "candidate_id", "score"], axis=1)])  # fmt: skip
     scores = pools[["pool", "candidate_id"]].merge(won.groupby(["pool", "candidate_id"], as_index=False)["score"].sum(),
@@ -102,8 +109,26 @@ def pairwise_scores(
         unread=float((prompts_answers == "unread").mean()) if n_pairs else float("nan"),
         flipped=float((np.isin(ab, ["a", "b"]) & np.isin(ba, ["a", "b"]) & (ab != ba)).mean()) if n_pairs else float("nan"),
         inconsistent=float((ab != ba).mean()) if n_pairs else float("nan"),
+        read_from_generation=len(generated),
     )
     return scores, pairs, shares
+
+
+def _generated_answers(engine: Engine, prompts: list[list[Any]], unread: np.ndarray) -> dict[tuple[int, int], str]:
+    """Answers the probabilities could not give (a web API without those letters in its top log-probabilities),
+    read from a short generation instead: the letter it states first, mapped through the prompt's order."""
+    where = [(int(i), int(o)) for i, o in zip(*np.nonzero(unread))]
+    if not where:
+        return {}
+    settings = GenerationSettings(max_new_tokens=16)
+    results = engine.generate([GenerateRequest(prompts[i][o], settings) for i, o in where], unit="answers",
+                              description="pairwise answers (generated)")  # fmt: skip
+    out = {}
+    for (i, o), result in zip(where, results):
+        choice = parse_choice(result.text, _PAIR_CHOICES)
+        # ordering 0 shows (a, b) as (A, B); ordering 1 shows (b, a)
+        out[(i, o)] = "unread" if choice is None else ("a", "b", "tie")[(0, 1, 2)[choice] if o == 0 else (1, 0, 2)[choice]]
+    return out
 
 
 def listwise_scores(

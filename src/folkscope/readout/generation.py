@@ -1,4 +1,4 @@
-"""Generation parsing: thinking blocks and "Probability: X%" lines in free text.
+"""Generation parsing: thinking blocks, "Probability: X%" lines and stated choices in free text.
 
 Chain-of-thought prompts end by asking for ``Probability: X%``.
 :func:`strip_thinking` removes a ``<think>...</think>`` block first (thinking
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
-__all__ = ["parse_probability", "strip_thinking"]
+__all__ = ["parse_choice", "parse_probability", "strip_thinking"]
 
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
@@ -123,3 +124,31 @@ def _value(statement: re.Match[str]) -> float | None:
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         return None
     return value
+
+
+def parse_choice(text: str, options: Sequence[str], *, strip_think: bool = True) -> int | None:
+    """Index of the option a free-text answer states first, or None when it states none.
+
+    Options are matched as whole words: single capital letters (``"A"``,
+    ``"B"``) case-sensitively, so the article "a" is not an answer; longer
+    options (names, "Yes") case-insensitively. The earliest mention wins, as a
+    model answering "B. Candidate B is stronger than A" means B.
+
+    Examples
+    --------
+    >>> parse_choice("Answer: B. Candidate B is stronger than A.", ["A", "B", "C"])
+    1
+    >>> parse_choice("I think this is a close call; both are fine.", ["A", "B"]) is None
+    True
+    >>> parse_choice("yes, definitely", ["No", "Yes"])
+    1
+    """
+    if strip_think:
+        text = strip_thinking(text)
+    best: tuple[int, int] | None = None
+    for i, option in enumerate(options):
+        single = len(option) == 1 and option.isupper()
+        found = re.search(r"(?<!\w)" + re.escape(option) + r"(?!\w)", text, 0 if single else re.IGNORECASE)
+        if found and (best is None or found.start() < best[0]):
+            best = (found.start(), i)
+    return None if best is None else best[1]
