@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import math
 import importlib
 import inspect
 import json
@@ -290,3 +291,20 @@ def test_modules_export_their_public_names_and_their_examples_run(name):
     assert public <= set(module.__all__) and all(hasattr(module, n) for n in module.__all__)
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+def test_echo_offsets_that_drift_give_nan_never_another_tokens_value():
+    """A server reporting each byte of a non-ASCII character as its own one-character token drifts its text offsets;
+    the tokens at the continuation's offsets then do not spell it, and the score is NaN rather than a wrong number."""
+    from folkscope.engine.backends._api_wire import parse_echo
+
+    prompt, cont = "a\u2013b:", " No"
+    honest = {"text": prompt + cont, "logprobs": {"tokens": ["a", "\u2013", "b", ":", " N", "o"],
+                                                  "token_logprobs": [None, -1.0, -2.0, -3.0, -4.0, -5.0],
+                                                  "text_offset": [0, 1, 2, 3, 4, 6]}}  # fmt: skip
+    assert parse_echo({"choices": [honest]}, [(prompt, cont)], model="m") == [(-9.0, 2, 4)]
+    drifting = {"text": prompt + cont, "logprobs": {"tokens": ["a", "\ufffd", "\ufffd", "\ufffd", "b", ":", " N", "o"],
+                                                    "token_logprobs": [None, -1.0, -1.0, -1.0, -2.0, -3.0, -4.0, -5.0],
+                                                    "text_offset": [0, 1, 2, 3, 4, 5, 6, 8]}}  # fmt: skip
+    (value, n_tokens, _), = parse_echo({"choices": [drifting]}, [(prompt, cont)], model="m")
+    assert math.isnan(value) and n_tokens == 0

@@ -165,6 +165,10 @@ def parse_echo(data: dict[str, Any], chunk: list[tuple[str, str]], *, model: str
             start < len(offsets) and offsets[start] == lo and end > start
             and (end == len(offsets) or offsets[end] == hi)
             and all(isinstance(v, (int, float)) for v in values[start:end])
+            # the tokens found there must spell the continuation: a server whose offsets drift (byte tokens of a
+            # non-ASCII character reported as one replacement character each) would otherwise give another
+            # token's log-probability, silently
+            and (len(tokens) != len(values) or "".join(str(t) for t in tokens[start:end]) == cont)
         )  # fmt: skip
         if exact:
             out.append((float(math.fsum(values[start:end])), end - start, start))
