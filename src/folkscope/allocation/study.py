@@ -125,7 +125,7 @@ def write_study(result: StudyResult, output: str | Path) -> dict[str, Any]:
 def _figure(result: StudyResult, path: Path) -> Path:
     from folkscope.report.figures import plain_text, save_png, subplots_row
 
-    fig, (scatter, lines) = subplots_row(2, width=5.0, height=4.0, feature="drawing the allocation study")
+    fig, (scatter, lines, ranks) = subplots_row(3, width=4.6, height=4.0, feature="drawing the allocation study")
     at1 = result.points[result.points["k"] == 1]
     for metric in ("rabbi", "delta"):
         scatter.scatter(at1[metric], at1["dp_gap"], s=14, label=metric)
@@ -141,4 +141,20 @@ def _figure(result: StudyResult, path: Path) -> Path:
     lines.set_ylabel("Pearson r with the gap")
     lines.legend(fontsize=7)
     lines.set_title("Predictive validity by k")
+    # per subtask (and mode), each model's RMS RABBI against its RMS allocation gap: the fairness ranking by each
+    rms = at1.groupby(["subtask", "mode", "model"]).agg(rabbi=("rabbi", _rms), gap=("dp_gap", _rms)).reset_index()
+    cells = [f"{sub} ({mode})" for sub, mode in zip(rms["subtask"], rms["mode"])]
+    rows = {cell: i for i, cell in enumerate(dict.fromkeys(cells))}
+    for model, part in rms.assign(cell=cells).groupby("model"):
+        ranks.scatter(part["rabbi"], [rows[c] for c in part["cell"]], s=30, label=plain_text(model))
+        ranks.scatter(part["gap"], [rows[c] + 0.2 for c in part["cell"]], s=30, marker="x", color="grey")
+    ranks.set_yticks(list(rows.values()), [plain_text(c) for c in rows], fontsize=7)
+    ranks.set_xlabel("RMS over groups (o RABBI, x ΔDP), k = 1")
+    ranks.legend(fontsize=7)
+    ranks.set_title("Models per subtask")
     return save_png(fig, path)
+
+
+def _rms(values: pd.Series) -> float:
+    kept = values.dropna()
+    return root_mean_square_bias(kept.to_numpy()) if len(kept) else float("nan")

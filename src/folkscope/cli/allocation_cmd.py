@@ -146,7 +146,10 @@ def run_study(args: argparse.Namespace) -> int:
         top = best.dropna(subset=["r"]).iloc[0]
         print(f"at k = 1 the gap is best predicted by {top['metric']} (r = {top['r']:.3f}, n = {top['n']})")
     print(result.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(result.selection.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if result.selection["n_subtasks"].max() > 0:
+        print(result.selection.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    else:
+        print("model selection (NDCG): needs two or more models on one subtask and mode; these runs have one each")
     if args.output:
         for name, path in write_study(result, args.output).items():
             print(f"{name}: {path}")
