@@ -16,8 +16,6 @@ decimals so ties are common, as with real model scores.
 from __future__ import annotations
 
 import argparse
-import resource
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,11 +25,7 @@ import pandas as pd
 
 import folkscope.metrics as fm
 from folkscope.allocation import selection_table
-
-
-def peak_rss_mib() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
+from metrics_scale import peak_rss_mib  # the sibling benchmark's memory probe (the script's folder is on the path)
 
 
 def timed(label: str, fn: Callable[[], Any]) -> tuple[Any, float]:
