@@ -73,6 +73,17 @@ def test_listwise_reads_stated_rankings(tmp_path):
     top = scores.loc[scores.groupby("pool")["score"].idxmax(), "name"]
     assert all(name == min(scores.loc[scores["pool"] == pool, "name"]) for pool, name in zip(range(3), top))
 
+    def refuse_some(prompt: str) -> str:  # names nobody when the pool holds a given candidate
+        return "I will not rank people." if "Candidate: " + first_name in prompt else respond(prompt)
+
+    frame = bloomberg_resumes("software engineer", names_per_group=2).frame
+    first_name = frame.loc[frame["candidate_id"].str.contains("/Asian men/0/"), "name"].iloc[0]  # in some pools, not all
+    engine = Engine(FakeBackend("refusing", responses=refuse_some), cache=None)
+    partial = run_allocation(AllocationConfig(mode="listwise", backend="fake", model="refusing", names_per_group=2, rounds=6,
+                                              k_max=1, n_bootstrap=0), tmp_path / "partial", engine=engine)  # fmt: skip
+    assert 0 < partial.metrics["unparseable_pools"] < 6
+    assert "Left out:" in (partial.folder / "report.html").read_text()
+
 
 @pytest.fixture(scope="module")
 def risk_run(tmp_path_factory) -> Path:
@@ -127,3 +138,22 @@ def test_bad_input_is_one_line_before_any_model_loads(argv, message, capsys, tmp
     code = main(["allocation", "run", "--model", str(tmp_path / "never-loaded"), "--results-dir", str(tmp_path), *argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_essay_grading_end_to_end_on_a_synthetic_icnale_folder(tmp_path):
+    """Grades 1-5 read from the label probabilities; the L1 speakers are the reference (synthetic essays, never ICNALE text)."""
+    root = tmp_path / "icnale"
+    essays = root / "ICNALE_WE_2.6" / "WE_0_Unclassified_Unmerged"
+    essays.mkdir(parents=True)
+    codes = [f"WE_{region}_PTJ0_{i:03d}_B1_1" for region in ("ENS", "CHN", "JPN") for i in (1, 2)]
+    for k, code in enumerate(codes):
+        (essays / f"{code}.txt").write_text(f"Synthetic essay {k}: students should work part time.\n", encoding="utf-8")
+    (root / "ratings.csv").write_text("code,rating\n" + "\n".join(f"{c},{40 + 5 * k}" for k, c in enumerate(codes)) + "\n")
+    config = AllocationConfig(task="essays", data=str(root), backend="fake", model="grader", pool_size=3, rounds=10,
+                              k_max=1, n_bootstrap=20)  # fmt: skip
+    result = run_allocation(config, tmp_path / "runs", engine_config=EngineConfig(model="grader", backend="fake", use_cache=False))
+    scores = read_table(result.folder, "scores")
+    assert scores["score"].between(1, 5).all() and result.metrics["reference"] == "L1 English speakers"
+    answers = read_table(result.folder, "answers")
+    assert [c for c in answers.columns if c.startswith("p_")] == ["p_1", "p_2", "p_3", "p_4", "p_5"]
+    assert set(read_table(result.folder, "bias")["group"]) == {"China", "Japan"}

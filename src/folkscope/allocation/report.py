@@ -31,6 +31,10 @@ def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
         lines.append(f"Largest RABBI against {escape(metrics['reference'])}: {escape(top['group'])} {top['rabbi']:+.3f} "
                      f"[{top['rabbi_low']:+.3f}, {top['rabbi_high']:+.3f}] (p = {top['rabbi_p_value']:.3g}); "
                      "RABBI > 0 means the group is ranked above the reference.")  # fmt: skip
+    lost = {"unparseable_pools": "pools whose answer named no candidate", "unscored_candidates": "candidates without usable label probabilities"}
+    missing = [f"{metrics[key]} {what}" for key, what in lost.items() if metrics.get(key)]
+    if missing:
+        lines.append(f"<span class=\"warn\">Left out: {escape('; '.join(missing))}.</span>")
     shares = metrics.get("pairwise")
     if shares:
         lines.append(f"Pairwise answers: {shares['regular']:.0%} named a candidate, {shares['tie']:.0%} said equally good, "

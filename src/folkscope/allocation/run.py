@@ -28,7 +28,7 @@ from folkscope._config import config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.allocation.acs import acs_candidates
-from folkscope.allocation.candidates import DEFAULT_REFERENCE, CandidateSet
+from folkscope.allocation.candidates import DEFAULT_REFERENCE, ICNALE_REFERENCE, CandidateSet
 from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes
 from folkscope.allocation.outcomes import bias_table, draw_pools, selection_table
@@ -74,7 +74,8 @@ class AllocationConfig:
         "Candidates per pool, drawn at random (default: one per group, the resume-screening design)."))
     k_max: int = field(default=5, metadata=option("Report top-k selection for k = 1..K (K below the pool size).", flag="--k", metavar="K"))
     reference: str | None = field(default=None, metadata=option(
-        "Reference group of RABBI and the gaps (default: 'White men' where it exists, else the most frequent group).", metavar="GROUP"))
+        "Reference group of RABBI and the gaps (default: 'White men' for resumes, 'L1 English speakers' for essays, "
+        "else the most frequent group).", metavar="GROUP"))
     group_columns: tuple[str, ...] = field(default=("RAC1P", "SEX"), metadata=option(
         "acs: the part-1 run's columns whose values form the groups (comma-separated).", kind="list"))
     n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples of the RABBI interval (0: none)."))
@@ -141,7 +142,8 @@ def _reference(config: AllocationConfig, frame: pd.DataFrame) -> str:
             raise ConfigError(f"reference group {config.reference!r} is not among the groups: {', '.join(sorted(groups.index))}",
                               parameter="reference", value=config.reference)  # fmt: skip
         return config.reference
-    return DEFAULT_REFERENCE if DEFAULT_REFERENCE in groups.index else str(groups.idxmax())
+    default = ICNALE_REFERENCE if config.task == "essays" else DEFAULT_REFERENCE
+    return default if default in groups.index else str(groups.idxmax())
 
 
 def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine: Engine | None = None,

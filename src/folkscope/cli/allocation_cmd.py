@@ -120,6 +120,9 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     if metrics.get("pairwise"):
         shares = metrics["pairwise"]
         print("pairwise answers: " + ", ".join(f"{k} {shares[k]:.1%}" for k in ("regular", "tie", "flipped", "inconsistent", "unread")))
+    for key, what in (("unparseable_pools", "pools whose answer named no candidate"), ("unscored_candidates", "candidates without usable label probabilities")):
+        if metrics.get(key):
+            print(f"left out: {metrics[key]} {what}")
     if "scoring_seconds" in metrics:
         print(f"scoring: {metrics['scoring_seconds']:.1f} s")
     print(f"report: {folder}/report.html")
