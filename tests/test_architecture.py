@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "folkscope"
-PARTS = ("risk", "numeric", "allocation")
+PARTS = ("risk", "numeric", "allocation", "epidemiology")
 #: what each layer must never import (its own layer and those below it are fine)
 FORBIDDEN = {
     "metrics": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),

@@ -16,14 +16,14 @@ from folkscope.cli.main import main
 HEAVY = ("torch", "transformers", "vllm", "litellm", "lightgbm", "matplotlib")
 
 
-@pytest.mark.parametrize("module", ["folkscope", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.readout", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.allocation", "folkscope.testing", "folkscope.runs", "folkscope.registry", "folkscope.cli.main"])
+@pytest.mark.parametrize("module", ["folkscope", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.readout", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.allocation", "folkscope.epidemiology", "folkscope.testing", "folkscope.runs", "folkscope.registry", "folkscope.cli.main"])
 def test_import_does_not_load_heavy_dependencies(module):
     code = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
 
 
-@pytest.mark.parametrize("module", ["folkscope.errors", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.readout", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.allocation", "folkscope.testing", "folkscope.runs", "folkscope.registry"])
+@pytest.mark.parametrize("module", ["folkscope.errors", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.readout", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.allocation", "folkscope.epidemiology", "folkscope.testing", "folkscope.runs", "folkscope.registry"])
 def test_all_lists_every_public_name(module):
     mod = importlib.import_module(module)
     public = {

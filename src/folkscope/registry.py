@@ -19,7 +19,7 @@ Examples
 >>> part("risk").commands
 ('run', 'risk')
 >>> [p.name for p in PARTS.values()]
-['risk', 'numeric', 'allocation']
+['risk', 'numeric', 'allocation', 'epidemiology']
 """
 
 from __future__ import annotations
@@ -139,6 +139,20 @@ PARTS: Mapping[str, Part] = MappingProxyType(
                 "selection": TableSpec("selection.parquet", "per (k, group): selection rate, DP gap, impact ratio, qualified rate, EO gap"),
                 "bias": TableSpec("bias.parquet", "per group vs the reference: RABBI with p-value and interval, delta, JSD, EMD"),
                 "metrics": TableSpec("metrics.json", "the run's headline numbers, selection and bias records"),
+            },
+        ),
+        "epidemiology": Part(
+            name="epidemiology",
+            title="Epidemiology (P(Y | X) of surveys)",
+            commands=("epidemiology",),
+            rescore="folkscope.epidemiology.run:analyse_run",
+            summarise="folkscope.cli.epidemiology_cmd:print_run",
+            legacy_keys=(),
+            tables={
+                "truth": TableSpec("truth.parquet", "per task, condition and answer: the survey's share, the condition's share and respondents"),
+                "model": TableSpec("model.parquet", "per task, condition and answer: the model's elicited share"),
+                "scores": TableSpec("scores.parquet", "per task: distance, score 0-100 with interval, worst/best/mean-baseline distances"),
+                "metrics": TableSpec("metrics.json", "the run's mean score and per-task scores"),
             },
         ),
     }

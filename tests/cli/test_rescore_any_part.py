@@ -58,6 +58,6 @@ def test_a_run_folder_from_before_manifests_is_still_rescored_and_gains_one(caps
 
 def test_a_folder_of_no_known_part_is_one_line(capsys, tmp_path):
     (tmp_path / "config.json").write_text('{"model": "x"}')
-    assert "matches no known part (risk, numeric, allocation)" in _one_line_error(capsys, ["rescore", str(tmp_path)])
+    assert "matches no known part (risk, numeric, allocation, epidemiology)" in _one_line_error(capsys, ["rescore", str(tmp_path)])
     (tmp_path / "manifest.json").write_text('{"schema": 1, "part": "astrology", "fingerprint": "x", "config": {}}')
     assert "unknown part 'astrology'" in _one_line_error(capsys, ["rescore", str(tmp_path)])

@@ -25,7 +25,7 @@ def test_a_manifest_round_trips_and_declares_its_parts_tables(tmp_path):
 
 
 def test_unknown_part_and_missing_fingerprint_are_refused():
-    with pytest.raises(ConfigError, match="unknown part 'astrology'; known parts: risk, numeric, allocation"):
+    with pytest.raises(ConfigError, match="unknown part 'astrology'; known parts: risk, numeric, allocation, epidemiology"):
         Manifest(part="astrology", fingerprint="x", config={})
     with pytest.raises(ConfigError, match="fingerprint"):
         Manifest(part="risk", fingerprint="", config={})

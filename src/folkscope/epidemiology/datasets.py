@@ -1,0 +1,54 @@
+"""The survey tables the bundled epidemiology tasks read, offline.
+
+- ``nist-acs``: the NIST ACS 2019 national excerpt of the data layer (27,253
+  people, weight PWGTP);
+- ``anes96``: statsmodels' ANES 1996 subset (944 voters; its header names
+  come quoted and are unquoted here);
+- ``randhie``: statsmodels' RAND Health Insurance Experiment table (20,190
+  person-years); ``health`` is derived from its three indicator columns
+  (``hlthg``, ``hlthf``, ``hlthp``; none set means excellent, as the
+  experiment coded self-rated health).
+
+Examples
+--------
+>>> frame = load_dataset("anes96")
+>>> len(frame), sorted(frame["vote"].unique().tolist())
+(944, [0, 1])
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from folkscope.data import load_bundled
+from folkscope.errors import ConfigError
+
+__all__ = ["DATASETS", "load_dataset"]
+
+_DATA = Path(__file__).with_name("resources") / "data"
+#: the datasets the bundled tasks read
+DATASETS = ("nist-acs", "anes96", "randhie")
+
+
+@lru_cache(maxsize=4)
+def _load(name: str) -> pd.DataFrame:
+    if name == "nist-acs":
+        return load_bundled("nist-national").reset_index()
+    if name == "anes96":
+        frame = pd.read_csv(_DATA / "anes96.csv.gz", sep="\t")
+        return frame.rename(columns=lambda c: c.strip().strip("'\""))
+    frame = pd.read_csv(_DATA / "randhie.csv.gz")
+    frame["health"] = np.select([frame["hlthg"] == 1, frame["hlthf"] == 1, frame["hlthp"] == 1], ["good", "fair", "poor"],
+                                default="excellent")  # fmt: skip
+    return frame
+
+
+def load_dataset(name: str) -> pd.DataFrame:
+    """The table of a bundled dataset (a fresh copy: callers may modify it)."""
+    if name not in DATASETS:
+        raise ConfigError(f"unknown epidemiology dataset {name!r}; bundled: {', '.join(DATASETS)}", parameter="dataset", value=name)
+    return _load(name).copy()

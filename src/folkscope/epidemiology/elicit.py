@@ -1,0 +1,85 @@
+"""The model's distribution P̂(outcome | condition), elicited through the engine two ways.
+
+qa
+    The question with the outcome levels as lettered answers; each letter's
+    next-token probability (tokenizations summed), renormalised over the
+    letters and averaged over every ordering of the letters when there are
+    at most 128 (5 levels: 120), else over 128 seeded random orderings. The
+    orderings of one condition share the question and go to the engine as
+    one prefix group, so the question is computed once per condition.
+likelihood
+    For every outcome level, "What is the probability that ...?" with the 22
+    answers A. 0%, B. 0-5%, ..., V. 100%; the most probable answer's value
+    (the bin midpoint; 0 and 1 for the point answers), as the paper reads it,
+    or (``likelihood_readout="expected"``) the expectation over the 22
+    answers. The values of a condition's levels are renormalised to sum to 1
+    (they are asked one at a time, so nothing makes them add up).
+
+A condition whose answers the backend could not score is NaN, never a guess.
+
+Examples
+--------
+>>> from folkscope.engine import Engine
+>>> from folkscope.epidemiology.tasks import get_task
+>>> engine = Engine.from_model("demo", backend="fake", use_cache=False)
+>>> qa = elicit(engine, get_task("acs_income_by_sex"), mode="qa")
+>>> qa.shape, bool(np.allclose(qa.sum(axis=1), 1.0))
+((2, 2), True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from folkscope.engine import Engine
+from folkscope.epidemiology.tasks import Task
+from folkscope.errors import ConfigError
+from folkscope.prompting import LIKELIHOOD_BINS, PromptConfig, likelihood_prompt, qa_prompt
+from folkscope.readout import most_likely, read_choices
+
+__all__ = ["LIKELIHOOD_READOUTS", "MAX_ORDERINGS", "MODES", "elicit"]
+
+MODES = ("qa", "likelihood")
+LIKELIHOOD_READOUTS = ("argmax", "expected")
+#: orderings of a QA question: all of them up to this many, else this many seeded at random (the authors' 128)
+MAX_ORDERINGS = 128
+
+
+def _conditions(task: Task) -> list[str | None]:
+    return [None] if task.condition is None else [lv.text for lv in task.condition.levels]
+
+
+def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, likelihood_readout: str = "argmax",
+           seed: int = 0) -> np.ndarray:  # fmt: skip
+    """The model's distribution, shape (n_conditions, n_levels); rows NaN where it could not be read."""
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
+    if likelihood_readout not in LIKELIHOOD_READOUTS:
+        raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}, got {likelihood_readout!r}",
+                          parameter="likelihood_readout", value=likelihood_readout)  # fmt: skip
+    config = PromptConfig(use_chat_template=chat)
+    answers = [lv.text for lv in task.outcome.levels]
+    if mode == "qa":
+        rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in _conditions(task)]
+        orderings = rendered[0].orderings
+        letters = orderings[0].letters
+        permutations = [o.permutation for o in orderings]
+        if chat:
+            prompts = [[r.to_prompt(o) for o in range(len(orderings))] for r in rendered]
+            return read_choices(engine, prompts, letters, orderings=permutations, unit="conditions",
+                                description=f"{task.name} (QA)").probs  # fmt: skip
+        splits = [r.ordering_split() for r in rendered]
+        prompts = [[shared + rest for rest in rests] for shared, rests in splits]
+        return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit="conditions",
+                            description=f"{task.name} (QA)").probs  # fmt: skip
+    conditions = _conditions(task)
+    rendered = [likelihood_prompt(task.likelihood_question(c, a), config=config) for c in conditions for a in answers]
+    letters = tuple(b.letter for b in LIKELIHOOD_BINS)
+    probs = read_choices(engine, [[r.to_prompt()] for r in rendered], letters, unit="questions",
+                         description=f"{task.name} (likelihood)").probs  # fmt: skip
+    values = np.asarray([b.value for b in LIKELIHOOD_BINS])
+    stated = most_likely(probs, values) if likelihood_readout == "argmax" else probs @ values
+    stated = stated.reshape(len(conditions), len(answers))
+    total = stated.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, stated / total, np.nan)

@@ -1,0 +1,75 @@
+"""The epidemiology run page: the scores first, then true against model distributions per task.
+
+Built on the shared page shell (:mod:`folkscope.report.page`); figures need
+matplotlib (the ``plots`` extra), and without it the page keeps every table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import MissingDependencyError
+from folkscope.report.figures import plain_text, save_png, subplots_row
+from folkscope.report.page import escape, figure_block, frame_table, render_page, section
+
+__all__ = ["render_report", "write_task_figure"]
+
+_FEATURE = "drawing the epidemiology figures"
+
+
+def write_task_figure(task: str, truth: pd.DataFrame, model: pd.DataFrame, path: Path) -> Path:
+    """One panel per condition: the true and the model's share of each answer, side by side."""
+    part = truth[truth["task"] == task].merge(model[model["task"] == task], on=["task", "condition", "level"], sort=False)
+    conditions = list(dict.fromkeys(part["condition"]))
+    fig, axes = subplots_row(len(conditions), width=3.2, height=3.0, feature=_FEATURE)
+    for ax, condition in zip(axes, conditions):
+        rows = part[part["condition"] == condition]
+        x = np.arange(len(rows))
+        ax.bar(x - 0.2, rows["p_true"], width=0.4, label="survey", color="#4c78a8")
+        ax.bar(x + 0.2, rows["p_model"].fillna(0), width=0.4, label="model", color="#f58518")
+        ax.set_xticks(x, [plain_text(t)[:18] for t in rows["level"]], rotation=35, ha="right", fontsize=7)
+        ax.set_ylim(0, 1)
+        ax.set_title(plain_text(condition)[:40], fontsize=8)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(plain_text(task), fontsize=9)
+    return save_png(fig, path)
+
+
+def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFrame, folder: Path) -> str:
+    """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
+    scores = pd.DataFrame(metrics["scores"])
+    mean = metrics.get("mean_score")
+    lead = (f"<p class=\"headline\">Mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks "
+            f"({escape(metrics['mode'])} prompting): 0 is no closer to the surveys than a uniform guess, "
+            "100 as close as the surveys' own sampling noise.</p>") if mean is not None else \
+        "<p class=\"headline warn\">No task could be scored: on every task the model's answers were unreadable, or (likelihood) it stated 0% for every answer of a condition.</p>"  # fmt: skip
+    beaten = scores[scores["distance"] > scores["mean_baseline"]]
+    if len(beaten):
+        lead += (f"<p>On {len(beaten)} of {len(scores)} tasks the model is further from the truth than predicting the "
+                 "population's overall distribution for every condition (the mean baseline).</p>")  # fmt: skip
+    plots: dict[str, str] = {}
+    try:
+        for task in scores["task"]:
+            plots[f"{task}: survey vs model"] = write_task_figure(task, truth, model, folder / f"{task}.png").name
+        figures = figure_block(plots, run_dir=folder)
+    except MissingDependencyError as exc:
+        figures = f"<p>No figures: {escape(exc)}</p>"
+    both = truth.merge(model, on=["task", "condition", "level"], sort=False)
+    body = [
+        lead,
+        section("Scores by task", frame_table(scores, digits=3),
+                "<p>distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
+                "model's distributions; worst: a uniform guess; best: the survey's own sampling noise; mean_baseline: "
+                "the overall distribution for every condition. score = 100 · clip((distance − worst) / (best − worst), 0, 1), "
+                "with a 95% bootstrap interval.</p>"),
+        figures,
+        section("Distributions", frame_table(both[["task", "condition", "level", "p_true", "p_model", "share", "n"]], digits=3)),
+    ]
+    config = metrics["config"]
+    subtitle = f"{metrics.get('model')} · {config['mode']}{' (chat)' if config.get('chat') else ''} · {metrics['n_tasks']} tasks"
+    return render_page("epidemiology", heading="Does the model know P(Y | X) of real surveys?", body=body, subtitle=subtitle,
+                       config=config)  # fmt: skip

@@ -1,0 +1,218 @@
+"""One epidemiology run: a model's distributions on a set of tasks, scored 0-100 against the surveys, in a run folder.
+
+A run folder (``<results>/epidemiology-<selection>/<model>/<mode>-<hash8>/``,
+:mod:`folkscope.runs`) holds:
+
+- ``truth.parquet``: per task, condition and outcome level, the true share,
+  the condition's population share and its respondents;
+- ``model.parquet``: the elicited share at the same places;
+- ``references.json``: each task's worst, best and mean-baseline distances;
+- ``scores.parquet``, ``metrics.json``, ``report.html``: recomputed from the
+  tables above by :func:`analyse_run` (``folkscope rescore``): distance,
+  score 0-100 with a bootstrap interval (the truth redrawn from its own
+  sampling noise), and the baselines beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope._config import comma_names, config_fields, option
+from folkscope._io import write_parquet
+from folkscope._json import fingerprint, read_json, write_json
+from folkscope.engine import Engine, EngineConfig
+from folkscope.epidemiology.datasets import load_dataset
+from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES, elicit
+from folkscope.epidemiology.report import render_report
+from folkscope.epidemiology.tasks import Task, get_task, list_tasks
+from folkscope.epidemiology.truth import references, task_truth
+from folkscope.errors import ConfigError
+from folkscope.logs import log_to_file
+from folkscope.metrics import distribution_distance, epidemiology_score
+from folkscope.report.page import write_page
+from folkscope.runs import Manifest, RunFolder, run_path
+
+__all__ = ["EpidemiologyConfig", "EpidemiologyRun", "analyse_run", "run_epidemiology", "score_table"]
+
+#: bumped when prompts or readings change, so old answers never pass for new ones
+PROMPT_VERSION = "epidemiology-v1"
+
+
+@dataclass(frozen=True)
+class EpidemiologyConfig:
+    """Everything that defines an epidemiology run (hashed into its folder name)."""
+
+    tasks: tuple[str, ...] = field(default=(), metadata=option(
+        "Task names (comma-separated); default: every task of --dataset, or every bundled task.", kind="list", metavar="NAME,..."))
+    dataset: str | None = field(default=None, metadata=option("Run every task of this dataset (nist-acs, anes96, randhie)."))
+    mode: str = field(default="qa", metadata=option(
+        "qa (lettered answers, averaged over their orderings) or likelihood (the 22 probability bins per answer).", choices=MODES))
+    chat: bool = field(default=False, metadata=option("Deliver the questions through the chat template.", kind="toggle"))
+    likelihood_readout: str = field(default="argmax", metadata=option(
+        "likelihood: the most probable bin's midpoint (the paper) or the expectation over the 22 bins.", choices=LIKELIHOOD_READOUTS))
+    n_resamples: int = field(default=100, metadata=option("Bootstrap redraws of the best reference and the score interval."))
+    quantile: float = field(default=0.975, metadata=option("Quantile of the redrawn distances that scores 100 (the authors' code: 0.975)."))
+    seed: int = field(default=0, metadata=option("Seed of the orderings beyond 128 and of the bootstrap."))
+    model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
+    backend: str = field(default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", comma_names(self.tasks) if isinstance(self.tasks, str) else tuple(self.tasks))
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode)
+        if self.likelihood_readout not in LIKELIHOOD_READOUTS:
+            raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout")
+        if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 10:
+            raise ConfigError(f"n_resamples must be an integer >= 10, got {self.n_resamples!r}", parameter="n_resamples")
+        if not 0.5 < float(self.quantile) < 1:
+            raise ConfigError(f"quantile must be in (0.5, 1), got {self.quantile!r}", parameter="quantile", value=self.quantile)
+        self.selected()  # unknown task names or datasets fail now, before any model loads
+
+    def selected(self) -> list[Task]:
+        """The tasks this run asks."""
+        if self.tasks:
+            chosen = [get_task(name) for name in self.tasks]
+            if self.dataset is not None and any(t.dataset != self.dataset for t in chosen):
+                raise ConfigError("--tasks and --dataset disagree; give one of them", parameter="dataset", value=self.dataset)
+            return chosen
+        return list_tasks(dataset=self.dataset)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpidemiologyConfig:
+        return cls(**config_fields(cls, data, "EpidemiologyConfig", parameter="config"))
+
+
+@dataclass(frozen=True)
+class EpidemiologyRun:
+    """Where a run was written and its metrics."""
+
+    folder: Path
+    metrics: dict[str, Any]
+
+
+def _long(task: Task, dist: np.ndarray, column: str) -> pd.DataFrame:
+    conditions = ["(all)"] if task.condition is None else [lv.text for lv in task.condition.levels]
+    levels = [lv.text for lv in task.outcome.levels]
+    return pd.DataFrame({
+        "task": task.name, "condition": np.repeat(conditions, len(levels)), "level": np.tile(levels, len(conditions)),
+        column: dist.ravel(),
+    })  # fmt: skip
+
+
+def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, engine: Engine | None = None,
+                     engine_config: EngineConfig | None = None) -> EpidemiologyRun:
+    """Compute the truth of every selected task, elicit the model's distributions, and score them."""
+    tasks = config.selected()
+    truths = {t.name: task_truth(t, load_dataset(t.dataset)) for t in tasks}  # bad task files fail before the model loads
+    own = engine is None
+    if engine is None:
+        engine = Engine.from_config(engine_config or EngineConfig(model=config.model, backend=config.backend),
+                                    prompt_version=PROMPT_VERSION)  # fmt: skip
+    identity = engine.identity()
+    model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
+    key = fingerprint({"config": config.to_dict(), "engine": identity, "version": PROMPT_VERSION,
+                       "tasks": [repr(t) for t in tasks]})  # fmt: skip
+    if config.dataset:
+        subject = f"epidemiology-{config.dataset}"
+    elif config.tasks:
+        subject = "epidemiology-" + ("-".join(config.tasks) if len(config.tasks) <= 2 else f"{len(config.tasks)}-tasks")
+    else:
+        subject = "epidemiology-all"
+    variant = config.mode + ("-chat" if config.chat else "")
+    final = run_path(results_dir, subject=subject, model=Path(model_name).name or model_name, variant=variant, fingerprint=key)
+    try:
+        with RunFolder(final, fingerprint=key) as folder, log_to_file(folder / "run.log"):
+            write_json(folder / "config.json", config.to_dict())
+            Manifest(part="epidemiology", fingerprint=key, config=config.to_dict(), engine=identity,
+                     data={"tasks": [t.name for t in tasks], "datasets": sorted({t.dataset for t in tasks})}).write(folder)
+            truth_rows, model_rows, refs, timing = [], [], {}, {}
+            for task in tasks:
+                truth = truths[task.name]
+                frame = _long(task, truth.dist, "p_true")
+                per_condition = len(task.outcome.levels)
+                frame["share"] = np.repeat(truth.shares, per_condition)
+                frame["n"] = np.repeat(truth.n, per_condition)
+                frame["effective_n"] = np.repeat(truth.effective_n, per_condition)
+                truth_rows.append(frame)
+                start = time.perf_counter()
+                dist = elicit(engine, task, mode=config.mode, chat=config.chat, likelihood_readout=config.likelihood_readout,
+                              seed=config.seed)  # fmt: skip
+                timing[task.name] = time.perf_counter() - start
+                model_rows.append(_long(task, dist, "p_model"))
+                r = references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)
+                refs[task.name] = {**asdict(r), "dataset": task.dataset, "dimension": task.dimension,
+                                   "weights": task.weights or "none (declared unweighted)"}  # fmt: skip
+            write_parquet(folder / "truth.parquet", pd.concat(truth_rows, ignore_index=True))
+            write_parquet(folder / "model.parquet", pd.concat(model_rows, ignore_index=True))
+            write_json(folder / "references.json", {"tasks": refs, "elicitation_seconds": timing, "model": model_name})
+            metrics = _analyse(folder)
+    finally:
+        if own:
+            engine.close()
+    return EpidemiologyRun(final, metrics)
+
+
+def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Per task: distance, score 0-100 with its 95% bootstrap interval, and the references (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    merged = truth.merge(model, on=["task", "condition", "level"], sort=False)
+    for name, part in merged.groupby("task", sort=False):
+        conditions = list(dict.fromkeys(part["condition"]))
+        p = part.pivot(index="condition", columns="level", values="p_true").loc[conditions]
+        q = part.pivot(index="condition", columns="level", values="p_model").loc[conditions, p.columns]
+        first = part.drop_duplicates("condition").set_index("condition").loc[conditions]
+        shares, eff = first["share"].to_numpy(), first["effective_n"].to_numpy(dtype=np.int64)
+        ref = refs[name]
+        row = {"task": name, "dataset": ref["dataset"], "dimension": ref["dimension"], "worst": ref["worst"],
+               "best": ref["best"], "mean_baseline": ref["mean_baseline"], "n_conditions": len(conditions),
+               "unread_conditions": int(q.isna().any(axis=1).sum())}  # fmt: skip
+        if row["unread_conditions"]:
+            row.update(distance=np.nan, score=np.nan, score_low=np.nan, score_high=np.nan)
+            rows.append(row)
+            continue
+        pt, qm = p.to_numpy(), q.to_numpy()
+        distance = distribution_distance(pt, qm, condition_weights=shares)
+        score = float(epidemiology_score(distance, worst=ref["worst"], best=ref["best"]))
+        redrawn = rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff))) / eff[None, :, None]
+        boot = [distribution_distance(r, qm, condition_weights=shares) for r in redrawn]
+        scores = epidemiology_score(np.asarray(boot), worst=ref["worst"], best=ref["best"])
+        low, high = np.quantile(scores, [0.025, 0.975])
+        row.update(distance=distance, score=score, score_low=float(low), score_high=float(high))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def analyse_run(folder: str | Path) -> dict[str, Any]:
+    """(Re)compute scores, metrics and report from a run folder's tables, without the model."""
+    with RunFolder(folder) as staging:
+        return _analyse(staging)
+
+
+def _analyse(folder: Path) -> dict[str, Any]:
+    config = read_json(folder / "config.json")
+    refs = read_json(folder / "references.json")
+    truth, model = pd.read_parquet(folder / "truth.parquet"), pd.read_parquet(folder / "model.parquet")
+    scores = score_table(truth, model, refs["tasks"], n_resamples=int(config["n_resamples"]), seed=int(config["seed"]))
+    write_parquet(folder / "scores.parquet", scores)
+    metrics = {
+        "config": config,
+        "model": refs.get("model"),
+        "mode": config["mode"],
+        "n_tasks": len(scores),
+        "mean_score": float(scores["score"].mean()) if scores["score"].notna().any() else None,
+        "scores": scores.to_dict("records"),
+        "elicitation_seconds": refs.get("elicitation_seconds"),
+    }
+    write_json(folder / "metrics.json", metrics)
+    write_page(folder / "report.html", render_report(metrics, truth, model, folder))
+    return metrics

@@ -1,0 +1,233 @@
+"""Epidemiology tasks as data: one JSON file per dataset, no Python to add a task.
+
+A file names its dataset, the population, and its survey-weight column,
+stated explicitly: ``"weights": "PWGTP"``, or ``"weights": null`` together
+with ``"unweighted_because"`` (why the sample's own shares are the truth).
+A file that leaves the weights unsaid is refused (the authors' code weighted
+NHANES by body weight and scored GSS unweighted by mistake).
+
+Each task: an outcome column with its levels and their answer texts, an
+optional conditioning column with its levels and texts, an optional
+population subset, a QA question (``{condition}`` filled in) and a
+likelihood question (``{condition}`` and ``{outcome}``). A level is
+``{"value": v}``, ``{"values": [...]}`` or a range ``{"min": a, "max": b}``
+(``min`` included, ``max`` excluded), each with its ``text``.
+
+Examples
+--------
+>>> task = get_task("acs_income_by_sex")
+>>> task.dataset, [lv.text for lv in task.outcome.levels], task.condition.column
+('nist-acs', ['less than $50,000', '$50,000 or more'], 'SEX')
+>>> task.question("a woman")
+'What is the yearly personal income of a woman aged 18 or over in the United States?'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from folkscope.errors import ConfigError, DataError
+
+__all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "task_files"]
+
+_BUNDLED = Path(__file__).with_name("resources") / "tasks"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of a variable: the values it covers and how a question says it."""
+
+    text: str
+    value: Any = None
+    values: tuple[Any, ...] | None = None
+    min: float | None = None
+    max: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str) -> Level:
+        keys = set(data) - {"text"}
+        if not isinstance(data.get("text"), str) or not data["text"].strip():
+            raise DataError(f"{where}: every level needs a non-empty 'text'")
+        if not keys or not (keys <= {"value"} or keys <= {"values"} or keys <= {"min", "max"}):
+            raise DataError(f"{where}: level {data['text']!r} needs exactly one of 'value', 'values', or 'min'/'max'")
+        values = data.get("values")
+        if values is not None and (not isinstance(values, list) or not values):
+            raise DataError(f"{where}: 'values' of level {data['text']!r} must be a non-empty list")
+        return cls(text=data["text"], value=data.get("value"), values=None if values is None else tuple(values),
+                   min=data.get("min"), max=data.get("max"))  # fmt: skip
+
+    def mask(self, column: pd.Series) -> np.ndarray:
+        """Which rows of ``column`` fall in this level."""
+        if self.values is not None:
+            return column.isin(self.values).to_numpy()
+        if self.min is None and self.max is None:
+            return (column == self.value).fillna(False).to_numpy(dtype=bool)
+        numbers = pd.to_numeric(column, errors="coerce")
+        keep = numbers.notna().to_numpy().copy()  # pandas may hand out a read-only view
+        if self.min is not None:
+            keep &= (numbers >= self.min).fillna(False).to_numpy()
+        if self.max is not None:
+            keep &= (numbers < self.max).fillna(False).to_numpy()
+        return keep
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A column and its levels."""
+
+    column: str
+    levels: tuple[Level, ...]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str) -> Variable:
+        if not isinstance(data, Mapping) or not isinstance(data.get("column"), str):
+            raise DataError(f"{where}: needs a 'column' and its 'levels'")
+        levels = data.get("levels")
+        if not isinstance(levels, list) or len(levels) < 1:
+            raise DataError(f"{where}: column {data['column']!r} needs at least one level")
+        parsed = tuple(Level.from_dict(lv, f"{where} ({data['column']})") for lv in levels)
+        if len({lv.text for lv in parsed}) != len(parsed):
+            raise DataError(f"{where}: two levels of {data['column']!r} share a text")
+        return cls(column=data["column"], levels=parsed)
+
+    def codes(self, frame: pd.DataFrame) -> np.ndarray:
+        """Each row's level index, -1 for a row in no level; a row in two levels is a task error."""
+        if self.column not in frame:
+            raise DataError(f"the data has no column {self.column!r}; columns: {', '.join(map(str, frame.columns))}")
+        masks = np.stack([lv.mask(frame[self.column]) for lv in self.levels])
+        overlap = masks.sum(axis=0) > 1
+        if overlap.any():
+            raise DataError(f"levels of {self.column!r} overlap: a value falls in two of them; make them disjoint")
+        return np.where(masks.any(axis=0), masks.argmax(axis=0), -1)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One epidemiology question: P(outcome | condition) in a dataset's population."""
+
+    name: str
+    dataset: str
+    population: str
+    weights: str | None
+    outcome: Variable
+    condition: Variable | None
+    qa: str
+    likelihood: str
+    subset: Mapping[str, Level]
+
+    @property
+    def dimension(self) -> str:
+        """``low`` (this file format's tasks: zero or one conditioning variable)."""
+        return "low"
+
+    def question(self, condition_text: str | None) -> str:
+        """The QA question for one condition level (or the unconditional one)."""
+        return self.qa.format(condition=condition_text or "")
+
+    def likelihood_question(self, condition_text: str | None, outcome_text: str) -> str:
+        """The likelihood question for one condition and one outcome level."""
+        return self.likelihood.format(condition=condition_text or "", outcome=outcome_text)
+
+    def rows(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The task's population: the subset's rows whose outcome is in one of its levels."""
+        keep = np.ones(len(frame), dtype=bool)
+        for column, level in self.subset.items():
+            if column not in frame:
+                raise DataError(f"task {self.name}: the subset names column {column!r}, which the data lacks")
+            keep &= level.mask(frame[column])
+        kept = frame[keep]
+        return kept[self.outcome.codes(kept) >= 0]
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """A dataset's task file."""
+
+    dataset: str
+    about: str
+    weights: str | None
+    unweighted_because: str | None
+    tasks: tuple[Task, ...]
+    path: Path
+
+
+def _check_template(text: Any, slots: Sequence[str], where: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise DataError(f"{where}: a question template is missing")
+    try:
+        text.format(**{s: "x" for s in slots})
+    except (KeyError, IndexError, ValueError) as exc:
+        raise DataError(f"{where}: the template {text[:50]!r} may use only {', '.join('{' + s + '}' for s in slots)} ({exc!r})") from None
+    return text
+
+
+def load_task_file(path: str | Path) -> TaskFile:
+    """Read and check one dataset's task file (a clear :class:`DataError` naming the task and field otherwise)."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"no task file at {file}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"task file {file.name} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    where = file.name
+    if "weights" not in data:
+        raise DataError(f"{where}: declare the survey-weight column ('weights': \"COLUMN\"), or 'weights': null with "
+                        "'unweighted_because'; a task without stated weights is refused")  # fmt: skip
+    weights, reason = data["weights"], data.get("unweighted_because")
+    if weights is None and not (isinstance(reason, str) and reason.strip()):
+        raise DataError(f"{where}: 'weights' is null, so say why the sample is its own truth in 'unweighted_because'")
+    if weights is not None and not isinstance(weights, str):
+        raise DataError(f"{where}: 'weights' must be a column name or null, got {weights!r}")
+    tasks = []
+    for i, entry in enumerate(data.get("tasks") or []):
+        name = entry.get("name") or f"task {i}"
+        at = f"{where}, {name}"
+        condition = entry.get("condition")
+        subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in (entry.get("subset") or {}).items()}
+        tasks.append(Task(
+            name=str(name), dataset=str(data.get("dataset")), population=str(data.get("population", "")), weights=weights,
+            outcome=Variable.from_dict(entry.get("outcome"), f"{at} outcome"),
+            condition=None if condition is None else Variable.from_dict(condition, f"{at} condition"),
+            qa=_check_template(entry.get("qa"), ("condition",), f"{at} qa"),
+            likelihood=_check_template(entry.get("likelihood"), ("condition", "outcome"), f"{at} likelihood"),
+            subset=subset,
+        ))  # fmt: skip
+        if len(tasks[-1].outcome.levels) < 2:
+            raise DataError(f"{at}: the outcome needs at least two levels")
+    if not tasks:
+        raise DataError(f"{where} holds no tasks")
+    return TaskFile(str(data.get("dataset")), str(data.get("about", "")), weights, reason, tuple(tasks), file)
+
+
+def task_files(folder: str | Path | None = None) -> list[TaskFile]:
+    """Every task file of the bundled folder (or of ``folder``)."""
+    root = _BUNDLED if folder is None else Path(folder)
+    return [load_task_file(p) for p in sorted(root.glob("*.json"))]
+
+
+def list_tasks(*, dataset: str | None = None, folder: str | Path | None = None) -> list[Task]:
+    """Every task, or those of one dataset."""
+    tasks = [t for f in task_files(folder) for t in f.tasks]
+    if dataset is not None:
+        tasks = [t for t in tasks if t.dataset == dataset]
+        if not tasks:
+            known = sorted({f.dataset for f in task_files(folder)})
+            raise ConfigError(f"no tasks of dataset {dataset!r}; datasets: {', '.join(known)}", parameter="dataset", value=dataset)
+    return tasks
+
+
+def get_task(name: str, *, folder: str | Path | None = None) -> Task:
+    """The task called ``name``."""
+    tasks = {t.name: t for t in list_tasks(folder=folder)}
+    if name not in tasks:
+        raise ConfigError(f"unknown epidemiology task {name!r}; `folkscope epidemiology list` shows the {len(tasks)} there are",
+                          parameter="task", value=name)  # fmt: skip
+    return tasks[name]
