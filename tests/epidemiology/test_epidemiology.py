@@ -23,7 +23,6 @@ from folkscope.epidemiology import (
     analyse_run,
     elicit,
     get_task,
-    list_tasks,
     load_dataset,
     load_task_file,
     score_table,
@@ -41,7 +40,7 @@ def test_docstring_examples_run(name):
 
 
 def test_every_bundled_task_has_a_truth_and_declared_weights():
-    tasks = list_tasks()
+    tasks = EpidemiologyConfig().selected()  # a default run asks the bundled tasks only
     assert {t.dataset for t in tasks} == {"nist-acs", "anes96", "randhie"} and len(tasks) == 10
     for task in tasks:
         truth = task_truth(task, load_dataset(task.dataset))
@@ -146,6 +145,8 @@ def test_the_22_bins_read_as_their_midpoints_or_their_expectation():
         ({"weights": None}, "unweighted_because"),
         ({"outcome": {"column": "AGEP", "levels": [{"text": "x", "value": 1, "min": 3}]}}, "exactly one of"),
         ({"qa": "How old is {person}?"}, "may use only {condition}"),
+        ({"likelihood": "What is the probability that a person is old?"}, "must name the answer"),
+        ({"condition": {"column": "SEX", "levels": [{"value": 1, "text": "a man"}]}}, "must name the condition"),
     ],
 )
 def test_bad_task_files_are_one_clear_error(tmp_path, changes, message):
@@ -158,7 +159,7 @@ def test_missing_weight_column_and_empty_condition_are_refused(tmp_path):
     with pytest.raises(DataError, match="weight column 'NOT_A_COLUMN' is not in the data"):
         task_truth(task, load_dataset("nist-acs"))
     condition = {"column": "AGEP", "levels": [{"min": 300, "text": "a person aged 300 or over"}]}
-    task = load_task_file(_task_file(tmp_path, condition=condition)).tasks[0]
+    task = load_task_file(_task_file(tmp_path, condition=condition, qa="How old is {condition}?")).tasks[0]
     with pytest.raises(DataError, match="no respondent .* in condition\\(s\\) a person aged 300 or over"):
         task_truth(task, load_dataset("nist-acs"))
     with pytest.raises(ConfigError, match="unknown epidemiology task 'nope'"):

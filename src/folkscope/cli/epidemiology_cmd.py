@@ -30,14 +30,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from folkscope.epidemiology import list_tasks, task_files
+    from folkscope.epidemiology import DATASETS, list_tasks, task_files
 
     tasks = list_tasks(dataset=args.dataset)
     files = {f.dataset: f for f in task_files()}
     for dataset in dict.fromkeys(t.dataset for t in tasks):
         mine = [t for t in tasks if t.dataset == dataset]
         weights = files[dataset].weights or "unweighted (declared)"
-        print(f"{dataset}: {len(mine)} tasks, weights {weights}")
+        where = "" if dataset in DATASETS else " (your copy: --data-dir)"
+        print(f"{dataset}: {len(mine)} tasks, weights {weights}{where}")
         for task in mine:
             condition = task.condition.column if task.condition else "none"
             print(f"  {task.name:<40} outcome {task.outcome.column} ({len(task.outcome.levels)} answers), condition {condition}")

@@ -47,8 +47,18 @@ def _load(name: str) -> pd.DataFrame:
     return frame
 
 
-def load_dataset(name: str) -> pd.DataFrame:
-    """The table of a bundled dataset (a fresh copy: callers may modify it)."""
-    if name not in DATASETS:
-        raise ConfigError(f"unknown epidemiology dataset {name!r}; bundled: {', '.join(DATASETS)}", parameter="dataset", value=name)
-    return _load(name).copy()
+def load_dataset(name: str, *, data_dir: str | Path | None = None) -> pd.DataFrame:
+    """The table of a dataset (a fresh copy: callers may modify it).
+
+    Bundled datasets (:data:`DATASETS`) load offline; the others
+    (:data:`folkscope.epidemiology.user_data.USER_DATASETS`) are read from the
+    user's copy under ``data_dir``, never bundled.
+    """
+    from folkscope.epidemiology.user_data import USER_DATASETS
+
+    if name in DATASETS:
+        return _load(name).copy()
+    if name in USER_DATASETS:
+        return USER_DATASETS[name].load(data_dir)
+    known = ", ".join([*DATASETS, *USER_DATASETS])
+    raise ConfigError(f"unknown epidemiology dataset {name!r}; known: {known}", parameter="dataset", value=name)

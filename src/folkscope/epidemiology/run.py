@@ -27,7 +27,7 @@ from folkscope._config import comma_names, config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.engine import Engine, EngineConfig
-from folkscope.epidemiology.datasets import load_dataset
+from folkscope.epidemiology.datasets import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES, elicit
 from folkscope.epidemiology.report import render_report
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
@@ -49,8 +49,14 @@ class EpidemiologyConfig:
     """Everything that defines an epidemiology run (hashed into its folder name)."""
 
     tasks: tuple[str, ...] = field(default=(), metadata=option(
-        "Task names (comma-separated); default: every task of --dataset, or every bundled task.", kind="list", metavar="NAME,..."))
-    dataset: str | None = field(default=None, metadata=option("Run every task of this dataset (nist-acs, anes96, randhie)."))
+        "Task names (comma-separated); default: every task of --dataset, or every task of the bundled datasets.", kind="list",
+        metavar="NAME,..."))
+    dataset: str | None = field(default=None, metadata=option(
+        "Run every task of this dataset (bundled: nist-acs, anes96, randhie; from your copy, with --data-dir: nhanes, gss, "
+        "yrbss, nhis, meps96, brfss)."))
+    data_dir: str | None = field(default=None, metadata=option(
+        "Folder holding your copies of the datasets that are not bundled (NHANES, GSS, ...); the project's test copy is "
+        "../shared/data.", metavar="PATH"))
     mode: str = field(default="qa", metadata=option(
         "qa (lettered answers, averaged over their orderings) or likelihood (the 22 probability bins per answer).", choices=MODES))
     chat: bool = field(default=False, metadata=option("Deliver the questions through the chat template.", kind="toggle"))
@@ -75,12 +81,20 @@ class EpidemiologyConfig:
         self.selected()  # unknown task names or datasets fail now, before any model loads
 
     def selected(self) -> list[Task]:
-        """The tasks this run asks."""
+        """The tasks this run asks: ``tasks``, else every task of ``dataset``, else every bundled task.
+
+        The default is the bundled datasets only (:data:`~folkscope.epidemiology.datasets.DATASETS`),
+        so a plain run works offline without ``--data-dir``; tasks on your
+        own copies (NHANES, GSS, ...) are asked when named by ``--tasks`` or
+        ``--dataset``.
+        """
         if self.tasks:
             chosen = [get_task(name) for name in self.tasks]
             if self.dataset is not None and any(t.dataset != self.dataset for t in chosen):
                 raise ConfigError("--tasks and --dataset disagree; give one of them", parameter="dataset", value=self.dataset)
             return chosen
+        if self.dataset is None:
+            return [t for t in list_tasks() if t.dataset in DATASETS]
         return list_tasks(dataset=self.dataset)
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,14 +126,17 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
                      engine_config: EngineConfig | None = None) -> EpidemiologyRun:
     """Compute the truth of every selected task, elicit the model's distributions, and score them."""
     tasks = config.selected()
-    truths = {t.name: task_truth(t, load_dataset(t.dataset)) for t in tasks}  # bad task files fail before the model loads
+    frames = {name: load_dataset(name, data_dir=config.data_dir) for name in dict.fromkeys(t.dataset for t in tasks)}
+    truths = {t.name: task_truth(t, frames[t.dataset]) for t in tasks}  # bad task files or a missing copy fail before the model loads
     own = engine is None
     if engine is None:
         engine = Engine.from_config(engine_config or EngineConfig(model=config.model, backend=config.backend),
                                     prompt_version=PROMPT_VERSION)  # fmt: skip
     identity = engine.identity()
     model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
-    key = fingerprint({"config": config.to_dict(), "engine": identity, "version": PROMPT_VERSION,
+    # where the user keeps the data is not part of what was asked: the tasks (repr) are hashed, the folder path is not
+    hashed = {k: v for k, v in config.to_dict().items() if k != "data_dir"}
+    key = fingerprint({"config": hashed, "engine": identity, "version": PROMPT_VERSION,
                        "tasks": [repr(t) for t in tasks]})  # fmt: skip
     if config.dataset:
         subject = f"epidemiology-{config.dataset}"

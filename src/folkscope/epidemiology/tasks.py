@@ -202,6 +202,10 @@ def load_task_file(path: str | Path) -> TaskFile:
         ))  # fmt: skip
         if len(tasks[-1].outcome.levels) < 2:
             raise DataError(f"{at}: the outcome needs at least two levels")
+        if "{outcome}" not in tasks[-1].likelihood:
+            raise DataError(f"{at}: the likelihood question must name the answer ({{outcome}}), or every answer gets the same prompt")
+        if condition is not None and "{condition}" not in tasks[-1].qa:
+            raise DataError(f"{at}: the QA question must name the condition ({{condition}}), or every condition gets the same prompt")
     if not tasks:
         raise DataError(f"{where} holds no tasks")
     return TaskFile(str(data.get("dataset")), str(data.get("about", "")), weights, reason, tuple(tasks), file)
