@@ -206,7 +206,9 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
         low, high = np.quantile(scores, [0.025, 0.975])
         row.update(distance=distance, score=score, score_low=float(low), score_high=float(high))
         rows.append(row)
-    return pd.DataFrame(rows)
+    order = ["task", "score", "score_low", "score_high", "distance", "mean_baseline", "worst", "best", "dataset", "dimension",
+             "n_conditions", "unread_conditions"]  # the answer first, as the page shows it
+    return pd.DataFrame(rows)[order]
 
 
 def analyse_run(folder: str | Path) -> dict[str, Any]:
