@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from folkscope._io import atomic_write
+from folkscope.errors import DataError
 
 __all__: list[str] = []  # private helpers, re-exported where public (engine.canonical_json)
 
@@ -104,3 +105,22 @@ def write_json(path: str | PathLike[str], data: Any) -> None:
 def read_json(path: str | PathLike[str]) -> Any:
     """The JSON value stored in ``path`` (UTF-8)."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def read_data_file(path: str | PathLike[str], what: str) -> Any:
+    """The JSON value of a file a person writes (a task file, prompt templates): missing or broken is one clear line.
+
+    Examples
+    --------
+    >>> read_data_file("/nonexistent/tasks.json", "task file")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.DataError: no task file at /nonexistent/tasks.json
+    """
+    file = Path(path)
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"no {what} at {file}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{what} {file.name} is not JSON ({exc.msg} at line {exc.lineno})") from None

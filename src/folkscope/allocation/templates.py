@@ -17,12 +17,12 @@ Examples
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from folkscope._json import read_data_file
 from folkscope.errors import ConfigError, DataError
 
 __all__ = ["TEMPLATE_FAMILIES", "TaskTemplate", "load_template"]
@@ -67,12 +67,7 @@ class TaskTemplate:
 def load_template(family: str, path: str | Path | None = None) -> TaskTemplate:
     """The wording of ``family`` from the bundled templates, or from ``path`` (a JSON file of the same shape)."""
     file = _BUNDLED if path is None else Path(path).expanduser()
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"no template file at {file}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"template file {file} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    data = read_data_file(file, "template file")
     if family not in data:
         known = ", ".join(k for k in data if not k.startswith("_"))
         raise ConfigError(f"template file {file.name} has no task {family!r}; it has {known}", parameter="template", value=family)

@@ -24,7 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope._json import read_data_file
 from folkscope.errors import ConfigError, DataError
 
 __all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "task_files"]
@@ -171,12 +171,7 @@ def _check_template(text: Any, slots: Sequence[str], where: str) -> str:
 def load_task_file(path: str | Path) -> TaskFile:
     """Read and check one dataset's task file (a clear :class:`DataError` naming the task and field otherwise)."""
     file = Path(path)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"no task file at {file}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"task file {file.name} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    data = read_data_file(file, "task file")
     where = file.name
     if "weights" not in data:
         raise DataError(f"{where}: declare the survey-weight column ('weights': \"COLUMN\"), or 'weights': null with "
