@@ -191,3 +191,20 @@ def test_the_list_command_and_one_line_errors(capsys):
     assert main(["epidemiology", "run", "--tasks", "nope", "--model", "/never/loaded"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown epidemiology task 'nope'" in err
+
+
+def test_sampling_counts_the_answers_generations_state():
+    """For models without log-probabilities: each sample asked in the next ordering, its stated letter counted."""
+    import re
+
+    def respond(prompt: str) -> str:  # a model that always picks the higher income, whatever letter it has
+        letter = re.search(r"^([A-Z])\. \$50,000 or more", prompt, re.MULTILINE).group(1)
+        return f" {letter}"
+
+    engine = Engine(FakeBackend(responses=respond), cache=None)
+    task = get_task("acs_income_by_sex")
+    assert np.allclose(elicit(engine, task, mode="sampling", n_samples=6), [[0.0, 1.0], [0.0, 1.0]])
+    biased = Engine(FakeBackend(responses=lambda prompt: " A, I think"), cache=None)  # letter position only
+    assert np.allclose(elicit(biased, task, mode="sampling", n_samples=6), 0.5)  # orderings alternate: A is each answer half the time
+    silent = Engine(FakeBackend(responses=lambda prompt: " I would rather not say."), cache=None)
+    assert np.isnan(elicit(silent, task, mode="sampling", n_samples=4)).all()

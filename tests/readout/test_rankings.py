@@ -73,6 +73,8 @@ def test_a_numbered_list_in_any_style_is_read_in_its_order(order, style, noise):
         ("<think>A or B?</think> B", ["A", "B"], 1),
         ("Neither.", ["A", "B"], None),
         ("NO, not a fit", ["Yes", "No"], 1),
+        ("A good fit would be B.", ["A", "B"], 1),  # "A good": a word, not the letter
+        ("I think: C", list("ABCDEFGHI"), 2),  # the pronoun is not option I
     ],
 )
 def test_parse_choice(text, options, expected):

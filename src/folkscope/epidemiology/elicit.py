@@ -14,12 +14,19 @@ likelihood
     or (``likelihood_readout="expected"``) the expectation over the 22
     answers. The values of a condition's levels are renormalised to sum to 1
     (they are asked one at a time, so nothing makes them add up).
+sampling
+    For models without log-probabilities (closed web APIs): the QA question
+    is asked ``n_samples`` times at temperature 1, each time in the next
+    ordering of its letters (seeded per sample), and the answer letter each
+    generation states (:func:`folkscope.readout.parse_choice`) is counted;
+    P̂ is the frequencies over the answers that named a letter. A condition
+    where no generation named one is NaN.
 
 A condition whose answers the backend could not score is NaN, never a guess.
 
 Examples
 --------
->>> from folkscope.engine import Engine
+>>> from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 >>> from folkscope.epidemiology.tasks import get_task
 >>> engine = Engine.from_model("demo", backend="fake", use_cache=False)
 >>> qa = elicit(engine, get_task("acs_income_by_sex"), mode="qa")
@@ -31,15 +38,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from folkscope.engine import Engine
+from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 from folkscope.epidemiology.tasks import Task
 from folkscope.errors import ConfigError
 from folkscope.prompting import LIKELIHOOD_BINS, PromptConfig, likelihood_prompt, qa_prompt
-from folkscope.readout import most_likely, read_choices
+from folkscope.readout import most_likely, parse_choice, read_choices
 
 __all__ = ["LIKELIHOOD_READOUTS", "MAX_ORDERINGS", "MODES", "elicit"]
 
-MODES = ("qa", "likelihood")
+MODES = ("qa", "likelihood", "sampling")
 LIKELIHOOD_READOUTS = ("argmax", "expected")
 #: orderings of a QA question: all of them up to this many, else this many seeded at random (the authors' 128)
 MAX_ORDERINGS = 128
@@ -50,7 +57,7 @@ def _conditions(task: Task) -> list[str | None]:
 
 
 def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, likelihood_readout: str = "argmax",
-           seed: int = 0) -> np.ndarray:  # fmt: skip
+           seed: int = 0, n_samples: int = 50) -> np.ndarray:  # fmt: skip
     """The model's distribution, shape (n_conditions, n_levels); rows NaN where it could not be read."""
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
@@ -72,6 +79,8 @@ def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, 
         prompts = [[shared + rest for rest in rests] for shared, rests in splits]
         return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit="conditions",
                             description=f"{task.name} (QA)").probs  # fmt: skip
+    if mode == "sampling":
+        return _sampled(engine, task, config, answers, seed=seed, n_samples=n_samples)
     conditions = _conditions(task)
     rendered = [likelihood_prompt(task.likelihood_question(c, a), config=config) for c in conditions for a in answers]
     letters = tuple(b.letter for b in LIKELIHOOD_BINS)
@@ -83,3 +92,24 @@ def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, 
     total = stated.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, stated / total, np.nan)
+
+
+def _sampled(engine: Engine, task: Task, config: PromptConfig, answers: list[str], *, seed: int, n_samples: int) -> np.ndarray:
+    """Answer frequencies of ``n_samples`` generations per condition (see the module docstring)."""
+    if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
+        raise ConfigError(f"n_samples must be an integer >= 1, got {n_samples!r}", parameter="n_samples", value=n_samples)
+    rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in _conditions(task)]
+    k = rendered[0].n_slots
+    plan = [(c, s % k, seed * 1_000_003 + s) for c in range(len(rendered)) for s in range(n_samples)]
+    requests = [GenerateRequest(rendered[c].to_prompt(o), GenerationSettings(max_new_tokens=8, temperature=1.0, seed=sample_seed))
+                for c, o, sample_seed in plan]  # fmt: skip
+    results = engine.generate(requests, unit="samples", description=f"{task.name} (sampling)")
+    counts = np.zeros((len(rendered), len(answers)))
+    for (c, o, _), result in zip(plan, results):
+        ordering = rendered[c].orderings[o]
+        picked = parse_choice(result.text, ordering.letters)
+        if picked is not None:
+            counts[c, ordering.permutation[picked]] += 1
+    totals = counts.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(totals > 0, counts / totals, np.nan)

@@ -58,7 +58,9 @@ class EpidemiologyConfig:
         "Folder holding your copies of the datasets that are not bundled (NHANES, GSS, ...); the project's test copy is "
         "../shared/data.", metavar="PATH"))
     mode: str = field(default="qa", metadata=option(
-        "qa (lettered answers, averaged over their orderings) or likelihood (the 22 probability bins per answer).", choices=MODES))
+        "qa (lettered answers, averaged over their orderings), likelihood (the 22 probability bins per answer) or sampling "
+        "(answer frequencies of --n-samples generations, for models without log-probabilities).", choices=MODES))
+    n_samples: int = field(default=50, metadata=option("sampling: generations per condition (temperature 1)."))
     chat: bool = field(default=False, metadata=option("Deliver the questions through the chat template.", kind="toggle"))
     likelihood_readout: str = field(default="argmax", metadata=option(
         "likelihood: the most probable bin's midpoint (the paper) or the expectation over the 22 bins.", choices=LIKELIHOOD_READOUTS))
@@ -74,6 +76,8 @@ class EpidemiologyConfig:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode)
         if self.likelihood_readout not in LIKELIHOOD_READOUTS:
             raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout")
+        if isinstance(self.n_samples, bool) or not isinstance(self.n_samples, int) or self.n_samples < 1:
+            raise ConfigError(f"n_samples must be an integer >= 1, got {self.n_samples!r}", parameter="n_samples")
         if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 10:
             raise ConfigError(f"n_resamples must be an integer >= 10, got {self.n_resamples!r}", parameter="n_resamples")
         if not 0.5 < float(self.quantile) < 1:
@@ -162,7 +166,7 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
                 truth_rows.append(frame)
                 start = time.perf_counter()
                 dist = elicit(engine, task, mode=config.mode, chat=config.chat, likelihood_readout=config.likelihood_readout,
-                              seed=config.seed)  # fmt: skip
+                              seed=config.seed, n_samples=config.n_samples)  # fmt: skip
                 timing[task.name] = time.perf_counter() - start
                 model_rows.append(_long(task, dist, "p_model"))
                 r = references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)

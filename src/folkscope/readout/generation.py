@@ -130,8 +130,9 @@ def parse_choice(text: str, options: Sequence[str], *, strip_think: bool = True)
     """Index of the option a free-text answer states first, or None when it states none.
 
     Options are matched as whole words: single capital letters (``"A"``,
-    ``"B"``) case-sensitively, so the article "a" is not an answer; longer
-    options (names, "Yes") case-insensitively. The earliest mention wins, as a
+    ``"B"``) case-sensitively and not when a lower-case word follows, so
+    neither the article "a" nor "A good fit" or "I think" is an answer;
+    longer options (names, "Yes") case-insensitively. The earliest mention wins, as a
     model answering "B. Candidate B is stronger than A" means B.
 
     Examples
@@ -142,13 +143,17 @@ def parse_choice(text: str, options: Sequence[str], *, strip_think: bool = True)
     True
     >>> parse_choice("yes, definitely", ["No", "Yes"])
     1
+    >>> parse_choice("I think the answer is E.", list("ABCDEFGHI"))
+    4
     """
     if strip_think:
         text = strip_thinking(text)
     best: tuple[int, int] | None = None
     for i, option in enumerate(options):
         single = len(option) == 1 and option.isupper()
-        found = re.search(r"(?<!\w)" + re.escape(option) + r"(?!\w)", text, 0 if single else re.IGNORECASE)
+        # a lone capital starting a sentence ("I think", "A good fit") is a word, not the answer letter
+        tail = r"(?!\w)(?!\s+[a-z])" if single else r"(?!\w)"
+        found = re.search(r"(?<!\w)" + re.escape(option) + tail, text, 0 if single else re.IGNORECASE)
         if found and (best is None or found.start() < best[0]):
             best = (found.start(), i)
     return None if best is None else best[1]
