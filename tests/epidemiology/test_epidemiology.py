@@ -25,6 +25,7 @@ from folkscope.epidemiology import (
     get_task,
     load_dataset,
     load_task_file,
+    run_epidemiology,
     score_table,
     task_truth,
 )
@@ -208,3 +209,23 @@ def test_sampling_counts_the_answers_generations_state():
     assert np.allclose(elicit(biased, task, mode="sampling", n_samples=6), 0.5)  # orderings alternate: A is each answer half the time
     silent = Engine(FakeBackend(responses=lambda prompt: " I would rather not say."), cache=None)
     assert np.isnan(elicit(silent, task, mode="sampling", n_samples=4)).all()
+
+
+def test_another_copy_of_the_data_is_another_run(tmp_path, monkeypatch):
+    """The folder path of the data is not hashed, what the data say is: an edited copy gets its own run folder."""
+    import folkscope.epidemiology.run as run_module
+
+    config = EpidemiologyConfig(tasks=("anes96_vote_by_party",), backend="fake", model="m", n_resamples=20)
+    engine = Engine(FakeBackend(), cache=None)
+    first = run_epidemiology(config, tmp_path, engine=engine).folder
+    assert run_epidemiology(config, tmp_path, engine=engine).folder == first  # the same data: the same run
+    real = run_module.load_dataset
+
+    def edited(name, **kwargs):
+        frame = real(name, **kwargs)
+        frame.loc[frame.index[:50], "vote"] = 1 - frame.loc[frame.index[:50], "vote"]
+        return frame
+
+    monkeypatch.setattr(run_module, "load_dataset", edited)
+    assert run_epidemiology(config, tmp_path, engine=engine).folder != first
+    assert read_manifest(first).data["rows"] == {"anes96": 944}

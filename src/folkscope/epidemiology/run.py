@@ -138,10 +138,12 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
                                     prompt_version=PROMPT_VERSION)  # fmt: skip
     identity = engine.identity()
     model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
-    # where the user keeps the data is not part of what was asked: the tasks (repr) are hashed, the folder path is not
+    # where the user keeps the data is not part of what was asked, but what the data say is: the tasks and their
+    # truths are hashed (another copy or edition of a survey gives another folder), the folder path is not
     hashed = {k: v for k, v in config.to_dict().items() if k != "data_dir"}
+    data = {name: [truth.dist.round(12).tolist(), truth.shares.round(12).tolist(), truth.n.tolist()] for name, truth in truths.items()}
     key = fingerprint({"config": hashed, "engine": identity, "version": PROMPT_VERSION,
-                       "tasks": [repr(t) for t in tasks]})  # fmt: skip
+                       "tasks": [repr(t) for t in tasks], "truth": data})  # fmt: skip
     if config.dataset:
         subject = f"epidemiology-{config.dataset}"
     elif config.tasks:
@@ -154,7 +156,8 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
         with RunFolder(final, fingerprint=key) as folder, log_to_file(folder / "run.log"):
             write_json(folder / "config.json", config.to_dict())
             Manifest(part="epidemiology", fingerprint=key, config=config.to_dict(), engine=identity,
-                     data={"tasks": [t.name for t in tasks], "datasets": sorted({t.dataset for t in tasks})}).write(folder)
+                     data={"tasks": [t.name for t in tasks], "datasets": sorted({t.dataset for t in tasks}),
+                           "rows": {name: int(len(frame)) for name, frame in frames.items()}}).write(folder)  # fmt: skip
             truth_rows, model_rows, refs, timing = [], [], {}, {}
             for task in tasks:
                 truth = truths[task.name]
