@@ -22,6 +22,7 @@ FORBIDDEN = {
     "tasks": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "prompting": ("readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "readout": ("data", "tasks", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "learners": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "runs": ("engine", "data", "tasks", "prompting", "readout", "report", "cli", "testing", *PARTS),
     "report": ("engine", "data", "tasks", "prompting", "readout", "cli", "testing", *PARTS),
     "registry": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "testing", *PARTS),

@@ -16,6 +16,7 @@ import pandas as pd
 
 from folkscope.data.dataset import Dataset
 from folkscope.errors import ConfigError
+from folkscope.learners import lightgbm_classifier
 
 __all__ = ["BASELINES", "BaselineResult", "fit_baselines"]
 
@@ -94,7 +95,7 @@ def _gradient_boosting(dataset: Dataset, max_train: int | None, seed: int) -> Ba
         known = train[col].cat.categories
         test[col] = test[col].where(test[col].isin(known)).astype(pd.CategoricalDtype(known))
     # one thread: identical trees on every machine, and no OpenMP spin-waiting when cores are shared
-    model = lightgbm.LGBMClassifier(random_state=seed, verbose=-1, n_jobs=1, deterministic=True)
+    model = lightgbm_classifier(seed)
     model.fit(train, y_train.to_numpy())
     return BaselineResult("gradient_boosting", model.predict_proba(test)[:, 1], f"lightgbm {lightgbm.__version__}")
 
