@@ -8,8 +8,10 @@ The default task has 5 answers, so every condition is asked in 5! = 120
 orderings. They share the question and go to the engine as one prefix group
 per condition; the target is at most 1.2x the tokens of the prompts' prefix
 trie (every distinct token prefix once). A path without prefix reuse would run
-every prompt whole (``logical_tokens``). Then all bundled tasks' truth and
-best-reference bootstrap are timed on their real rows.
+every prompt whole (``logical_tokens``). Then all low-dimensional bundled
+tasks' truth and best-reference bootstrap are timed on their real rows, and
+a high-dimensional task's cross-fitted truth (5 LightGBM fits) and best
+reference (10 refits) on ``--high-rows`` persons (the task's NIST rows resampled).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 
 from folkscope.engine import Engine
 from folkscope.epidemiology import elicit, get_task, list_tasks, load_dataset, references, task_truth
+from folkscope.epidemiology.truth import high_references, high_truth
 from folkscope.prompting import qa_prompt
 
 
@@ -40,6 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("--task", default="acs_education_by_sex")
+    parser.add_argument("--high-rows", type=int, default=1_000_000)
     args = parser.parse_args()
     task = get_task(args.task)
     engine = Engine.from_model(args.model, use_cache=False)
@@ -57,10 +61,20 @@ def main() -> None:
     print(f"tokens run {stats.tokens_run:,}; prefix-trie tokens {trie:,}; ratio {stats.tokens_run / trie:.2f} (target <= 1.2)")
     print(f"without prefix reuse the prompts hold {stats.logical_tokens:,} tokens ({stats.logical_tokens / max(stats.tokens_run, 1):.1f}x the tokens run)")
     print(f"elicitation wall time {seconds:.1f} s; model distribution of the first condition {dist[0].round(3).tolist()}")
+    low = [t for t in list_tasks() if t.dimension == "low" and t.dataset in ("nist-acs", "anes96", "randhie")]
     start = time.perf_counter()
-    for t in list_tasks():
+    for t in low:
         references(task_truth(t, load_dataset(t.dataset)), n_resamples=100)
-    print(f"truth and best-reference bootstrap (100 redraws) of all {len(list_tasks())} bundled tasks: {time.perf_counter() - start:.2f} s")
+    print(f"truth and best-reference bootstrap (100 redraws) of the {len(low)} low-dimensional bundled tasks: {time.perf_counter() - start:.2f} s")
+    high = get_task("acs_income_by_sex_age_education")
+    eligible = high.rows(load_dataset("nist-acs"))  # the task's population, resampled to --high-rows persons
+    rows = eligible.sample(args.high_rows, replace=True, random_state=0).reset_index(drop=True)
+    start = time.perf_counter()
+    truth = high_truth(high, rows)
+    fitted = time.perf_counter() - start
+    refs = high_references(truth, refits=10)
+    print(f"{high.name} on {len(truth.p):,} persons: cross-fitted truth (5 folds) {fitted:.1f} s, best reference "
+          f"(10 refits) {time.perf_counter() - start - fitted:.1f} s; worst {refs.worst:.3f}, best {refs.best:.4f}")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,9 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             tables={
                 "truth": TableSpec("truth.parquet", "per task, condition and answer: the survey's share, the condition's share and respondents"),
                 "model": TableSpec("model.parquet", "per task, condition and answer: the model's elicited share"),
+                "persons": TableSpec(
+                    "persons.parquet", "high-dimensional tasks: each person's cell, cross-fitted truth and weight", optional=True
+                ),
                 "scores": TableSpec("scores.parquet", "per task: distance, score 0-100 with interval, worst/best/mean-baseline distances"),
                 "metrics": TableSpec("metrics.json", "the run's mean score and per-task scores"),
             },

@@ -42,8 +42,9 @@ def test_docstring_examples_run(name):
 
 def test_every_bundled_task_has_a_truth_and_declared_weights():
     tasks = EpidemiologyConfig().selected()  # a default run asks the bundled tasks only
-    assert {t.dataset for t in tasks} == {"nist-acs", "anes96", "randhie"} and len(tasks) == 10
-    for task in tasks:
+    assert {t.dataset for t in tasks} == {"nist-acs", "anes96", "randhie"} and len(tasks) == 12
+    assert sum(t.dimension == "high" for t in tasks) == 2
+    for task in (t for t in tasks if t.dimension == "low"):
         truth = task_truth(task, load_dataset(task.dataset))
         assert np.allclose(truth.dist.sum(axis=1), 1.0) and math.isclose(truth.shares.sum(), 1.0)
         assert task.weights == ("PWGTP" if task.dataset == "nist-acs" else None)

@@ -40,8 +40,11 @@ def run_list(args: argparse.Namespace) -> int:
         where = "" if dataset in DATASETS else " (your copy: --data-dir)"
         print(f"{dataset}: {len(mine)} tasks, weights {weights}{where}")
         for task in mine:
-            condition = task.condition.column if task.condition else "none"
-            print(f"  {task.name:<40} outcome {task.outcome.column} ({len(task.outcome.levels)} answers), condition {condition}")
+            if task.conditions:
+                where = f"conditions {', '.join(v.column for v in task.conditions)} (high-dimensional)"
+            else:
+                where = f"condition {task.condition.column if task.condition else 'none'}"
+            print(f"  {task.name:<40} outcome {task.outcome.column} ({len(task.outcome.levels)} answers), {where}")
     return 0
 
 

@@ -36,6 +36,8 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings
@@ -52,13 +54,20 @@ LIKELIHOOD_READOUTS = ("argmax", "expected")
 MAX_ORDERINGS = 128
 
 
-def _conditions(task: Task) -> list[str | None]:
+def _conditions(task: Task) -> list[str | None]:  # a low-dimensional task's condition texts (None: unconditional)
     return [None] if task.condition is None else [lv.text for lv in task.condition.levels]
 
 
 def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, likelihood_readout: str = "argmax",
-           seed: int = 0, n_samples: int = 50) -> np.ndarray:  # fmt: skip
-    """The model's distribution, shape (n_conditions, n_levels); rows NaN where it could not be read."""
+           seed: int = 0, n_samples: int = 50, conditions: Sequence[str] | None = None) -> np.ndarray:  # fmt: skip
+    """The model's distribution, shape (n_conditions, n_levels); rows NaN where it could not be read.
+
+    ``conditions``: the condition texts to ask about, in place of the task's
+    own levels (a high-dimensional task's cells, :meth:`Task.cells`).
+    """
+    if conditions is None and task.dimension == "high":
+        raise ConfigError(f"task {task.name} is high-dimensional: pass the cells to ask about (conditions=)", parameter="conditions")
+    asked = list(conditions) if conditions is not None else _conditions(task)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
     if likelihood_readout not in LIKELIHOOD_READOUTS:
@@ -67,7 +76,7 @@ def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, 
     config = PromptConfig(use_chat_template=chat)
     answers = [lv.text for lv in task.outcome.levels]
     if mode == "qa":
-        rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in _conditions(task)]
+        rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked]
         orderings = rendered[0].orderings
         letters = orderings[0].letters
         permutations = [o.permutation for o in orderings]
@@ -80,25 +89,25 @@ def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, 
         return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit="conditions",
                             description=f"{task.name} (QA)").probs  # fmt: skip
     if mode == "sampling":
-        return _sampled(engine, task, config, answers, seed=seed, n_samples=n_samples)
-    conditions = _conditions(task)
-    rendered = [likelihood_prompt(task.likelihood_question(c, a), config=config) for c in conditions for a in answers]
+        return _sampled(engine, task, config, answers, asked, seed=seed, n_samples=n_samples)
+    rendered = [likelihood_prompt(task.likelihood_question(c, a), config=config) for c in asked for a in answers]
     letters = tuple(b.letter for b in LIKELIHOOD_BINS)
     probs = read_choices(engine, [[r.to_prompt()] for r in rendered], letters, unit="questions",
                          description=f"{task.name} (likelihood)").probs  # fmt: skip
     values = np.asarray([b.value for b in LIKELIHOOD_BINS])
     stated = most_likely(probs, values) if likelihood_readout == "argmax" else probs @ values
-    stated = stated.reshape(len(conditions), len(answers))
+    stated = stated.reshape(len(asked), len(answers))
     total = stated.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, stated / total, np.nan)
 
 
-def _sampled(engine: Engine, task: Task, config: PromptConfig, answers: list[str], *, seed: int, n_samples: int) -> np.ndarray:
+def _sampled(engine: Engine, task: Task, config: PromptConfig, answers: list[str], asked: list[str | None], *, seed: int,
+             n_samples: int) -> np.ndarray:  # fmt: skip
     """Answer frequencies of ``n_samples`` generations per condition (see the module docstring)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ConfigError(f"n_samples must be an integer >= 1, got {n_samples!r}", parameter="n_samples", value=n_samples)
-    rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in _conditions(task)]
+    rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked]
     k = rendered[0].n_slots
     plan = [(c, s % k, seed * 1_000_003 + s) for c in range(len(rendered)) for s in range(n_samples)]
     requests = [GenerateRequest(rendered[c].to_prompt(o), GenerationSettings(max_new_tokens=8, temperature=1.0, seed=sample_seed))

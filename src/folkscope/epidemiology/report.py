@@ -19,12 +19,23 @@ from folkscope.report.page import escape, figure_block, frame_table, render_page
 __all__ = ["render_report", "write_task_figure"]
 
 _FEATURE = "drawing the epidemiology figures"
+#: conditions drawn as bar panels; more (a high-dimensional task's cells) become one scatter
+_MAX_PANELS = 6
 
 
 def write_task_figure(task: str, truth: pd.DataFrame, model: pd.DataFrame, path: Path) -> Path:
     """One panel per condition: the true and the model's share of each answer, side by side."""
     part = truth[truth["task"] == task].merge(model[model["task"] == task], on=["task", "condition", "level"], sort=False)
     conditions = list(dict.fromkeys(part["condition"]))
+    if len(conditions) > _MAX_PANELS:  # many cells (a high-dimensional task): one scatter of the second answer's share
+        second = part[part["level"] == list(dict.fromkeys(part["level"]))[1]]
+        fig, (ax,) = subplots_row(1, width=4.6, height=4.2, feature=_FEATURE)
+        ax.scatter(second["p_true"], second["p_model"], s=20 + 400 * second["share"], alpha=0.6, color="#4c78a8")
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
+        ax.set_xlabel(plain_text(f"survey: P({second['level'].iloc[0][:30]}), one point per cell sized by its share"), fontsize=8)
+        ax.set_ylabel("model", fontsize=8)
+        ax.set_title(plain_text(task), fontsize=8)
+        return save_png(fig, path)
     fig, axes = subplots_row(len(conditions), width=3.2, height=3.0, feature=_FEATURE)
     for ax, condition in zip(axes, conditions):
         rows = part[part["condition"] == condition]

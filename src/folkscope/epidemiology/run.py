@@ -15,6 +15,7 @@ A run folder (``<results>/epidemiology-<selection>/<model>/<mode>-<hash8>/``,
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,8 +32,8 @@ from folkscope.epidemiology.datasets import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES, elicit
 from folkscope.epidemiology.report import render_report
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
-from folkscope.epidemiology.truth import references, task_truth
-from folkscope.errors import ConfigError
+from folkscope.epidemiology.truth import HighTruth, Truth, high_references, high_truth, references, task_truth
+from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
 from folkscope.metrics import distribution_distance, epidemiology_score
 from folkscope.report.page import write_page
@@ -65,6 +66,7 @@ class EpidemiologyConfig:
     likelihood_readout: str = field(default="argmax", metadata=option(
         "likelihood: the most probable bin's midpoint (the paper) or the expectation over the 22 bins.", choices=LIKELIHOOD_READOUTS))
     n_resamples: int = field(default=100, metadata=option("Bootstrap redraws of the best reference and the score interval."))
+    refits: int = field(default=10, metadata=option("High-dimensional tasks: model refits on resampled persons for the best reference."))
     quantile: float = field(default=0.975, metadata=option("Quantile of the redrawn distances that scores 100 (the authors' code: 0.975)."))
     seed: int = field(default=0, metadata=option("Seed of the orderings beyond 128 and of the bootstrap."))
     model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
@@ -78,6 +80,8 @@ class EpidemiologyConfig:
             raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout")
         if isinstance(self.n_samples, bool) or not isinstance(self.n_samples, int) or self.n_samples < 1:
             raise ConfigError(f"n_samples must be an integer >= 1, got {self.n_samples!r}", parameter="n_samples")
+        if isinstance(self.refits, bool) or not isinstance(self.refits, int) or self.refits < 2:
+            raise ConfigError(f"refits must be an integer >= 2, got {self.refits!r}", parameter="refits")
         if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 10:
             raise ConfigError(f"n_resamples must be an integer >= 10, got {self.n_resamples!r}", parameter="n_resamples")
         if not 0.5 < float(self.quantile) < 1:
@@ -117,8 +121,37 @@ class EpidemiologyRun:
     metrics: dict[str, Any]
 
 
-def _long(task: Task, dist: np.ndarray, column: str) -> pd.DataFrame:
-    conditions = ["(all)"] if task.condition is None else [lv.text for lv in task.condition.levels]
+def _truth_key(truth: Truth | HighTruth) -> Any:
+    """What a task's data say, for the run's fingerprint (another copy of the data: another run)."""
+    if isinstance(truth, HighTruth):
+        return hashlib.sha256(np.round(truth.p, 12).tobytes() + truth.weights.tobytes()).hexdigest()
+    return [truth.dist.round(12).tolist(), truth.shares.round(12).tolist(), truth.n.tolist()]
+
+
+def _low_long(task: Task, truth: Truth) -> pd.DataFrame:
+    frame = _long(task, truth.dist, "p_true")
+    per_condition = len(task.outcome.levels)
+    frame["share"] = np.repeat(truth.shares, per_condition)
+    frame["n"] = np.repeat(truth.n, per_condition)
+    frame["effective_n"] = np.repeat(truth.effective_n, per_condition)
+    return frame
+
+
+def _high_long(task: Task, truth: HighTruth) -> pd.DataFrame:
+    """Per cell: the weighted mean of its persons' truths (for the page), its population share and its persons."""
+    n_cells = len(truth.cell_texts)
+    w = np.bincount(truth.cell, weights=truth.weights, minlength=n_cells)
+    mean = np.bincount(truth.cell, weights=truth.weights * truth.p, minlength=n_cells) / w
+    w_sq = np.bincount(truth.cell, weights=truth.weights**2, minlength=n_cells)
+    frame = _long(task, np.column_stack([1 - mean, mean]), "p_true", truth.cell_texts)
+    frame["share"] = np.repeat(w / w.sum(), 2)
+    frame["n"] = np.repeat(np.bincount(truth.cell, minlength=n_cells), 2)
+    frame["effective_n"] = np.repeat(np.maximum(1, np.floor(w**2 / w_sq)).astype(np.int64), 2)
+    return frame
+
+
+def _long(task: Task, dist: np.ndarray, column: str, cells: list[str] | None = None) -> pd.DataFrame:
+    conditions = cells if cells is not None else ["(all)"] if task.condition is None else [lv.text for lv in task.condition.levels]
     levels = [lv.text for lv in task.outcome.levels]
     return pd.DataFrame({
         "task": task.name, "condition": np.repeat(conditions, len(levels)), "level": np.tile(levels, len(conditions)),
@@ -131,7 +164,9 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
     """Compute the truth of every selected task, elicit the model's distributions, and score them."""
     tasks = config.selected()
     frames = {name: load_dataset(name, data_dir=config.data_dir) for name in dict.fromkeys(t.dataset for t in tasks)}
-    truths = {t.name: task_truth(t, frames[t.dataset]) for t in tasks}  # bad task files or a missing copy fail before the model loads
+    # bad task files or a missing copy fail here, before the model loads
+    truths = {t.name: high_truth(t, frames[t.dataset], seed=config.seed) if t.dimension == "high" else task_truth(t, frames[t.dataset])
+              for t in tasks}  # fmt: skip
     own = engine is None
     if engine is None:
         engine = Engine.from_config(engine_config or EngineConfig(model=config.model, backend=config.backend),
@@ -141,7 +176,7 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
     # where the user keeps the data is not part of what was asked, but what the data say is: the tasks and their
     # truths are hashed (another copy or edition of a survey gives another folder), the folder path is not
     hashed = {k: v for k, v in config.to_dict().items() if k != "data_dir"}
-    data = {name: [truth.dist.round(12).tolist(), truth.shares.round(12).tolist(), truth.n.tolist()] for name, truth in truths.items()}
+    data = {name: _truth_key(truth) for name, truth in truths.items()}
     key = fingerprint({"config": hashed, "engine": identity, "version": PROMPT_VERSION,
                        "tasks": [repr(t) for t in tasks], "truth": data})  # fmt: skip
     if config.dataset:
@@ -158,25 +193,29 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
             Manifest(part="epidemiology", fingerprint=key, config=config.to_dict(), engine=identity,
                      data={"tasks": [t.name for t in tasks], "datasets": sorted({t.dataset for t in tasks}),
                            "rows": {name: int(len(frame)) for name, frame in frames.items()}}).write(folder)  # fmt: skip
-            truth_rows, model_rows, refs, timing = [], [], {}, {}
+            truth_rows, model_rows, person_rows, refs, timing = [], [], [], {}, {}
             for task in tasks:
                 truth = truths[task.name]
-                frame = _long(task, truth.dist, "p_true")
-                per_condition = len(task.outcome.levels)
-                frame["share"] = np.repeat(truth.shares, per_condition)
-                frame["n"] = np.repeat(truth.n, per_condition)
-                frame["effective_n"] = np.repeat(truth.effective_n, per_condition)
-                truth_rows.append(frame)
+                cells = truth.cell_texts if isinstance(truth, HighTruth) else None
                 start = time.perf_counter()
                 dist = elicit(engine, task, mode=config.mode, chat=config.chat, likelihood_readout=config.likelihood_readout,
-                              seed=config.seed, n_samples=config.n_samples)  # fmt: skip
+                              seed=config.seed, n_samples=config.n_samples, conditions=cells)  # fmt: skip
                 timing[task.name] = time.perf_counter() - start
-                model_rows.append(_long(task, dist, "p_model"))
-                r = references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)
+                if isinstance(truth, HighTruth):
+                    truth_rows.append(_high_long(task, truth))
+                    person_rows.append(pd.DataFrame({"task": task.name, "condition": np.asarray(cells, dtype=object)[truth.cell],
+                                                     "p_true": truth.p, "weight": truth.weights}))  # fmt: skip
+                    r = high_references(truth, refits=config.refits, quantile=config.quantile, seed=config.seed)
+                else:
+                    truth_rows.append(_low_long(task, truth))
+                    r = references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)
+                model_rows.append(_long(task, dist, "p_model", cells))
                 refs[task.name] = {**asdict(r), "dataset": task.dataset, "dimension": task.dimension,
                                    "weights": task.weights or "none (declared unweighted)"}  # fmt: skip
             write_parquet(folder / "truth.parquet", pd.concat(truth_rows, ignore_index=True))
             write_parquet(folder / "model.parquet", pd.concat(model_rows, ignore_index=True))
+            if person_rows:
+                write_parquet(folder / "persons.parquet", pd.concat(person_rows, ignore_index=True))
             write_json(folder / "references.json", {"tasks": refs, "elicitation_seconds": timing, "model": model_name})
             metrics = _analyse(folder)
     finally:
@@ -185,8 +224,15 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
     return EpidemiologyRun(final, metrics)
 
 
-def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], *, n_resamples: int, seed: int) -> pd.DataFrame:
-    """Per task: distance, score 0-100 with its 95% bootstrap interval, and the references (see the module docstring)."""
+def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], *, n_resamples: int, seed: int,
+                persons: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+    """Per task: distance, score 0-100 with its 95% bootstrap interval, and the references (see the module docstring).
+
+    High-dimensional tasks are scored over ``persons`` (each person's truth
+    against the model's answer for their cell, weighted; the interval
+    resamples persons); low-dimensional ones over conditions (the interval
+    redraws the truth from its sampling noise).
+    """
     rng = np.random.default_rng(seed)
     rows = []
     merged = truth.merge(model, on=["task", "condition", "level"], sort=False)
@@ -205,10 +251,21 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
             rows.append(row)
             continue
         pt, qm = p.to_numpy(), q.to_numpy()
-        distance = distribution_distance(pt, qm, condition_weights=shares)
+        if ref["dimension"] == "high":
+            if persons is None:
+                raise DataError(f"task {name} is high-dimensional but the run folder has no persons.parquet")
+            mine = persons[persons["task"] == name]
+            answer = q.iloc[:, list(p.columns).index(_second_level(part))]
+            pi, wi = mine["p_true"].to_numpy(), mine["weight"].to_numpy()
+            qi = answer.loc[mine["condition"]].to_numpy()
+            distance = float(np.average(2 * np.abs(pi - qi), weights=wi))
+            picks = rng.integers(0, len(pi), size=(n_resamples, len(pi)))
+            boot = [float(np.average(2 * np.abs(pi[k] - qi[k]), weights=wi[k])) for k in picks]
+        else:
+            distance = distribution_distance(pt, qm, condition_weights=shares)
+            redrawn = rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff))) / eff[None, :, None]
+            boot = [distribution_distance(r, qm, condition_weights=shares) for r in redrawn]
         score = float(epidemiology_score(distance, worst=ref["worst"], best=ref["best"]))
-        redrawn = rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff))) / eff[None, :, None]
-        boot = [distribution_distance(r, qm, condition_weights=shares) for r in redrawn]
         scores = epidemiology_score(np.asarray(boot), worst=ref["worst"], best=ref["best"])
         low, high = np.quantile(scores, [0.025, 0.975])
         row.update(distance=distance, score=score, score_low=float(low), score_high=float(high))
@@ -216,6 +273,11 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
     order = ["task", "score", "score_low", "score_high", "distance", "mean_baseline", "worst", "best", "dataset", "dimension",
              "n_conditions", "unread_conditions"]  # the answer first, as the page shows it
     return pd.DataFrame(rows)[order]
+
+
+def _second_level(part: pd.DataFrame) -> str:
+    """A binary task's second answer (the outcome the truth gives the probability of), in the task's order."""
+    return str(list(dict.fromkeys(part["level"]))[1])
 
 
 def analyse_run(folder: str | Path) -> dict[str, Any]:
@@ -228,7 +290,9 @@ def _analyse(folder: Path) -> dict[str, Any]:
     config = read_json(folder / "config.json")
     refs = read_json(folder / "references.json")
     truth, model = pd.read_parquet(folder / "truth.parquet"), pd.read_parquet(folder / "model.parquet")
-    scores = score_table(truth, model, refs["tasks"], n_resamples=int(config["n_resamples"]), seed=int(config["seed"]))
+    persons = pd.read_parquet(folder / "persons.parquet") if (folder / "persons.parquet").is_file() else None
+    scores = score_table(truth, model, refs["tasks"], n_resamples=int(config["n_resamples"]), seed=int(config["seed"]),
+                         persons=persons)  # fmt: skip
     write_parquet(folder / "scores.parquet", scores)
     metrics = {
         "config": config,

@@ -7,8 +7,10 @@ A file that leaves the weights unsaid is refused (the authors' code weighted
 NHANES by body weight and scored GSS unweighted by mistake).
 
 Each task: an outcome column with its levels and their answer texts, an
-optional conditioning column with its levels and texts, an optional
-population subset, a QA question (``{condition}`` filled in) and a
+optional conditioning column with its levels and texts (low-dimensional), or
+2-5 ``conditions`` and a ``person`` template that describes one combination
+of their levels, e.g. ``"{SEX} aged {AGEP} with {EDU}"`` (high-dimensional,
+binary outcome, truth per person), an optional population subset, a QA question (``{condition}`` filled in) and a
 likelihood question (``{condition}`` and ``{outcome}``). A level is
 ``{"value": v}``, ``{"values": [...]}`` or a range ``{"min": a, "max": b}``
 (``min`` included, ``max`` excluded), each with its ``text``.
@@ -121,11 +123,24 @@ class Task:
     qa: str
     likelihood: str
     subset: Mapping[str, Level]
+    conditions: tuple[Variable, ...] = ()
+    person: str | None = None
 
     @property
     def dimension(self) -> str:
-        """``low`` (this file format's tasks: zero or one conditioning variable)."""
-        return "low"
+        """``low`` (zero or one conditioning variable, a distribution per level) or ``high`` (2-5, a binary truth per person)."""
+        return "high" if self.conditions else "low"
+
+    def cells(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """High-dimensional tasks: each row's level codes (rows x conditions; -1 where in no level), its cell
+        index (-1 likewise) and the text of every cell present, from the ``person`` template."""
+        codes = np.column_stack([v.codes(rows) for v in self.conditions])
+        complete = (codes >= 0).all(axis=1)
+        keys, cell = np.unique(codes[complete], axis=0, return_inverse=True)
+        index = np.full(len(rows), -1)
+        index[complete] = cell.ravel()
+        texts = [str(self.person).format(**{v.column: v.levels[int(c)].text for v, c in zip(self.conditions, key)}) for key in keys]
+        return codes, index, texts
 
     def question(self, condition_text: str | None) -> str:
         """The QA question for one condition level (or the unconditional one)."""
@@ -168,6 +183,23 @@ def _check_template(text: Any, slots: Sequence[str], where: str) -> str:
     return text
 
 
+def _check_high(conditions: tuple[Variable, ...], person: Any, condition: Any, at: str) -> None:
+    """A high-dimensional task: 2-5 conditioning variables and a ``person`` template naming each of them once."""
+    if condition is not None:
+        raise DataError(f"{at}: give either 'condition' (low-dimensional) or 'conditions' (high-dimensional), not both")
+    if not 2 <= len(conditions) <= 5:
+        raise DataError(f"{at}: a high-dimensional task has 2 to 5 conditioning variables, got {len(conditions)}")
+    columns = [v.column for v in conditions]
+    if not isinstance(person, str) or sorted(_slots(person)) != sorted(columns):
+        raise DataError(f"{at}: 'person' must describe a person with each condition once, as {', '.join('{' + c + '}' for c in columns)}")
+
+
+def _slots(template: str) -> list[str]:
+    import string
+
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+
+
 def load_task_file(path: str | Path) -> TaskFile:
     """Read and check one dataset's task file (a clear :class:`DataError` naming the task and field otherwise)."""
     file = Path(path)
@@ -187,19 +219,25 @@ def load_task_file(path: str | Path) -> TaskFile:
         at = f"{where}, {name}"
         condition = entry.get("condition")
         subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in (entry.get("subset") or {}).items()}
+        conditions = tuple(Variable.from_dict(c, f"{at} conditions") for c in entry.get("conditions") or ())
+        person = entry.get("person")
+        if conditions:
+            _check_high(conditions, person, condition, f"{at}")
         tasks.append(Task(
             name=str(name), dataset=str(data.get("dataset")), population=str(data.get("population", "")), weights=weights,
             outcome=Variable.from_dict(entry.get("outcome"), f"{at} outcome"),
             condition=None if condition is None else Variable.from_dict(condition, f"{at} condition"),
             qa=_check_template(entry.get("qa"), ("condition",), f"{at} qa"),
             likelihood=_check_template(entry.get("likelihood"), ("condition", "outcome"), f"{at} likelihood"),
-            subset=subset,
+            subset=subset, conditions=conditions, person=person,
         ))  # fmt: skip
+        if conditions and len(tasks[-1].outcome.levels) != 2:
+            raise DataError(f"{at}: a high-dimensional task needs a binary outcome (two levels), got {len(tasks[-1].outcome.levels)}")
         if len(tasks[-1].outcome.levels) < 2:
             raise DataError(f"{at}: the outcome needs at least two levels")
         if "{outcome}" not in tasks[-1].likelihood:
             raise DataError(f"{at}: the likelihood question must name the answer ({{outcome}}), or every answer gets the same prompt")
-        if condition is not None and "{condition}" not in tasks[-1].qa:
+        if (condition is not None or conditions) and "{condition}" not in tasks[-1].qa:
             raise DataError(f"{at}: the QA question must name the condition ({{condition}}), or every condition gets the same prompt")
     if not tasks:
         raise DataError(f"{where} holds no tasks")

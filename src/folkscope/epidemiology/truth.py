@@ -11,6 +11,13 @@
 - worst reference: the uniform distribution over the answers;
 - mean baseline: the marginal distribution predicted for every condition.
 
+High-dimensional tasks (a binary outcome, 2-5 conditions) have a truth per
+person instead (:func:`high_truth`): LightGBM fitted on the condition codes
+with 5-fold stratified cross-fitting and the survey weights, out-of-fold
+predictions (:mod:`folkscope.learners`). Their worst reference is the smaller
+of a uniform guess and the 0/1 guess; their best, 10 refits on resampled
+persons (:func:`high_references`).
+
 Examples
 --------
 >>> frame = pd.DataFrame({"y": [1, 1, 0, 0], "x": [1, 1, 1, 2], "w": [1.0, 3.0, 4.0, 2.0]})
@@ -33,7 +40,7 @@ from folkscope.epidemiology.tasks import Task
 from folkscope.errors import DataError
 from folkscope.metrics import best_reference_distance, mean_baseline_distance, worst_reference_distance
 
-__all__ = ["References", "Truth", "references", "task_truth"]
+__all__ = ["HighTruth", "References", "Truth", "high_references", "high_truth", "references", "task_truth"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,14 +75,7 @@ def task_truth(task: Task, frame: pd.DataFrame) -> Truth:
         values, or a condition level has no respondent.
     """
     rows = task.rows(frame)
-    if task.weights is not None:
-        if task.weights not in rows:
-            raise DataError(f"task {task.name}: the weight column {task.weights!r} is not in the data; fix 'weights' in its task file")
-        w = pd.to_numeric(rows[task.weights], errors="coerce").to_numpy(dtype=float)
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise DataError(f"task {task.name}: weight column {task.weights!r} has missing or negative values")
-    else:
-        w = np.ones(len(rows))
+    w = _weights_of(task, rows)
     y = task.outcome.codes(rows)
     if task.condition is None:
         x, n_cond = np.zeros(len(rows), dtype=int), 1
@@ -118,3 +118,86 @@ def references(truth: Truth, *, n_resamples: int = 100, quantile: float = 0.975,
         n_resamples=n_resamples,
         quantile=quantile,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class HighTruth:
+    """A high-dimensional task's truth: P(outcome = its second level | x) for every person, out of fold.
+
+    Attributes
+    ----------
+    p : ndarray
+        Each person's cross-fitted probability.
+    weights : ndarray
+        Their survey weights (ones where the dataset is declared unweighted).
+    cell : ndarray of int
+        Each person's cell (combination of condition levels), an index into ``cell_texts``.
+    cell_texts : list of str
+        How a question describes each cell (the task's ``person`` template).
+    codes : ndarray of int
+        Each person's level codes, one column per condition.
+    y : ndarray of int
+        Each person's outcome (1 for the second level).
+    """
+
+    p: np.ndarray
+    weights: np.ndarray
+    cell: np.ndarray
+    cell_texts: list[str]
+    codes: np.ndarray
+    y: np.ndarray
+
+    def distance(self, q: np.ndarray) -> float:
+        """Weighted mean over persons of the L1 distance between their true and predicted binary distributions, 2 |p - q|."""
+        return float(np.average(2.0 * np.abs(self.p - np.asarray(q, dtype=float)), weights=self.weights))
+
+
+def _weights_of(task: Task, rows: pd.DataFrame) -> np.ndarray:
+    if task.weights is None:
+        return np.ones(len(rows))
+    if task.weights not in rows:
+        raise DataError(f"task {task.name}: the weight column {task.weights!r} is not in the data; fix 'weights' in its task file")
+    w = pd.to_numeric(rows[task.weights], errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise DataError(f"task {task.name}: weight column {task.weights!r} has missing or negative values")
+    return w
+
+
+def high_truth(task: Task, frame: pd.DataFrame, *, folds: int = 5, seed: int = 0) -> HighTruth:
+    """The cross-fitted truth of a high-dimensional task (LightGBM on the condition codes, survey weights, 5 folds)."""
+    from folkscope.learners import crossfit_probabilities
+
+    rows = task.rows(frame)
+    codes, cell, texts = task.cells(rows)
+    keep = cell >= 0
+    if not keep.any():
+        raise DataError(f"task {task.name}: no respondent falls in a level of every condition; check the levels")
+    y = task.outcome.codes(rows)[keep]
+    w = _weights_of(task, rows)[keep]
+    p = crossfit_probabilities(codes[keep], y, w, folds=folds, seed=seed)
+    return HighTruth(p=p, weights=w, cell=cell[keep], cell_texts=texts, codes=codes[keep], y=y)
+
+
+def high_references(truth: HighTruth, *, refits: int = 10, quantile: float = 0.975, seed: int = 0) -> References:
+    """Worst (the smaller of a uniform guess and the 0/1 guess), best (refits on resampled data) and mean-baseline distances.
+
+    The best reference refits the model on ``refits`` bootstrap resamples of
+    the persons and takes the ``quantile`` of their distances to the
+    cross-fitted truth: how far the truth itself moves with the sample.
+    """
+    from folkscope.learners import fit_gbm
+
+    mean = float(np.average(truth.p, weights=truth.weights))
+    worst = min(truth.distance(np.full(len(truth.p), 0.5)), truth.distance(np.full(len(truth.p), float(mean > 0.5))))
+    rng = np.random.default_rng(seed)
+    distances = []
+    for r in range(refits):
+        idx = rng.integers(0, len(truth.p), len(truth.p))
+        if np.unique(truth.y[idx]).size < 2:
+            continue
+        model = fit_gbm(truth.codes[idx], truth.y[idx], truth.weights[idx], seed=seed + r)
+        distances.append(truth.distance(model.predict_proba(np.asarray(truth.codes, dtype=float))[:, 1]))
+    if not distances:
+        raise DataError("every resample held one outcome only; the task is too small for a best reference")
+    return References(worst=worst, best=float(np.quantile(distances, quantile)), mean_baseline=truth.distance(np.full(len(truth.p), mean)),
+                      n_resamples=refits, quantile=quantile)  # fmt: skip
