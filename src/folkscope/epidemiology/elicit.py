@@ -44,7 +44,7 @@ from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 from folkscope.epidemiology.tasks import Task
 from folkscope.errors import ConfigError
 from folkscope.prompting import LIKELIHOOD_BINS, PromptConfig, likelihood_prompt, qa_prompt
-from folkscope.readout import most_likely, parse_choice, read_choices
+from folkscope.readout import most_likely, parse_choice, read_choices, read_rendered
 
 __all__ = ["LIKELIHOOD_READOUTS", "MAX_ORDERINGS", "MODES", "elicit"]
 
@@ -77,17 +77,7 @@ def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, 
     answers = [lv.text for lv in task.outcome.levels]
     if mode == "qa":
         rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked]
-        orderings = rendered[0].orderings
-        letters = orderings[0].letters
-        permutations = [o.permutation for o in orderings]
-        if chat:
-            prompts = [[r.to_prompt(o) for o in range(len(orderings))] for r in rendered]
-            return read_choices(engine, prompts, letters, orderings=permutations, unit="conditions",
-                                description=f"{task.name} (QA)").probs  # fmt: skip
-        splits = [r.ordering_split() for r in rendered]
-        prompts = [[shared + rest for rest in rests] for shared, rests in splits]
-        return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit="conditions",
-                            description=f"{task.name} (QA)").probs  # fmt: skip
+        return read_rendered(engine, rendered, unit="conditions", description=f"{task.name} (QA)").probs
     if mode == "sampling":
         return _sampled(engine, task, config, answers, asked, seed=seed, n_samples=n_samples)
     rendered = [likelihood_prompt(task.likelihood_question(c, a), config=config) for c in asked for a in answers]

@@ -2,7 +2,7 @@
 
 Once, for every part: choice probabilities over options (token variants
 merged, renormalised, averaged over orderings sent as prefix groups:
-:func:`read_choices`; each item's own options, raw: :func:`score_options`;
+:func:`read_choices`, or :func:`read_rendered` for the prompt layer's questions; each item's own options, raw: :func:`score_options`;
 a likelihood bin's value: :func:`most_likely`), digit readouts
 (:func:`read_digit`, :func:`read_two_digits`) and generation parsing
 (:func:`parse_probability`, :func:`strip_thinking`, :func:`parse_choice`,
@@ -11,7 +11,7 @@ prompts with :mod:`folkscope.prompting`, hand them here, and turn what
 comes back into metrics.
 """
 
-from folkscope.readout.choices import ChoiceReadout, OptionScores, most_likely, read_choices, score_options
+from folkscope.readout.choices import ChoiceReadout, OptionScores, most_likely, read_choices, read_rendered, score_options
 from folkscope.readout.digits import DIGIT_READOUTS, DIGITS, TwoDigitReadout, read_digit, read_two_digits
 from folkscope.readout.generation import parse_choice, parse_probability, strip_thinking
 from folkscope.readout.rankings import Ranking, parse_ranking
@@ -29,6 +29,7 @@ __all__ = [
     "parse_ranking",
     "read_choices",
     "read_digit",
+    "read_rendered",
     "read_two_digits",
     "score_options",
     "strip_thinking",

@@ -32,7 +32,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,8 +41,9 @@ from folkscope.engine import Engine, PrefixGroupRequest, ScoreRequest, token_var
 from folkscope.engine.requests import ChatPrompt, Prompt
 from folkscope.engine.tokens import expand_variants
 from folkscope.errors import ConfigError
+from folkscope.prompting.types import RenderedPrompt
 
-__all__ = ["ChoiceReadout", "OptionScores", "most_likely", "read_choices", "score_options"]
+__all__ = ["ChoiceReadout", "OptionScores", "most_likely", "read_choices", "read_rendered", "score_options"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,6 +159,30 @@ def read_choices(
         for i, res in enumerate(results):
             raw[i, o, perms[o]] = vs.merge_probs(res.logprobs, bound=res.bound)
     return ChoiceReadout(raw)
+
+
+def read_rendered(
+    engine: Engine, rendered: Iterable[RenderedPrompt], *, unit: str = "rows", description: str = "scoring"
+) -> ChoiceReadout:
+    """:func:`read_choices` for the prompt layer's rendered questions, each in every ordering of its answers.
+
+    Chat prompts go one request per ordering; text prompts one prefix group
+    per question, cut where its orderings stop sharing text
+    (:meth:`~folkscope.prompting.RenderedPrompt.ordering_split`). All
+    questions must have the same orderings (they come from one renderer).
+    """
+    items = list(rendered)
+    if not items:
+        raise ConfigError("no rendered questions to read", parameter="rendered")
+    orderings = items[0].orderings
+    letters, permutations = orderings[0].letters, [o.permutation for o in orderings]
+    if items[0].config.is_chat:
+        prompts = [[r.to_prompt(o) for o in range(len(orderings))] for r in items]
+        return read_choices(engine, prompts, letters, orderings=permutations, unit=unit, description=description)
+    splits = [r.ordering_split() for r in items]
+    prompts = [[shared + rest for rest in rests] for shared, rests in splits]
+    return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit=unit,
+                        description=description)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

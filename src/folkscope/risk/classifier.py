@@ -37,7 +37,7 @@ import pandas as pd
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 from folkscope.errors import ConfigError
 from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer
-from folkscope.readout import DIGIT_READOUTS, parse_probability, read_choices, read_two_digits
+from folkscope.readout import DIGIT_READOUTS, parse_probability, read_rendered, read_two_digits
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
@@ -195,15 +195,7 @@ class LLMClassifier:
     def _multiple_choice(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         orderings = batch.orderings
         self.last_report.orderings = len(orderings)
-        permutations = [o.permutation for o in orderings]
-        if self.prompt_config.is_chat:
-            per_row = [[rendered.to_prompt(o) for o in range(len(orderings))] for rendered in batch]
-            readout = read_choices(self.engine, per_row, orderings[0].letters, orderings=permutations, description="scoring")
-        else:  # orderings of a row share all text up to the options: one prefix group per row
-            splits = [rendered.ordering_split() for rendered in batch]
-            per_row = [[shared + rest for rest in rests] for shared, rests in splits]
-            readout = read_choices(self.engine, per_row, orderings[0].letters, orderings=permutations,
-                                   shared=[shared for shared, _ in splits])
+        readout = read_rendered(self.engine, batch)  # orderings of a row share all text up to the options: one prefix group
         first = orderings[0]
         positive = first.permutation[first.labels.index(1)]  # the option whose label is 1
         per_ordering = readout.per_ordering[:, :, positive]
