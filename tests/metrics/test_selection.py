@@ -142,3 +142,11 @@ def test_predictive_validity():
         stats.pearsonr(x, np.abs(gap)).statistic)
     with pytest.warns(UndefinedMetricWarning, match="constant"):
         assert np.isnan(predictive_validity([1, 1, 1], [1, 2, 3]).statistic)
+
+
+def test_impact_ratio_by_hand():
+    from folkscope.metrics import impact_ratio
+
+    assert impact_ratio([0.1, 0.4, 0.2]).tolist() == [0.25, 1.0, 0.5]  # 0.25 and 0.5 fail the four-fifths rule
+    assert impact_ratio([0.3, 0.3]).tolist() == [1.0, 1.0]
+    assert np.isnan(impact_ratio([0.0, 0.0])).all()  # nobody selected: no ratio

@@ -33,13 +33,14 @@ from folkscope.metrics import (
     allocation_gaps,
     average_score_gap,
     earth_movers_distance,
+    impact_ratio,
     jensen_shannon_divergence,
     rabbi,
     rabbi_test,
     top_k_selection,
 )
 
-__all__ = ["bias_table", "draw_pools", "selection_table"]
+__all__ = ["bias_table", "check_reference", "draw_pools", "selection_table"]
 
 
 def draw_pools(frame: pd.DataFrame, *, rounds: int, pool_size: int | None = None, seed: int = 0) -> pd.DataFrame:
@@ -78,7 +79,7 @@ def selection_table(scored: pd.DataFrame, *, reference: str, k_max: int = 5) -> 
     usable = scored[np.isfinite(scored["score"].to_numpy(dtype=float))]
     if usable.empty:
         raise DataError("no candidate has a score; nothing to select")
-    _check_reference(usable, reference)
+    check_reference(usable, reference)
     smallest = int(usable.groupby("pool").size().min())
     if isinstance(k_max, bool) or not isinstance(k_max, int) or not 1 <= k_max < smallest:
         raise ConfigError(f"k must run from 1 to less than the smallest pool ({smallest} candidates), got k_max={k_max!r}",
@@ -94,14 +95,14 @@ def selection_table(scored: pd.DataFrame, *, reference: str, k_max: int = 5) -> 
         gaps["n"] = gaps["n"].astype(np.int64)  # counts of appearances, not scores
         if "n_qualified" in gaps:
             gaps["n_qualified"] = gaps["n_qualified"].astype(np.int64)
-        top = gaps["selection_rate"].max()
-        gaps["impact_ratio"] = gaps["selection_rate"] / top if top > 0 else np.nan
+        gaps["impact_ratio"] = impact_ratio(gaps["selection_rate"].to_numpy())
         gaps.insert(0, "k", k)
         out.append(gaps.reset_index())
     return pd.concat(out, ignore_index=True)
 
 
-def _check_reference(frame: pd.DataFrame, reference: str) -> None:
+def check_reference(frame: pd.DataFrame, reference: str) -> None:
+    """The reference group must be one of ``frame``'s groups: one clear line naming them otherwise."""
     groups = sorted(frame["group"].unique())
     if reference not in groups:
         raise ConfigError(f"reference group {reference!r} is not among the groups: {', '.join(map(str, groups))}",
@@ -125,7 +126,7 @@ def bias_table(scored: pd.DataFrame, *, reference: str, n_bootstrap: int = 1000,
     rabbi, rabbi_low, rabbi_high, rabbi_p_value, rabbi_qualified, delta, jsd, emd``.
     """
     usable = scored[np.isfinite(scored["score"].to_numpy(dtype=float))]
-    _check_reference(usable, reference)
+    check_reference(usable, reference)
     rng = np.random.default_rng(seed)
     ref = usable[usable["group"] == reference]
     b, b_q = ref["score"].to_numpy(dtype=float), ref.loc[ref["qualified"] == 1, "score"].to_numpy(dtype=float)

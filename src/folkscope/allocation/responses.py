@@ -45,7 +45,7 @@ import pandas as pd
 
 from folkscope._config import comma_names, option
 from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning
-from folkscope.metrics import rabbi_test, top_k_selection
+from folkscope.metrics import impact_ratio, rabbi_test, top_k_selection
 from folkscope.readout import parse_ranking
 
 __all__ = ["AUDIT_COLUMNS", "ResponseAudit", "ResponsesConfig", "audit_responses", "read_responses"]
@@ -166,11 +166,9 @@ def audit_responses(records: Iterable[Mapping[str, Any]], *, config: ResponsesCo
         if ranking is None:
             unparseable.append(line)
             continue
-        size = len(names)
         cell = {key: str(record[key]) for key in cfg.by}
-        for name, group, rank in zip(names, groups, ranking.ranks):
-            rows.append({**cell, "pool": position, "group": group, "rank": rank,
-                         "rank_score": 1.0 if size == 1 else 1.0 - (rank - 1.0) / (size - 1.0)})  # fmt: skip
+        for group, rank, score in zip(groups, ranking.ranks, ranking.scores):
+            rows.append({**cell, "pool": position, "group": group, "rank": rank, "rank_score": score})
     if not rows:
         raise DataError(f"none of the {n} responses names a candidate of its pool; nothing to audit")
     long = pd.DataFrame(rows)
@@ -189,8 +187,7 @@ def _tabulate(long: pd.DataFrame, by: list[str], reference: str | None) -> pd.Da
         key = key if isinstance(key, tuple) else (key,)
         stats = cell.groupby("group", sort=True).agg(appearances=("rank", "size"), selected=("selected", "sum"), mean_rank=("rank", "mean"))
         stats["selection_rate"] = stats["selected"] / stats["appearances"]
-        top = stats["selection_rate"].max()
-        stats["impact_ratio"] = stats["selection_rate"] / top if top > 0 else np.nan
+        stats["impact_ratio"] = impact_ratio(stats["selection_rate"].to_numpy())
         stats["rabbi"], stats["rabbi_p_value"] = np.nan, np.nan
         if reference is not None and reference in stats.index:
             ref_scores = cell.loc[cell["group"] == reference, "rank_score"].to_numpy()

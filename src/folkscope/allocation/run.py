@@ -31,7 +31,7 @@ from folkscope.allocation.acs import acs_candidates
 from folkscope.allocation.candidates import DEFAULT_REFERENCE, ICNALE_REFERENCE, CandidateSet
 from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes
-from folkscope.allocation.outcomes import bias_table, draw_pools, selection_table
+from folkscope.allocation.outcomes import bias_table, check_reference, draw_pools, selection_table
 from folkscope.allocation.report import render_report
 from folkscope.allocation.scoring import MODES, listwise_scores, pairwise_scores, pointwise_scores
 from folkscope.allocation.templates import load_template
@@ -136,12 +136,10 @@ def _candidates(config: AllocationConfig) -> tuple[CandidateSet, np.ndarray | No
 
 
 def _reference(config: AllocationConfig, frame: pd.DataFrame) -> str:
-    groups = frame["group"].value_counts()
     if config.reference is not None:
-        if config.reference not in groups.index:
-            raise ConfigError(f"reference group {config.reference!r} is not among the groups: {', '.join(sorted(groups.index))}",
-                              parameter="reference", value=config.reference)  # fmt: skip
+        check_reference(frame, config.reference)
         return config.reference
+    groups = frame["group"].value_counts()
     default = ICNALE_REFERENCE if config.task == "essays" else DEFAULT_REFERENCE
     return default if default in groups.index else str(groups.idxmax())
 

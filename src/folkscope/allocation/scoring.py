@@ -156,10 +156,10 @@ def listwise_scores(
         ranking = parse_ranking(result.text, _names(frame, ids))
         answer_rows.append({"pool": pool, "response": result.text, "parsed": ranking is not None,
                             "numbered": bool(ranking and ranking.numbered), "mentioned": ranking.mentioned if ranking else 0})  # fmt: skip
-        n = len(ids)
-        for j, cid in enumerate(ids):
-            rank = float(ranking.ranks[j]) if ranking else float("nan")
-            score_rows.append({"pool": pool, "candidate_id": cid, "rank": rank, "score": 1.0 if n == 1 else 1.0 - (rank - 1.0) / (n - 1.0)})
+        ranks = ranking.ranks if ranking else np.full(len(ids), np.nan)
+        scores = ranking.scores if ranking else np.full(len(ids), np.nan)
+        for cid, rank, score in zip(ids, ranks, scores):
+            score_rows.append({"pool": pool, "candidate_id": cid, "rank": float(rank), "score": float(score)})
     return pd.DataFrame(score_rows), pd.DataFrame(answer_rows)
 
 

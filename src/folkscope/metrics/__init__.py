@@ -110,6 +110,7 @@ from folkscope.metrics._replicates import replicate_standard_error
 from folkscope.metrics._selection import (
     PearsonResult,
     allocation_gaps,
+    impact_ratio,
     model_ranking_ndcg_score,
     predictive_validity,
     root_mean_square_bias,
@@ -131,6 +132,7 @@ __all__ = [
     "RunsTestResult",
     "accuracy_score",
     "allocation_gaps",
+    "impact_ratio",
     "average_score_gap",
     "balanced_accuracy_score",
     "best_accuracy_threshold",

@@ -31,6 +31,7 @@ from folkscope.metrics._validation import (
 __all__ = [
     "PearsonResult",
     "allocation_gaps",
+    "impact_ratio",
     "model_ranking_ndcg_score",
     "predictive_validity",
     "root_mean_square_bias",
@@ -170,6 +171,18 @@ def allocation_gaps(
         out["qualified_selection_rate"] = psi
         out["eo_gap"] = psi - psi[ref]
     return out
+
+
+def impact_ratio(selection_rates: ArrayLike) -> FloatArray:
+    """Each group's selection rate over the highest group's (four-fifths rule: flag < 0.8); NaN if nobody was selected.
+
+    Examples
+    --------
+    >>> impact_ratio([0.1, 0.4, 0.2]).tolist()
+    [0.25, 1.0, 0.5]
+    """
+    rates = as_1d(selection_rates, "selection_rates")
+    return rates / rates.max() if len(rates) and rates.max() > 0 else np.full(len(rates), np.nan)
 
 
 def simulate_top_k_allocation(

@@ -58,6 +58,18 @@ class Ranking:
     mentioned: int
     numbered: bool
 
+    @property
+    def scores(self) -> np.ndarray:
+        """Rank scores comparable across pool sizes: 1 for first place down to 0 for last (1 in a pool of one).
+
+        Examples
+        --------
+        >>> parse_ranking("1. Bo Lee", ["Ann Wu", "Bo Lee", "Cy Ng"]).scores.tolist()
+        [0.25, 1.0, 0.25]
+        """
+        n = len(self.ranks)
+        return np.ones(n) if n == 1 else 1.0 - (self.ranks - 1.0) / (n - 1.0)
+
 
 def _aliases(candidates: Sequence[str]) -> list[list[str]]:
     """Per candidate: its full name, then its last and first names where no other candidate shares them."""
