@@ -11,9 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope.errors import MissingDependencyError
 from folkscope.report.figures import plain_text, save_png, subplots_row
-from folkscope.report.page import escape, figure_block, frame_table, render_page, section
+from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
 
 __all__ = ["render_report", "write_figures"]
 
@@ -66,10 +65,7 @@ def write_figures(selection: pd.DataFrame, bias: pd.DataFrame, folder: Path, *, 
 def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.DataFrame, folder: Path) -> str:
     """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
     config = metrics["config"]
-    try:
-        figures = figure_block(write_figures(selection, bias, folder, reference=metrics["reference"]), run_dir=folder)
-    except MissingDependencyError as exc:
-        figures = f"<p>No figures: {escape(exc)}</p>"
+    figures = optional_figures(lambda: write_figures(selection, bias, folder, reference=metrics["reference"]), run_dir=folder)
     rates = selection.pivot(index="group", columns="k", values="selection_rate").add_prefix("rate k=")
     ratios = selection.pivot(index="group", columns="k", values="impact_ratio").add_prefix("impact k=")
     body = [

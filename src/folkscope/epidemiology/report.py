@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from folkscope.errors import MissingDependencyError
 from folkscope.report.figures import plain_text, save_png, subplots_row
-from folkscope.report.page import escape, figure_block, frame_table, render_page, section
+from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
 
 __all__ = ["render_report", "write_task_figure"]
 
@@ -62,13 +61,8 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
     if len(beaten):
         lead += (f"<p>On {len(beaten)} of {len(scores)} tasks the model is further from the truth than predicting the "
                  "population's overall distribution for every condition (the mean baseline).</p>")  # fmt: skip
-    plots: dict[str, str] = {}
-    try:
-        for task in scores["task"]:
-            plots[f"{task}: survey vs model"] = write_task_figure(task, truth, model, folder / f"{task}.png").name
-        figures = figure_block(plots, run_dir=folder)
-    except MissingDependencyError as exc:
-        figures = f"<p>No figures: {escape(exc)}</p>"
+    figures = optional_figures(lambda: {f"{task}: survey vs model": write_task_figure(task, truth, model, folder / f"{task}.png").name
+                                        for task in scores["task"]}, run_dir=folder)  # fmt: skip
     both = truth.merge(model, on=["task", "condition", "level"], sort=False)
     body = [
         lead,

@@ -19,7 +19,7 @@ import html
 import json
 import os
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -29,7 +29,7 @@ import pandas as pd
 
 from folkscope._io import atomic_write
 from folkscope._json import to_jsonable
-from folkscope.errors import ConfigError
+from folkscope.errors import ConfigError, MissingDependencyError
 from folkscope.runs.manifest import package_versions
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "figure_src",
     "frame_table",
     "number",
+    "optional_figures",
     "render_page",
     "section",
     "table",
@@ -157,6 +158,15 @@ def figure_block(plots: Mapping[str, str], *, run_dir: str | os.PathLike[str] | 
         out.append(f'<figure><a href="{src}"><img src="{src}" alt="{escape(name)}" '
                    f'loading="lazy"></a><figcaption>{escape(name)}{missing}</figcaption></figure>')
     return "\n".join(out)
+
+
+def optional_figures(draw: Callable[[], Mapping[str, str]], *, run_dir: str | os.PathLike[str]) -> str:
+    """The figures ``draw`` writes into the run folder, as a :func:`figure_block`; without matplotlib (the
+    ``plots`` extra) one line saying so instead, so a page's tables never depend on it."""
+    try:
+        return figure_block(draw(), run_dir=run_dir)
+    except MissingDependencyError as exc:
+        return f"<p>No figures: {escape(exc)}</p>"
 
 
 def versions() -> dict[str, str]:
