@@ -7,4 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh "hf,api,plots,datasets,baselines,essays,dev"
+# The leaderboard's browser tests drive Debian's chromium package: installed here when we can (root
+# with apt, as in CI); otherwise those tests are skipped and say why.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null) \
+    || echo "scripts/test.sh: could not install chromium; the browser tests will be skipped" >&2
+fi
 exec "${FOLKSCOPE_VENV:-.venv}/bin/python" -m pytest "$@"

@@ -65,6 +65,10 @@ class Part:
     summarise : str
         ``"module:function"`` taking a run folder and its metrics and
         printing the console summary (used by ``folkscope rescore``).
+    leaderboard : str
+        ``"module:function"`` taking all of the part's run folders (and the
+        site folder and whether to draw) and returning a
+        :class:`folkscope.report.board.PartBoard` (used by ``folkscope leaderboard``).
     legacy_keys : tuple of str
         Keys of ``config.json`` that identify this part's run folders written
         before manifests existed, so those stay re-scorable.
@@ -77,11 +81,12 @@ class Part:
     commands: tuple[str, ...]
     rescore: str
     summarise: str
+    leaderboard: str
     legacy_keys: tuple[str, ...]
     tables: Mapping[str, TableSpec] = field(default_factory=dict)
 
     def load(self, entry: str) -> Callable[..., Any]:
-        """Import and return one of the entry points (``"rescore"`` or ``"summarise"``)."""
+        """Import and return one of the entry points (``"rescore"``, ``"summarise"`` or ``"leaderboard"``)."""
         module, _, name = str(getattr(self, entry)).partition(":")
         return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
@@ -94,6 +99,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("run", "risk"),
             rescore="folkscope.risk.benchmark:rescore",
             summarise="folkscope.cli.run_cmd:print_summary",
+            leaderboard="folkscope.risk.board:leaderboard",
             legacy_keys=("benchmark_config", "prompt_config"),
             tables={
                 "scores": TableSpec(
@@ -113,6 +119,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("numeric",),
             rescore="folkscope.numeric.run:analyse_run",
             summarise="folkscope.cli.numeric_cmd:print_brief",
+            leaderboard="folkscope.numeric.board:leaderboard",
             legacy_keys=("dataset", "n_numbers", "scales"),
             tables={
                 "problems": TableSpec("problems.parquet", "one row per problem: problem_id, dataset, template_id, scale, cell, pair, options, counts, text"),
@@ -129,6 +136,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("allocation",),
             rescore="folkscope.allocation.run:analyse_run",
             summarise="folkscope.cli.allocation_cmd:print_run",
+            leaderboard="folkscope.allocation.board:leaderboard",
             legacy_keys=(),
             tables={
                 "candidates": TableSpec("candidates.parquet", "one row per candidate: candidate_id, group, qualified, name, text"),
@@ -147,6 +155,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("epidemiology",),
             rescore="folkscope.epidemiology.run:analyse_run",
             summarise="folkscope.cli.epidemiology_cmd:print_run",
+            leaderboard="folkscope.epidemiology.board:leaderboard",
             legacy_keys=(),
             tables={
                 "truth": TableSpec("truth.parquet", "per task, condition and answer: the survey's share, the condition's share and respondents"),

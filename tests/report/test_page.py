@@ -13,7 +13,7 @@ import pytest
 
 import folkscope.report as report
 from folkscope.errors import ConfigError
-from folkscope.report import figures, page
+from folkscope.report import board, figures, leaderboard, page
 
 EVIL = "<script>alert(1)</script>"
 
@@ -69,14 +69,14 @@ def test_plain_text_keeps_dollars_literal():
 def test_public_names():
     assert set(report.__all__) == {n for n in vars(report) if not n.startswith("_")
                                    and callable(getattr(report, n))}
-    for module in (page, figures):
+    for module in (page, figures, board, leaderboard):
         for name in module.__all__:
             assert getattr(report, name) is getattr(module, name)
 
 
 def test_the_shell_imports_no_part():
-    code = ("import sys, folkscope.report.page, folkscope.report.figures; "
-            "print(sorted(m for m in sys.modules if m.startswith(('folkscope.risk', 'folkscope.numeric', 'matplotlib'))))")
+    code = ("import sys, folkscope.report; "
+            "print(sorted(m for m in sys.modules if m.startswith(('folkscope.risk', 'folkscope.numeric', 'folkscope.allocation', 'folkscope.epidemiology', 'matplotlib'))))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr

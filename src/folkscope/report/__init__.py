@@ -1,16 +1,20 @@
-"""Report layer: the page shell and figure helpers every part's run page is built on.
+"""Report layer: the page shell and figure helpers every part's run page is built on, and the leaderboard site.
 
-It knows no part: a part builds its sections with :mod:`folkscope.report.page`
+It knows no part by name: a part builds its sections with :mod:`folkscope.report.page`
 and draws its figures with :mod:`folkscope.report.figures`, so every run page
 shares one look and one set of safety rules (escaping, figure paths inside the
-run folder, atomic writes). ``import folkscope.report`` does not import
+run folder, atomic writes). The leaderboard (:func:`write_leaderboard`) reaches
+each part through the registry and lays out the tables it returns
+(:class:`BoardTable`). ``import folkscope.report`` does not import
 matplotlib; the figure helpers import it when called (``pip install
 'folkscope[plots]'``).
 """
 
 from __future__ import annotations
 
-from folkscope.report.figures import new_figure, plain_text, save_png, subplots_row
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, slug
+from folkscope.report.figures import drawn_figure, new_figure, plain_text, save_png, subplots_row
+from folkscope.report.leaderboard import Site, find_runs, write_leaderboard
 from folkscope.report.page import (
     bullet_list,
     config_footer,
@@ -29,11 +33,17 @@ from folkscope.report.page import (
 )
 
 __all__ = [
+    "BoardFigure",
+    "BoardTable",
+    "PartBoard",
+    "Site",
     "bullet_list",
     "config_footer",
+    "drawn_figure",
     "escape",
     "figure_block",
     "figure_src",
+    "find_runs",
     "frame_table",
     "new_figure",
     "number",
@@ -42,9 +52,11 @@ __all__ = [
     "render_page",
     "save_png",
     "section",
+    "slug",
     "subplots_row",
     "table",
     "total",
     "versions",
+    "write_leaderboard",
     "write_page",
 ]

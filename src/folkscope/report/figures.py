@@ -11,13 +11,15 @@ then :func:`os.replace`), so a run folder never holds half a figure.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from folkscope._deps import require
 from folkscope._io import atomic_write
+from folkscope.errors import MissingDependencyError
 
-__all__ = ["new_figure", "plain_text", "save_png", "subplots_row"]
+__all__ = ["drawn_figure", "new_figure", "plain_text", "save_png", "subplots_row"]
 
 #: Resolution of every PNG, so all parts' figures read at the same size on a page.
 _DPI = 110
@@ -62,3 +64,18 @@ def plain_text(value: object) -> str:
 def save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Write ``fig`` as a PNG at ``path`` atomically; return the path."""
     return atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=_DPI))
+
+
+def drawn_figure(site: str | os.PathLike[str], name: str, draw: Callable[[Path], object]) -> str | None:
+    """Draw ``site/figures/<name>.png`` with ``draw(path)``; its path relative to ``site``, or None without matplotlib.
+
+    The leaderboard's tables never depend on the plots extra: a part asks for
+    each figure through here and simply leaves out the ones that could not be drawn.
+    """
+    path = Path(site) / "figures" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        draw(path)
+    except MissingDependencyError:
+        return None
+    return f"figures/{name}.png"

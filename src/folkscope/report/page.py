@@ -15,6 +15,8 @@ the run folder; anything else (absolute, ``..``, a URL scheme) is refused.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import os
@@ -54,7 +56,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;m
 color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;
 margin-top:1.8em}h3{margin-bottom:.3em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 .na{color:#999}.warn{color:#a40}.sub{color:#555;margin-top:0}.headline{font-size:1.15em}
@@ -181,8 +183,16 @@ def config_footer(config: Mapping[str, Any]) -> str:
     return section("Configuration", f"<pre>{escape(cfg)}</pre>", "<h3>Software</h3>", software)
 
 
+def _csp(script: str | None) -> str:
+    """The page's Content Security Policy: with ``script``, that one inline script (by its SHA-256) may run, nothing else."""
+    if script is None:
+        return _CSP
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return f"{_CSP}; script-src 'sha256-{digest}'"
+
+
 def render_page(title: str, *, heading: str, body: Sequence[str], subtitle: str | None = None,
-                config: Mapping[str, Any] | None = None) -> str:
+                config: Mapping[str, Any] | None = None, script: str | None = None, css: str = "") -> str:
     """A whole HTML page.
 
     Parameters
@@ -195,6 +205,11 @@ def render_page(title: str, *, heading: str, body: Sequence[str], subtitle: str 
         A line under the heading (escaped).
     config : mapping, optional
         Shown with the software versions at the end (:func:`config_footer`).
+    script : str, optional
+        One inline script (trusted code, never data), allowed by its hash in
+        the page's Content Security Policy; still no request leaves the page.
+    css : str
+        Extra style rules after the shared stylesheet.
     """
     sub = f'<p class="sub">{escape(subtitle)}</p>\n' if subtitle else ""
     footer = config_footer(config) if config is not None else ""
@@ -203,14 +218,15 @@ def render_page(title: str, *, heading: str, body: Sequence[str], subtitle: str 
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{escape(_CSP)}">
+<meta http-equiv="Content-Security-Policy" content="{escape(_csp(script))}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title>
-<style>{_CSS}</style>
+<style>{_CSS}{css}</style>
 </head>
 <body>
 <h1>{escape(heading)}</h1>
 {sub}{content}
+{f"<script>{script}</script>" if script is not None else ""}
 </body>
 </html>
 """

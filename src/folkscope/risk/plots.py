@@ -35,6 +35,9 @@ from folkscope.risk.evaluate import (
 __all__ = [
     "make_all_plots",
     "plot_calibration",
+    "plot_ece_auc",
+    "plot_overlaid_calibration",
+    "plot_score_histograms",
     "plot_evidence_sweep",
     "plot_feature_importance",
     "plot_group_calibration",
@@ -196,6 +199,68 @@ def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: s
     _square(ax, "false positive rate", "true positive rate")
     ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(plain_text(title or "ROC"))
+    return save_png(fig, path)
+
+
+def plot_overlaid_calibration(runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, n_bins: int = 10,
+                              title: str | None = None) -> Path:
+    """Reliability curves of several runs on one set of axes (equal-width bins, 95% Wilson bands).
+
+    Parameters
+    ----------
+    runs : mapping of label -> scores table
+        Each run's ``scores.parquet`` (``label``, ``risk_score``).
+    """
+    fig, axes = _figure(1, width=5.6, height=5.2)
+    ax = axes[0]
+    for name, scores in runs.items():
+        data = calibration_data(scores, n_bins=n_bins, strategy="uniform")
+        n = int(data["overall"]["count"].sum())
+        _draw_reliability(ax, data["overall"], label=plain_text(f"{name}, n={n:,}"), band=True)
+    _square(ax, "mean risk score in bin", "observed positive rate")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(plain_text(title or "Calibration"))
+    return save_png(fig, path)
+
+
+def plot_score_histograms(runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, bins: int = 20,
+                          title: str | None = None) -> Path:
+    """Each run's risk-score histogram in its own panel, on shared axes, so spreads compare at a glance."""
+    fig, axes = _figure(len(runs), width=3.2, height=3.0)
+    for ax, (name, scores) in zip(axes, runs.items(), strict=True):
+        data = histogram_data(scores, bins=bins)
+        ax.stairs(data["overall"] / max(data["n"], 1), data["edges"], fill=True, alpha=0.7)
+        ax.set_title(plain_text(name), fontsize=8)
+        ax.set(xlim=(0, 1), xlabel="risk score")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("share of rows")
+    fig.suptitle(plain_text(title or "Risk score distributions"))
+    return save_png(fig, path)
+
+
+def plot_ece_auc(points: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    """ECE against AUC, one point per model (or baseline) and task: the folktexts paper's summary view.
+
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        Columns ``model``, ``task``, ``AUC``, ``ECE`` and optionally ``kind``
+        (``baseline`` points are drawn hollow).
+    """
+    fig, axes = _figure(1, width=6.4, height=4.8)
+    ax = axes[0]
+    kinds = points["kind"] if "kind" in points else pd.Series("model", index=points.index)
+    for task, sub in points.groupby("task", sort=True):
+        base = kinds.loc[sub.index] == "baseline"
+        (dots,) = ax.plot(sub.loc[~base, "AUC"], sub.loc[~base, "ECE"], "o", ms=6, label=plain_text(task))
+        ax.plot(sub.loc[base, "AUC"], sub.loc[base, "ECE"], "o", ms=6, mfc="none", color=dots.get_color())
+        for _, row in sub.iterrows():
+            ax.annotate(plain_text(row["model"]), (row["AUC"], row["ECE"]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set(xlabel="AUC (higher is better)", ylabel="ECE (lower is better)", xlim=(0.4, 1.0))
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, title="task (hollow: baselines)", title_fontsize=7)
+    fig.suptitle(plain_text(title or "Calibration against discrimination"))
     return save_png(fig, path)
 
 

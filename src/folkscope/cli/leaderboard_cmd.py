@@ -1,0 +1,40 @@
+"""``folkscope leaderboard RESULTS_DIR``: every run under a results folder side by side, as a static site.
+
+The console leads with the answer (each table's one-line lead), then where
+the site and its CSV/JSON tables are; the site itself is
+:func:`folkscope.report.leaderboard.write_leaderboard`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard", help="tables and figures of every run under a results folder, as a static site",
+        description="Scan RESULTS_DIR for run folders of every part and write a static site (index.html, tables as CSV "
+                    "and JSON, figures): one sortable table per part and task, each row linking to its run page.",
+    )  # fmt: skip
+    parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the folder your runs were written to (--results-dir)")
+    parser.add_argument("--output", metavar="SITE_DIR", default=None,
+                        help="where to write the site (default: RESULTS_DIR/leaderboard)")  # fmt: skip
+    parser.add_argument("--no-figures", action="store_true", help="tables only (figures need the plots extra anyway)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from folkscope.report.leaderboard import write_leaderboard
+
+    start = time.perf_counter()
+    site = write_leaderboard(args.results_dir, args.output, draw=False if args.no_figures else None)
+    for table in site.tables:
+        if table.lead:
+            print(f"{table.title}: {table.lead}")
+    parts = ", ".join(f"{n} {name}" for name, n in site.runs_by_part.items()) or "none"
+    print(f"{site.n_runs} runs ({parts}); {len(site.tables)} tables, {len(site.figures)} figures in {time.perf_counter() - start:.1f} s")
+    for note in site.notes:
+        print(f"not shown: {note}")
+    print(f"leaderboard: {site.index}")
+    return 0

@@ -1,0 +1,218 @@
+"""The leaderboard site over real run folders of every part: tables, numbers, files, links, escaping, CLI.
+
+The runs are made once per module through the CLI: SmolLM2-135M-Instruct
+(the default model) and the fake backend on the same bundled NISTIncome
+rows, plus one numeric, one allocation and one epidemiology run with the
+fake backend. The browser checks of the same site are in
+``test_leaderboard_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from folkscope.cli.main import main
+from folkscope.errors import ConfigError, DataError
+from folkscope.report.board import BoardTable
+from folkscope.report.leaderboard import find_runs, write_leaderboard
+
+RISK = ["--task", "NISTIncome", "--subsampling", "0.02", "--n-bootstrap", "50"]
+
+
+def _run(argv: list[str]) -> None:
+    assert main(argv) == 0
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("results")
+    cache = ["--cache-dir", str(root.parent / "cache")]
+    _run(["run", "--model", "default", *RISK, "--results-dir", str(root), *cache])
+    _run(["run", "--model", "fake", "--inference-backend", "fake", *RISK, "--results-dir", str(root), "--no-cache"])
+    _run(["numeric", "--model", "fake", "--inference-backend", "fake", "--limit", "20", "--results-dir", str(root), "--no-cache"])
+    _run(["allocation", "run", "--model", "fake", "--inference-backend", "fake", "--rounds", "4", "--n-bootstrap", "50",
+          "--results-dir", str(root), "--no-cache"])  # fmt: skip
+    _run(["epidemiology", "run", "--model", "fake", "--inference-backend", "fake", "--tasks",
+          "acs_income_by_sex,anes96_vote_by_party", "--results-dir", str(root), "--no-cache"])  # fmt: skip
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(results: Path):
+    return write_leaderboard(results)
+
+
+def _table(site, key: str) -> BoardTable:
+    return next(t for t in site.tables if t.key == key)
+
+
+def _run_dir(results: Path, *parts: str) -> Path:
+    (found,) = [p.parent for p in results.glob("/".join([*parts, "*", "manifest.json"]))]
+    return found
+
+
+def test_every_part_is_found_and_tabled(site) -> None:
+    assert site.runs_by_part == {"risk": 2, "numeric": 1, "allocation": 1, "epidemiology": 1}
+    keys = {t.key for t in site.tables}
+    assert {"risk-nistincome", "numeric-colors", "allocation-metric-validity", "epidemiology-summary",
+            "epidemiology-nist-acs", "epidemiology-anes96"} <= keys  # fmt: skip
+    assert not site.notes
+
+
+def test_risk_rows_are_the_runs_own_numbers(site, results: Path) -> None:
+    table = _table(site, "risk-nistincome").frame
+    assert sorted(table.loc[table["kind"] == "model", "model"]) == ["SmolLM2-135M-Instruct", "fake"]
+    # both runs score the same rows, so the baselines are one row each, not one per run
+    assert sorted(table.loc[table["kind"] == "baseline", "model"]) == ["gradient boosting", "logistic regression"]
+    metrics = json.loads((_run_dir(results, "NISTIncome", "SmolLM2-135M-Instruct") / "metrics.json").read_text())
+    overall = metrics["model"]["unweighted"]["overall"]
+    row = table[table["model"] == "SmolLM2-135M-Instruct"].iloc[0]
+    assert row["AUC"] == overall["roc_auc"] and row["ECE"] == overall["ece"] and row["n"] == overall["n"]
+    assert row["AUC low"] == metrics["model"]["unweighted"]["intervals"]["roc_auc"]["low"]
+    gaps = [g["gaps"]["sce"]["max_minus_min"] for g in metrics["model"]["unweighted"]["groups"].values()]
+    assert row["Max SCE gap"] == pytest.approx(max(abs(g) for g in gaps))
+
+
+def test_epidemiology_summary_is_the_mean_of_task_scores(site, results: Path) -> None:
+    metrics = json.loads((_run_dir(results, "epidemiology-*", "fake") / "metrics.json").read_text())
+    scores = {s["task"]: s["score"] for s in metrics["scores"]}
+    summary = _table(site, "epidemiology-summary").frame.iloc[0]
+    assert summary["mean score"] == pytest.approx(sum(scores.values()) / 2)
+    assert summary["nist-acs (data)"] == pytest.approx(scores["acs_income_by_sex"])
+    assert summary["low (dim)"] == pytest.approx(summary["mean score"])
+
+
+def test_tables_are_written_as_csv_and_json(site) -> None:
+    record = json.loads((site.folder / "leaderboard.json").read_text())
+    assert [t["key"] for t in record["tables"]] == [t.key for t in site.tables]
+    for table in site.tables:
+        csv = pd.read_csv(site.folder / "tables" / f"{table.key}.csv")
+        assert list(csv.columns) == list(table.frame.columns) and len(csv) == len(table.frame)
+    risk = next(t for t in record["tables"] if t["key"] == "risk-nistincome")
+    assert risk["intervals"]["AUC"] == ["AUC low", "AUC high"] and len(risk["rows"]) == 4
+
+
+def test_page_leads_with_answers_and_links_every_run(site, results: Path) -> None:
+    page = site.index.read_text()
+    assert page.index("Best AUC:") < page.index("<table")
+    for folder in [p.parent for p in results.rglob("manifest.json") if "leaderboard" not in p.parts]:
+        link = Path(os.path.relpath(folder / "report.html", site.folder)).as_posix()
+        assert f'href="{link}"' in page, folder
+    assert "script-src &#x27;sha256-" in page  # the one inline script, allowed by its hash
+
+
+def test_model_names_are_escaped(results: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "results"
+    shutil.copytree(_run_dir(results, "numeric-colors", "fake"), copy / "n" / "evil" / "base-1")
+    metrics_file = copy / "n" / "evil" / "base-1" / "metrics.json"
+    metrics = json.loads(metrics_file.read_text())
+    metrics["config"]["model"] = "<img src=x onerror=alert(1)>"
+    metrics_file.write_text(json.dumps(metrics))
+    page = write_leaderboard(copy, draw=False).index.read_text()
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_a_damaged_run_is_listed_not_fatal(results: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "results"
+    shutil.copytree(_run_dir(results, "numeric-colors", "fake"), copy / "good")
+    (copy / "bad").mkdir()
+    (copy / "bad" / "manifest.json").write_text("{not json")
+    (copy / ".run.staging").mkdir()
+    (copy / ".run.staging" / "manifest.json").write_text("{}")
+    site = write_leaderboard(copy, draw=False)
+    assert site.runs_by_part == {"numeric": 1}
+    assert len(site.notes) == 2 and "bad" in site.notes[0] and "matplotlib" in site.notes[1]
+
+
+def test_the_site_folder_is_not_scanned_as_runs(site, results: Path) -> None:
+    runs, problems = find_runs(results)
+    assert sum(map(len, runs.values())) == 5 and not problems
+
+
+def test_missing_results_folder_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no results folder at .*--results-dir"):
+        write_leaderboard(tmp_path / "nowhere")
+
+
+def test_board_table_refuses_unsafe_keys_and_missing_interval_columns() -> None:
+    frame = pd.DataFrame({"model": ["a"], "AUC": [0.5], "run": [""]})
+    with pytest.raises(DataError, match="not file-safe"):
+        BoardTable(part="risk", key="../x", title="x", frame=frame)
+    with pytest.raises(DataError, match="interval columns"):
+        BoardTable(part="risk", key="x", title="x", frame=frame, intervals={"AUC": ("AUC low", "AUC high")})
+
+
+def test_cli_prints_the_answers_then_the_site(results: Path, tmp_path: Path, capsys) -> None:
+    out_dir = tmp_path / "site"
+    assert main(["leaderboard", str(results), "--output", str(out_dir), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("NISTIncome: Best AUC:")
+    assert "5 runs (" in out and out.rstrip().endswith(str(out_dir / "index.html"))
+    assert not list(out_dir.glob("figures/*.png"))
+
+
+# ----------------------------------------------------------------------------- in a real browser
+ARTIFACTS = Path(os.environ.get("FOLKSCOPE_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from folkscope.testing.browser import Browser, BrowserUnavailable
+
+    try:
+        with Browser() as opened:
+            yield opened
+    except BrowserUnavailable as exc:
+        pytest.skip(f"browser test skipped: {exc} (scripts/test.sh installs it when run as root with apt)")
+
+
+def test_browser_reports_errors_it_sees(browser, tmp_path: Path) -> None:
+    """The checks below mean something: a console error and a missing image are caught."""
+    page = tmp_path / "broken.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="missing.png"><script>console.error("boom")</script></body></html>')
+    errors = browser.open(page).errors
+    assert any("boom" in e for e in errors) and any("missing.png" in e or "ERR_FILE_NOT_FOUND" in e for e in errors), errors
+
+
+def test_site_opens_without_errors_images_links_and_sorting(browser, site) -> None:
+    load = browser.open(site.index)
+    assert load.errors == []
+    images = browser.evaluate("Promise.all(Array.from(document.images).map(i => { i.loading = 'eager'; "
+                              "return i.decode().then(() => [i.src, true], () => [i.src, false]); }))")  # fmt: skip
+    assert len(images) == len(site.figures) >= 4 and all(ok for _, ok in images), images
+    links = browser.evaluate("Array.from(document.links).map(a => a.href)")
+    assert links and not [u for u in links if not u.startswith("file://")]
+    for url in links:
+        target, _, anchor = url.removeprefix("file://").partition("#")
+        assert Path(target).exists(), url
+        if anchor:
+            assert browser.evaluate(f"document.getElementById({json.dumps(anchor)}) !== null"), url
+    table = "document.querySelector('table[data-key=risk-nistincome]')"
+    read_auc = (f"(() => {{ const t = {table}; const col = Array.from(t.tHead.rows[0].cells).findIndex(c => c.textContent.trim() === 'AUC');"
+                " return [col, Array.from(t.tBodies[0].rows).map(r => r.cells[col].getAttribute('data-sort'))]; })()")  # fmt: skip
+    col, before = browser.evaluate(read_auc)
+    values = sorted(float(v) for v in before if v)
+    browser.evaluate(f"{table}.tHead.rows[0].cells[{col}].click()")
+    assert [float(v) for v in browser.evaluate(read_auc)[1]] == values
+    browser.evaluate(f"{table}.tHead.rows[0].cells[{col}].click()")
+    assert [float(v) for v in browser.evaluate(read_auc)[1]] == values[::-1]
+    shot = browser.screenshot(ARTIFACTS / "leaderboard-index.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_run_page_opens_without_errors(browser, results: Path) -> None:
+    pages = sorted(p for p in results.rglob("report.html") if "leaderboard" not in p.parts)
+    assert len(pages) == 5
+    for page in pages:
+        load = browser.open(page)
+        assert load.errors == [], page
+        assert browser.evaluate("Array.from(document.images).every(i => i.getAttribute('src') && !i.src.startsWith('http'))")
+    risk_page = next(p for p in pages if "NISTIncome" in p.parts and "fake" not in p.parts)
+    browser.open(risk_page)
+    browser.screenshot(ARTIFACTS / "risk-run-page.png")
