@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from html.parser import HTMLParser
 
+import numpy as np
+
 import pytest
 
 from folkscope.errors import ConfigError
@@ -68,7 +70,7 @@ def test_every_plot_is_linked_and_shown(page, run_dir):
 
 def test_sections_counts_and_tables(page, model_metrics):
     _, text = page
-    for heading in ("Overall metrics", "Per-group metrics and gaps (unweighted)",
+    for heading in ("All metrics", "Per-group metrics and gaps (unweighted)",
                     "Per-group metrics and gaps (survey-weighted)", "Model vs baselines",
                     "Configuration", "By RAC1P", "By SEX", "ΔSCE"):
         assert heading in text
@@ -116,10 +118,27 @@ def test_run_folder_metrics_with_scoring_counts(tmp_path, model_metrics, baselin
     assert "logistic_regression" in text  # baselines taken from the wrapper
 
 
-def test_the_answer_comes_first(page, model_metrics):
-    """A reader meets AUC and ECE with their intervals before counts, exclusions and stats."""
+def test_the_answer_comes_first(page, model_metrics, baseline_metrics):
+    """A reader meets what ran, then AUC and ECE with their intervals read against the best baseline, the baselines
+    and the calibration plot, then groups, and only then the full metrics, diagnostics and counters."""
     _, text = page
     overall = model_metrics["unweighted"]["overall"]
     headline = text.index('class="headline"')
-    assert f"{overall['roc_auc']:.4f}" in text[headline : text.index("</p>", headline)]
-    assert headline < text.index("<h2>Overall metrics</h2>") < text.index("<h2>Rows, exclusions and undefined metrics</h2>")
+    reading = text[headline : text.index("</p>", headline)]
+    assert f"{overall['roc_auc']:.3f}" in reading and f"{overall['ece']:.3f}" in reading
+    best = max(baseline_metrics.items(), key=lambda kv: kv[1]["unweighted"]["overall"]["roc_auc"])
+    assert f"The {best[0].replace('_', '-')} baseline reaches AUC {best[1]['unweighted']['overall']['roc_auc']:.3f}" in reading
+    order = [headline, text.index("<h2>Model vs baselines</h2>"), text.index('alt="calibration"'),
+             text.index("<h2>Per-group metrics and gaps (unweighted)</h2>"), text.index("<h2>All metrics</h2>"),
+             text.index("<h2>Rows, exclusions and undefined metrics</h2>")]
+    assert order == sorted(order)
+
+
+def test_the_reading_says_when_auc_shows_no_signal(tmp_path, scores):
+    """An AUC whose interval includes 0.5 is read as no signal, in words, next to the number."""
+    noise = scores.assign(risk_score=np.random.default_rng(3).random(len(scores)))
+    metrics = evaluate_scores(noise, n_bootstrap=200, seed=0)
+    low = metrics["unweighted"]["intervals"]["roc_auc"]["low"]
+    assert low <= 0.5  # random scores: the interval covers chance
+    text = write_report(tmp_path, config={}, metrics=metrics, plots={}, notes=[]).read_text(encoding="utf-8")
+    assert "no signal: the interval includes chance (0.5)" in text

@@ -10,6 +10,8 @@ errors from the ACS's replicate weights.
 
 from __future__ import annotations
 
+from html import escape
+
 import json
 from pathlib import Path
 
@@ -65,9 +67,10 @@ def test_a_run_reports_diagnostics_selective_accuracy_and_warns_on_the_console(c
     assert "diagnostics: order bias" in printed and "selective accuracy: 10% most confident" in printed
     assert all(w in printed for w in diag["warnings"])  # every warning reached the console
     html = (run_dir / "report.html").read_text()
-    assert "Do the scores mean anything?" in html and "Selective accuracy" in html
+    assert "Diagnostics: do the scores mean anything?" in html and "Selective accuracy" in html
     assert (run_dir / "plots" / "selective_accuracy.png").is_file()
-    assert html.index("Do the scores mean anything?") < html.index("Overall metrics")  # the answer first
+    for warning in diag["warnings"]:  # the warnings sit with the answer, above every table
+        assert html.index(escape(warning)) < html.index("<table")
 
 
 # -- intervals for groups, gaps and ΔSCE -----------------------------------------------------------

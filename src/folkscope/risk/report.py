@@ -1,8 +1,10 @@
 """The risk-score run page (``report.html`` in the run folder): part 1's sections on the shared page shell.
 
-The answer comes first (AUC and ECE with their intervals), then whether the
-scores mean anything, then the metrics, comparisons, groups, counts and
-plots. The shell (:mod:`folkscope.report.page`) escapes every text (model
+What was run comes first (model, task, prompt, rows), then the answer in
+one line (AUC and ECE with their intervals, read against the best baseline)
+with any warning that the scores mean little, then the model beside its
+baselines and the calibration plot, then the groups, and last the full
+metrics, diagnostics and counters, as tables. The shell (:mod:`folkscope.report.page`) escapes every text (model
 and task names, prompts, notes, group names, configuration values), checks
 that plot paths stay in the run folder and writes the page atomically.
 Undefined metrics are shown as "n/a", never as a number.
@@ -10,7 +12,6 @@ Undefined metrics are shown as "n/a", never as a number.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,10 +48,10 @@ _SUMMARY_KEYS = ("mean", "std", "q0.05", "q0.25", "q0.5", "q0.75", "q0.95", "sha
                  "share_near_1")
 
 
-def _interval(iv: Mapping[str, Any] | None) -> str:
+def _interval(iv: Mapping[str, Any] | None, *, digits: int = 4) -> str:
     if not iv:
         return '<span class="na">—</span>'
-    return f"[{number(iv.get('low'))}, {number(iv.get('high'))}]"
+    return f"[{number(iv.get('low'), digits=digits)}, {number(iv.get('high'), digits=digits)}]"
 
 
 def _config_value(config: Mapping[str, Any], *keys: str) -> str | None:
@@ -98,18 +99,51 @@ def _counts(metrics: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _headline(metrics: Mapping[str, Any]) -> str:
-    """The answer in one line: discrimination and calibration on the rows scored, with their intervals."""
+def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
+    """What was run, in one line: model, task, prompt, rows."""
+    bench = config.get("benchmark_config") or {}
+    style = "numeric probability question" if bench.get("numeric_risk_prompting") else "multiple-choice question"
+    shots = bench.get("few_shot")
+    prompt = f"{style}, {f'{shots}-shot' if shots else 'zero-shot'}" + (", chat template" if bench.get("use_chat_template") else "")
+    if bench.get("correct_order_bias") and not bench.get("numeric_risk_prompting"):
+        prompt += ", averaged over answer orderings"
+    data = config.get("data") or {}
+    population = (data.get("population") or {}).get("rows_kept")
+    n = ((metrics.get("unweighted") or {}).get("overall") or {}).get("n")
+    rows = f"{total(n)} test rows" if n is not None else "test rows"
+    if population:
+        rows += f" drawn from {total(population)} people in the task's population"
+        if (data.get("subsample") or {}).get("size"):
+            rows += f" (subsample {data['subsample']['size']}, seed {data['subsample'].get('seed')})"
+    name = config.get("prompt_config_name")
+    return f"{prompt}{f' ({name})' if name else ''} · {rows}"
+
+
+def _reading(metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
+    """The answer in one line: discrimination and calibration with their intervals, read against the best baseline."""
     un = metrics.get("unweighted") or {}
     overall, intervals = un.get("overall") or {}, un.get("intervals") or {}
-    parts = []
-    for key in ("roc_auc", "ece"):
-        if key in overall:
-            ci = _interval(intervals.get(key)) if key in INTERVAL_METRICS else ""
-            parts.append(f"{escape(TABLE_COLUMNS[key])} <strong>{number(overall.get(key))}</strong>{f' {ci}' if ci else ''}")
-    if not parts:
-        return ""
-    return f'<p class="headline">{", ".join(parts)} on {number(overall.get("n"))} scored rows (unweighted, 95% CI).</p>'
+    auc, ece = overall.get("roc_auc"), overall.get("ece")
+    if auc is None or (isinstance(auc, float) and np.isnan(auc)):
+        return '<p class="headline warn">AUC is undefined on these rows (one class only); see the counts below.</p>'
+    low = (intervals.get("roc_auc") or {}).get("low")
+    signal = ("no signal: the interval includes chance (0.5)" if low is not None and low <= 0.5
+              else "the scores rank people better than chance")  # fmt: skip
+    text = (f"AUC <strong>{number(auc, digits=3)}</strong> {_interval(intervals.get('roc_auc'), digits=3)}: {signal}; "
+            f"ECE <strong>{number(ece, digits=3)}</strong> {_interval(intervals.get('ece'), digits=3)}.")
+    best = None
+    for name, block in (baselines or {}).items():
+        b_auc = ((block.get("unweighted") or {}).get("overall") or {}).get("roc_auc")
+        if isinstance(b_auc, (int, float)) and not np.isnan(b_auc) and (best is None or b_auc > best[1]):
+            best = (name, b_auc, ((block.get("unweighted") or {}).get("intervals") or {}).get("roc_auc"))
+    if best is not None:
+        text += f" The {escape(best[0].replace('_', '-'))} baseline reaches AUC {number(best[1], digits=3)} {_interval(best[2], digits=3)} on the same rows."
+    return f'<p class="headline">{text}</p>'
+
+
+def _warnings(diag: Mapping[str, Any] | None) -> str:
+    """The diagnostics' warnings, right under the answer: they say whether the numbers above mean anything."""
+    return bullet_list((diag or {}).get("warnings") or [], css_class="warn")
 
 
 def _diagnostics(diag: Mapping[str, Any] | None) -> str:
@@ -133,9 +167,9 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> str:
         rows.append(["score spread: 5% and 95% quantiles (min, max)",
                      f"{number(spread.get('q05'))} to {number(spread.get('q95'))} "
                      f"({number(spread.get('min'))}, {number(spread.get('max'))})"])
-    listed = bullet_list(diag.get("warnings") or [], css_class="warn") or \
-        "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>"
-    return section("Do the scores mean anything?", listed, table(["diagnostic", "value"], rows) if rows else "")
+    verdict = ("<p>The warnings at the top of the page come from these checks.</p>" if diag.get("warnings") else
+               "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>")  # fmt: skip
+    return section("Diagnostics: do the scores mean anything?", verdict, table(["diagnostic", "value"], rows) if rows else "")
 
 
 def _selective(data: Mapping[str, Any] | None) -> str:
@@ -277,20 +311,25 @@ def _comparison(model: str, metrics: Mapping[str, Any],
     return "\n".join(out)
 
 
+_COUNTER_TITLES = {"engine_stats": "Engine: requests and result cache", "backend_stats": "Backend: batches and tokens"}
+
+
 def _scoring(scoring: Mapping[str, Any] | None) -> str:
     """How the scores were obtained: rows, NaN / unparseable answers, orderings, ..."""
     if not scoring:
         return ""
-    rows = []
+    out = []
+    plain = [[escape(k.replace("_", " ")), number(to_jsonable(v))] for k, v in scoring.items()
+             if k != "notes" and not isinstance(v, (Mapping, list, tuple))]  # fmt: skip
+    if plain:
+        out.append(table(["scoring", "value"], plain))
     for key, value in scoring.items():
-        if key == "notes":
-            continue  # shown with the other notes
-        if isinstance(value, (Mapping, list, tuple)):
-            cell = escape(json.dumps(to_jsonable(value), ensure_ascii=False))
-        else:
-            cell = number(to_jsonable(value))
-        rows.append([escape(key), cell])
-    return section("Scoring", table(["item", "value"], rows)) if rows else ""
+        if isinstance(value, Mapping) and value:  # engine and backend counters: one table each
+            out.append(f"<h3>{escape(_COUNTER_TITLES.get(key, key.replace('_', ' ')))}</h3>")
+            out.append(table(["counter", "value"], [[escape(k.replace("_", " ")), number(to_jsonable(v))] for k, v in value.items()]))
+        elif isinstance(value, (list, tuple)) and value and key != "notes":
+            out.append(f"<p>{escape(key.replace('_', ' '))}: {escape(', '.join(map(str, value)))}</p>")
+    return section("Scoring and engine counters", *out) if out else ""
 
 
 def write_report(
@@ -343,20 +382,26 @@ def write_report(
     model = _config_value(config, "model_name", "model", "model.name") or "model"
     task = _config_value(config, "task", "task.name", "task_name") or "task"
     sw = metrics.get("survey_weighted")
+    plots = dict(plots)
+    lead_plots = {name: plots.pop(name) for name in ("calibration", "roc") if name in plots}
+    group_plots = {name: plots.pop(name) for name in list(plots) if name.startswith("calibration_")}
     body = [
-        _headline(metrics),
+        _reading(metrics, baselines),
+        _warnings(diagnostics),
         bullet_list(notes),
-        _diagnostics(diagnostics),
-        section("Overall metrics", _overall(metrics)),
-        _selective(selective),
-        _importance(importance),
         section("Model vs baselines", _comparison(model, metrics, baselines)),
-        section("Per-group metrics and gaps (unweighted)", _groups(metrics.get("unweighted"))),
+        figure_block(lead_plots, run_dir=run) if lead_plots else "",
+        section("Per-group metrics and gaps (unweighted)", _groups(metrics.get("unweighted")), figure_block(group_plots, run_dir=run) if group_plots else ""),
         section("Per-group metrics and gaps (survey-weighted)", _groups(sw)) if sw else
         "<p>No survey weights: weighted metrics were not computed.</p>",
-        section("Rows, exclusions and undefined metrics", _counts(metrics), _scoring(scoring)),
-        section("Plots", figure_block(plots, run_dir=run)),
+        section("All metrics", _overall(metrics)),
+        _selective(selective),
+        _importance(importance),
+        section("More plots", figure_block(plots, run_dir=run)) if plots else "",
+        _diagnostics(diagnostics),
+        section("Rows, exclusions and undefined metrics", _counts(metrics)),
+        _scoring(scoring),
     ]
     page = render_page(f"{model} on {task} — folkscope report", heading=f"{model} on {task}",
-                       subtitle="folkscope risk-score report", body=body, config=config)
+                       subtitle=_what_ran(config, metrics), body=body, config=config)
     return write_page(run / "report.html", page)
