@@ -5,8 +5,8 @@ Run from the repository root::
     PYTHONPATH=src python benchmarks/leaderboard_scale.py [--runs 100] [--folder /tmp/folkscope-board]
 
 Makes the runs once (real runs of each part through the CLI, the fake
-backend answering: risk on NISTIncome under several seeds and both prompt
-styles, numeric datasets, allocation subtasks and epidemiology tasks; a
+backend answering: risk on the same NISTIncome rows by 20 fake models under
+both prompt styles, numeric datasets, allocation subtasks and epidemiology tasks; a
 rerun reuses the folder), then times the site with and without figures
 and prints the seconds per run folder. The figure-free time is the floor a
 user without matplotlib sees; figures are drawn by matplotlib, one PNG each.
@@ -30,8 +30,9 @@ _FAKE = ["--model", "fake", "--inference-backend", "fake", "--no-cache"]
 def _commands(n: int, root: Path) -> list[list[str]]:
     """n run commands spread over the four parts (risk has most, as in the papers' studies)."""
     out = ["--results-dir", str(root)]
-    risk = (["run", *_FAKE, "--task", "NISTIncome", "--subsampling", "0.02", "--seed", str(seed), "--n-bootstrap", "100", *style, *out]
-            for seed in itertools.count() for style in ([], ["--numeric-risk-prompting"]))  # fmt: skip
+    # one set of rows, many models and both prompt styles: one table, as in the folktexts paper's study
+    risk = (["run", *_FAKE[:1], f"fake-{i:02d}", *_FAKE[2:], "--task", "NISTIncome", "--subsampling", "0.02", "--n-bootstrap", "100",
+             *style, *out] for i in itertools.count() for style in ([], ["--numeric-risk-prompting"]))  # fmt: skip
     numeric = (["numeric", *_FAKE, "--dataset", d, "--limit", "20", "--seed", str(seed), *out]
                for seed in itertools.count() for d in ("colors", "wordproblems"))  # fmt: skip
     allocation = (["allocation", "run", *_FAKE, "--rounds", "4", "--n-bootstrap", "100", "--seed", str(seed), *out]

@@ -45,7 +45,9 @@ def _lead(rows: pd.DataFrame) -> str:
     if rated.empty:
         return "No group has a defined RABBI."
     top = rated.loc[rated["RABBI"].abs().idxmax()]
-    text = f"Strongest rank bias: {top['model']} on {top['group']}, RABBI {top['RABBI']:+.3f} [{top['RABBI low']:+.3f}, {top['RABBI high']:+.3f}]"
+    text = f"Strongest rank bias: {top['model']} on {top['group']}, RABBI {top['RABBI']:+.3f}"
+    if pd.notna(top["RABBI low"]) and pd.notna(top["RABBI high"]):
+        text += f" [{top['RABBI low']:+.3f}, {top['RABBI high']:+.3f}]"
     ratios = rows.dropna(subset=["impact ratio (k=1)"])
     if not ratios.empty:
         low = ratios.loc[ratios["impact ratio (k=1)"].idxmin()]

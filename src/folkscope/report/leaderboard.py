@@ -53,6 +53,7 @@ _CSS = """
 table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
 table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
 table.sortable th:focus{outline:2px solid #4c78a8}
+table.sortable td:first-child,table.sortable td:nth-child(2){white-space:nowrap}
 tr.baseline td{background:#fafafa;font-style:italic}.ci{color:#777;font-size:.85em;white-space:nowrap}
 nav ul{columns:2;font-size:.9em}.lead{font-size:1.05em}
 """
