@@ -69,6 +69,10 @@ class Part:
         ``"module:function"`` taking all of the part's run folders (and the
         site folder and whether to draw) and returning a
         :class:`folkscope.report.board.PartBoard` (used by ``folkscope leaderboard``).
+    compare : str
+        ``"module:function"`` taking two of the part's run folders and the
+        :class:`folkscope.report.paired.Options` and returning a
+        :class:`folkscope.report.paired.PartComparison` (used by ``folkscope compare``).
     legacy_keys : tuple of str
         Keys of ``config.json`` that identify this part's run folders written
         before manifests existed, so those stay re-scorable.
@@ -82,11 +86,12 @@ class Part:
     rescore: str
     summarise: str
     leaderboard: str
+    compare: str
     legacy_keys: tuple[str, ...]
     tables: Mapping[str, TableSpec] = field(default_factory=dict)
 
     def load(self, entry: str) -> Callable[..., Any]:
-        """Import and return one of the entry points (``"rescore"``, ``"summarise"`` or ``"leaderboard"``)."""
+        """Import and return one of the entry points (``"rescore"``, ``"summarise"``, ``"leaderboard"`` or ``"compare"``)."""
         module, _, name = str(getattr(self, entry)).partition(":")
         return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
@@ -100,6 +105,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             rescore="folkscope.risk.benchmark:rescore",
             summarise="folkscope.cli.run_cmd:print_summary",
             leaderboard="folkscope.risk.board:leaderboard",
+            compare="folkscope.risk.compare:compare_risk",
             legacy_keys=("benchmark_config", "prompt_config"),
             tables={
                 "scores": TableSpec(
@@ -120,6 +126,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             rescore="folkscope.numeric.run:analyse_run",
             summarise="folkscope.cli.numeric_cmd:print_brief",
             leaderboard="folkscope.numeric.board:leaderboard",
+            compare="folkscope.numeric.compare:compare_numeric",
             legacy_keys=("dataset", "n_numbers", "scales"),
             tables={
                 "problems": TableSpec("problems.parquet", "one row per problem: problem_id, dataset, template_id, scale, cell, pair, options, counts, text"),
@@ -137,6 +144,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             rescore="folkscope.allocation.run:analyse_run",
             summarise="folkscope.cli.allocation_cmd:print_run",
             leaderboard="folkscope.allocation.board:leaderboard",
+            compare="folkscope.allocation.compare:compare_allocation",
             legacy_keys=(),
             tables={
                 "candidates": TableSpec("candidates.parquet", "one row per candidate: candidate_id, group, qualified, name, text"),
@@ -156,6 +164,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             rescore="folkscope.epidemiology.run:analyse_run",
             summarise="folkscope.cli.epidemiology_cmd:print_run",
             leaderboard="folkscope.epidemiology.board:leaderboard",
+            compare="folkscope.epidemiology.compare:compare_epidemiology",
             legacy_keys=(),
             tables={
                 "truth": TableSpec("truth.parquet", "per task, condition and answer: the survey's share, the condition's share and respondents"),

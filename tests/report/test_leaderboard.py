@@ -216,3 +216,17 @@ def test_every_run_page_opens_without_errors(browser, results: Path) -> None:
     risk_page = next(p for p in pages if "NISTIncome" in p.parts and "fake" not in p.parts)
     browser.open(risk_page)
     browser.screenshot(ARTIFACTS / "risk-run-page.png")
+
+
+def test_compare_the_two_risk_runs_of_the_site(results: Path, tmp_path: Path, capsys) -> None:
+    """The default model against the fake backend on the same rows: a paired table, written as CSV."""
+    a, b = _run_dir(results, "NISTIncome", "SmolLM2-135M-Instruct"), _run_dir(results, "NISTIncome", "fake")
+    out = tmp_path / "diff.csv"
+    assert main(["compare", str(a), str(b), "--replicates", "200", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    table = pd.read_csv(out)
+    auc = table[table["title"] == "AUC"].iloc[0]
+    metrics = [json.loads((f / "metrics.json").read_text())["model"]["unweighted"]["overall"]["roc_auc"] for f in (a, b)]
+    assert auc["a"] == pytest.approx(metrics[0]) and auc["difference"] == pytest.approx(metrics[1] - metrics[0])
+    assert auc["low"] <= auc["difference"] <= auc["high"]
+    assert printed.startswith("B's AUC is") and "shared rows" in printed.splitlines()[0]
