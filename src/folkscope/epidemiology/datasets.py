@@ -50,15 +50,21 @@ def _load(name: str) -> pd.DataFrame:
 def load_dataset(name: str, *, data_dir: str | Path | None = None) -> pd.DataFrame:
     """The table of a dataset (a fresh copy: callers may modify it).
 
-    Bundled datasets (:data:`DATASETS`) load offline; the others
-    (:data:`folkscope.epidemiology.user_data.USER_DATASETS`) are read from the
-    user's copy under ``data_dir``, never bundled.
+    Bundled datasets (:data:`DATASETS`) load offline; the GPL-packaged
+    extracts (:data:`folkscope.epidemiology.user_data.USER_DATASETS`) are read
+    from the user's copy under ``data_dir``, never bundled; the full public
+    files (:data:`folkscope.epidemiology.public_datasets.PUBLIC_DATASETS`) are
+    read from ``<data_dir>/epidemiology/<name>/`` (default data folder:
+    :func:`folkscope.paths.data_home`), downloaded there first when missing.
     """
+    from folkscope.epidemiology.public_datasets import PUBLIC_DATASETS
     from folkscope.epidemiology.user_data import USER_DATASETS
 
     if name in DATASETS:
         return _load(name).copy()
     if name in USER_DATASETS:
         return USER_DATASETS[name].load(data_dir)
-    known = ", ".join([*DATASETS, *USER_DATASETS])
+    if name in PUBLIC_DATASETS:
+        return PUBLIC_DATASETS[name].load(data_dir)
+    known = ", ".join([*DATASETS, *USER_DATASETS, *PUBLIC_DATASETS])
     raise ConfigError(f"unknown epidemiology dataset {name!r}; known: {known}", parameter="dataset", value=name)
