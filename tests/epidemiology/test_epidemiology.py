@@ -189,7 +189,9 @@ def test_default_model_runs_tasks_end_to_end(tmp_path, capsys):
 
 def test_the_list_command_and_one_line_errors(capsys):
     assert main(["epidemiology", "list", "--dataset", "anes96"]) == 0
-    assert capsys.readouterr().out.startswith("anes96: 2 tasks, weights unweighted (declared)")
+    out = capsys.readouterr().out
+    assert out.startswith("anes96: 10 tasks, weights unweighted (declared); 8 generated, asked with --dataset or --dimension high")
+    assert out.splitlines()[1].split()[0] == "anes96_vote_by_party"  # the hand-written tasks first
     assert main(["epidemiology", "run", "--tasks", "nope", "--model", "/never/loaded"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown epidemiology task 'nope'" in err

@@ -145,4 +145,4 @@ def test_a_default_run_asks_only_the_bundled_tasks(capsys):
     assert main(["epidemiology", "list"]) == 0
     out = capsys.readouterr().out
     assert "nhanes: 4 tasks, weights WTINT4YR (your copy: --data-dir)" in out
-    assert "anes96: 2 tasks, weights unweighted (declared)\n" in out
+    assert "anes96: 10 tasks, weights unweighted (declared); 8 generated, asked with --dataset or --dimension high\n" in out

@@ -7,7 +7,10 @@ truth is the survey's weighted distribution per condition
 likelihood prompting through the prompt and readout layers
 (:mod:`~folkscope.epidemiology.elicit`), and a run scores each task 0-100
 between a uniform guess and the survey's own sampling noise
-(:func:`run_epidemiology`).
+(:func:`run_epidemiology`). High-dimensional tasks can also be generated
+from a dataset's phrase table (:mod:`~folkscope.epidemiology.phrases`), and
+a task's truth can be a published table of proportions instead of microdata
+(:mod:`~folkscope.epidemiology.aggregate`).
 """
 
 from folkscope.epidemiology.datasets import DATASETS, load_dataset

@@ -68,7 +68,8 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
         lead,
         section("Scores by task", frame_table(scores, digits=3),
                 "<p>distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
-                "model's distributions; worst: a uniform guess; best: the survey's own sampling noise; mean_baseline: "
+                "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best_from: where it comes "
+                "from; a published table, with no respondents to redraw, declares it and has no interval); mean_baseline: "
                 "the overall distribution for every condition. score = 100 · clip((distance − worst) / (best − worst), 0, 1), "
                 "with a 95% bootstrap interval.</p>"),
         figures,

@@ -6,7 +6,9 @@ A run folder (``<results>/epidemiology-<selection>/<model>/<mode>-<hash8>/``,
 - ``truth.parquet``: per task, condition and outcome level, the true share,
   the condition's population share and its respondents;
 - ``model.parquet``: the elicited share at the same places;
-- ``references.json``: each task's worst, best and mean-baseline distances;
+- ``references.json``: each task's worst, best and mean-baseline distances,
+  and where the best comes from (declared, with its reason, for a task on a
+  published table, which has no respondents to redraw);
 - ``scores.parquet``, ``metrics.json``, ``report.html``: recomputed from the
   tables above by :func:`analyse_run` (``folkscope rescore``): distance,
   score 0-100 with a bootstrap interval (the truth redrawn from its own
@@ -32,7 +34,16 @@ from folkscope.epidemiology.datasets import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES, elicit
 from folkscope.epidemiology.report import render_report
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
-from folkscope.epidemiology.truth import HighTruth, Truth, high_references, high_truth, references, task_truth
+from folkscope.epidemiology.truth import (
+    HighTruth,
+    Truth,
+    aggregate_references,
+    aggregate_truth,
+    high_references,
+    high_truth,
+    references,
+    task_truth,
+)
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
 from folkscope.metrics import distribution_distance, epidemiology_score
@@ -43,6 +54,8 @@ __all__ = ["EpidemiologyConfig", "EpidemiologyRun", "analyse_run", "run_epidemio
 
 #: bumped when prompts or readings change, so old answers never pass for new ones
 PROMPT_VERSION = "epidemiology-v1"
+#: what --dimension accepts
+DIMENSIONS = ("low", "high")
 
 
 @dataclass(frozen=True)
@@ -50,14 +63,19 @@ class EpidemiologyConfig:
     """Everything that defines an epidemiology run (hashed into its folder name)."""
 
     tasks: tuple[str, ...] = field(default=(), metadata=option(
-        "Task names (comma-separated); default: every task of --dataset, or every task of the bundled datasets.", kind="list",
-        metavar="NAME,..."))
+        "Task names (comma-separated); default: every task of --dataset, or the hand-written tasks of the bundled datasets "
+        "(generated ones join with --dataset or --dimension).", kind="list", metavar="NAME,..."))
     dataset: str | None = field(default=None, metadata=option(
         "Run every task of this dataset (bundled: nist-acs, anes96, randhie; from your copy, with --data-dir: nhanes, gss, "
-        "yrbss, nhis, meps96, brfss)."))
+        "yrbss, nhis, meps96, brfss; full public files, downloaded on first use: nhanes1718, brfss2022, gss-cumulative, "
+        "meps2022, nsduh2022, scf2022, acs-pums)."))
+    dimension: str | None = field(default=None, metadata=option(
+        "Only the low-dimensional (one condition at most) or high-dimensional (2-5 conditions, generated ones included) tasks "
+        "of the selection.", choices=DIMENSIONS))
     data_dir: str | None = field(default=None, metadata=option(
         "Folder holding your copies of the datasets that are not bundled (NHANES, GSS, ...); the project's test copy is "
-        "../shared/data.", metavar="PATH"))
+        "../shared/data. Full public files are read from (and downloaded to) its epidemiology/<dataset>/ folder; without "
+        "it, folkscope's data folder.", metavar="PATH"))
     mode: str = field(default="qa", metadata=option(
         "qa (lettered answers, averaged over their orderings), likelihood (the 22 probability bins per answer) or sampling "
         "(answer frequencies of --n-samples generations, for models without log-probabilities).", choices=MODES))
@@ -84,26 +102,43 @@ class EpidemiologyConfig:
             raise ConfigError(f"refits must be an integer >= 2, got {self.refits!r}", parameter="refits")
         if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 10:
             raise ConfigError(f"n_resamples must be an integer >= 10, got {self.n_resamples!r}", parameter="n_resamples")
+        if self.dimension is not None and self.dimension not in DIMENSIONS:
+            raise ConfigError(f"dimension must be one of {', '.join(DIMENSIONS)}, got {self.dimension!r}", parameter="dimension",
+                              value=self.dimension)  # fmt: skip
         if not 0.5 < float(self.quantile) < 1:
             raise ConfigError(f"quantile must be in (0.5, 1), got {self.quantile!r}", parameter="quantile", value=self.quantile)
         self.selected()  # unknown task names or datasets fail now, before any model loads
 
     def selected(self) -> list[Task]:
-        """The tasks this run asks: ``tasks``, else every task of ``dataset``, else every bundled task.
+        """The tasks this run asks: ``tasks``, else every task of ``dataset``, else the bundled ones; ``dimension`` filters.
 
-        The default is the bundled datasets only (:data:`~folkscope.epidemiology.datasets.DATASETS`),
-        so a plain run works offline without ``--data-dir``; tasks on your
-        own copies (NHANES, GSS, ...) are asked when named by ``--tasks`` or
-        ``--dataset``.
+        The default is the hand-written tasks of the bundled datasets
+        (:data:`~folkscope.epidemiology.datasets.DATASETS`), so a plain run
+        works offline without ``--data-dir`` and stays small; generated tasks
+        (hundreds of cells each) join when ``--dataset`` or ``--dimension``
+        is given, tasks on your own copies (NHANES, GSS, ...) or on published
+        tables (BLS) when named by ``--tasks`` or ``--dataset``.
         """
         if self.tasks:
             chosen = [get_task(name) for name in self.tasks]
             if self.dataset is not None and any(t.dataset != self.dataset for t in chosen):
                 raise ConfigError("--tasks and --dataset disagree; give one of them", parameter="dataset", value=self.dataset)
+            if self.dimension is not None and any(t.dimension != self.dimension for t in chosen):
+                raise ConfigError(f"--tasks names tasks that are not {self.dimension}-dimensional; drop --dimension or those tasks",
+                                  parameter="dimension", value=self.dimension)  # fmt: skip
             return chosen
-        if self.dataset is None:
-            return [t for t in list_tasks() if t.dataset in DATASETS]
-        return list_tasks(dataset=self.dataset)
+        if self.dataset is not None:
+            chosen = list_tasks(dataset=self.dataset)
+        elif self.dimension is not None:
+            chosen = [t for t in list_tasks() if t.dataset in DATASETS]
+        else:
+            chosen = [t for t in list_tasks() if t.dataset in DATASETS and not t.generated]
+        if self.dimension is not None:
+            chosen = [t for t in chosen if t.dimension == self.dimension]
+            if not chosen:
+                raise ConfigError(f"no {self.dimension}-dimensional tasks{f' of dataset {self.dataset!r}' if self.dataset else ''}",
+                                  parameter="dimension", value=self.dimension)  # fmt: skip
+        return chosen
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -119,6 +154,15 @@ class EpidemiologyRun:
 
     folder: Path
     metrics: dict[str, Any]
+
+
+def _truth_of(task: Task, frames: dict[str, pd.DataFrame], seed: int) -> Truth | HighTruth:
+    """A task's truth: its published table, the cross-fitted persons (high-dimensional) or the weighted shares."""
+    if task.table is not None:
+        return aggregate_truth(task)
+    if task.dimension == "high":
+        return high_truth(task, frames[task.dataset], seed=seed)
+    return task_truth(task, frames[task.dataset])
 
 
 def _truth_key(truth: Truth | HighTruth) -> Any:
@@ -163,10 +207,10 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
                      engine_config: EngineConfig | None = None) -> EpidemiologyRun:
     """Compute the truth of every selected task, elicit the model's distributions, and score them."""
     tasks = config.selected()
-    frames = {name: load_dataset(name, data_dir=config.data_dir) for name in dict.fromkeys(t.dataset for t in tasks)}
+    # a published table is its own truth: no dataset to load
+    frames = {name: load_dataset(name, data_dir=config.data_dir) for name in dict.fromkeys(t.dataset for t in tasks if t.table is None)}
     # bad task files or a missing copy fail here, before the model loads
-    truths = {t.name: high_truth(t, frames[t.dataset], seed=config.seed) if t.dimension == "high" else task_truth(t, frames[t.dataset])
-              for t in tasks}  # fmt: skip
+    truths = {t.name: _truth_of(t, frames, config.seed) for t in tasks}
     own = engine is None
     if engine is None:
         engine = Engine.from_config(engine_config or EngineConfig(model=config.model, backend=config.backend),
@@ -174,17 +218,21 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
     identity = engine.identity()
     model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
     # where the user keeps the data is not part of what was asked, but what the data say is: the tasks and their
-    # truths are hashed (another copy or edition of a survey gives another folder), the folder path is not
-    hashed = {k: v for k, v in config.to_dict().items() if k != "data_dir"}
+    # truths are hashed (another copy or edition of a survey gives another folder), the folder path is not; the
+    # dimension filter is in the task list already
+    hashed = {k: v for k, v in config.to_dict().items() if k not in ("data_dir", "dimension")}
     data = {name: _truth_key(truth) for name, truth in truths.items()}
-    key = fingerprint({"config": hashed, "engine": identity, "version": PROMPT_VERSION,
-                       "tasks": [repr(t) for t in tasks], "truth": data})  # fmt: skip
+    asked = {"config": hashed, "engine": identity, "version": PROMPT_VERSION, "tasks": [repr(t) for t in tasks], "truth": data}
+    tables = {t.name: t.table.key() for t in tasks if t.table is not None}
+    key = fingerprint({**asked, "tables": tables} if tables else asked)  # a declared best or citation is part of the run too
     if config.dataset:
         subject = f"epidemiology-{config.dataset}"
     elif config.tasks:
         subject = "epidemiology-" + ("-".join(config.tasks) if len(config.tasks) <= 2 else f"{len(config.tasks)}-tasks")
     else:
         subject = "epidemiology-all"
+    if config.dimension and not config.tasks:
+        subject += f"-{config.dimension}"
     variant = config.mode + ("-chat" if config.chat else "")
     final = run_path(results_dir, subject=subject, model=Path(model_name).name or model_name, variant=variant, fingerprint=key)
     try:
@@ -208,10 +256,13 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
                     r = high_references(truth, refits=config.refits, quantile=config.quantile, seed=config.seed)
                 else:
                     truth_rows.append(_low_long(task, truth))
-                    r = references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)
+                    r = aggregate_references(task, quantile=config.quantile) if task.table is not None else \
+                        references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)  # fmt: skip
                 model_rows.append(_long(task, dist, "p_model", cells))
                 refs[task.name] = {**asdict(r), "dataset": task.dataset, "dimension": task.dimension,
-                                   "weights": task.weights or "none (declared unweighted)"}  # fmt: skip
+                                   "weights": "published table" if task.table is not None else task.weights or "none (declared unweighted)"}  # fmt: skip
+                if task.table is not None:
+                    refs[task.name]["source"] = dict(task.table.source)
             write_parquet(folder / "truth.parquet", pd.concat(truth_rows, ignore_index=True))
             write_parquet(folder / "model.parquet", pd.concat(model_rows, ignore_index=True))
             if person_rows:
@@ -231,7 +282,9 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
     High-dimensional tasks are scored over ``persons`` (each person's truth
     against the model's answer for their cell, weighted; the interval
     resamples persons); low-dimensional ones over conditions (the interval
-    redraws the truth from its sampling noise).
+    redraws the truth from its sampling noise). A published table has no
+    respondents behind it (``effective_n`` 0), so its interval is NaN: its
+    sampling noise is unknown here.
     """
     rng = np.random.default_rng(seed)
     rows = []
@@ -245,7 +298,7 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
         ref = refs[name]
         row = {"task": name, "dataset": ref["dataset"], "dimension": ref["dimension"], "worst": ref["worst"],
                "best": ref["best"], "mean_baseline": ref["mean_baseline"], "n_conditions": len(conditions),
-               "unread_conditions": int(q.isna().any(axis=1).sum())}  # fmt: skip
+               "unread_conditions": int(q.isna().any(axis=1).sum()), "best_from": ref.get("best_from", "sampling noise")}  # fmt: skip
         if row["unread_conditions"]:
             row.update(distance=np.nan, score=np.nan, score_low=np.nan, score_high=np.nan)
             rows.append(row)
@@ -261,17 +314,19 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
             distance = float(np.average(2 * np.abs(pi - qi), weights=wi))
             picks = rng.integers(0, len(pi), size=(n_resamples, len(pi)))
             boot = [float(np.average(2 * np.abs(pi[k] - qi[k]), weights=wi[k])) for k in picks]
+        elif (eff <= 0).any():  # a published table: the distance, but no respondents to redraw for an interval
+            distance, boot = distribution_distance(pt, qm, condition_weights=shares), []
         else:
             distance = distribution_distance(pt, qm, condition_weights=shares)
             redrawn = rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff))) / eff[None, :, None]
             boot = [distribution_distance(r, qm, condition_weights=shares) for r in redrawn]
         score = float(epidemiology_score(distance, worst=ref["worst"], best=ref["best"]))
         scores = epidemiology_score(np.asarray(boot), worst=ref["worst"], best=ref["best"])
-        low, high = np.quantile(scores, [0.025, 0.975])
+        low, high = np.quantile(scores, [0.025, 0.975]) if len(boot) else (np.nan, np.nan)
         row.update(distance=distance, score=score, score_low=float(low), score_high=float(high))
         rows.append(row)
     order = ["task", "score", "score_low", "score_high", "distance", "mean_baseline", "worst", "best", "dataset", "dimension",
-             "n_conditions", "unread_conditions"]  # the answer first, as the page shows it
+             "n_conditions", "unread_conditions", "best_from"]  # the answer first, as the page shows it
     return pd.DataFrame(rows)[order]
 
 

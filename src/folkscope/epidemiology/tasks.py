@@ -15,6 +15,16 @@ likelihood question (``{condition}`` and ``{outcome}``). A level is
 ``{"value": v}``, ``{"values": [...]}`` or a range ``{"min": a, "max": b}``
 (``min`` included, ``max`` excluded), each with its ``text``.
 
+Two other kinds of file hold ordinary tasks:
+
+- generated ones (a top-level ``"generated"`` record, written by
+  :func:`folkscope.epidemiology.phrases.generate_task_file` from a phrase
+  table): their tasks are flagged ``generated``, and a default run leaves
+  them out (they are asked by name, ``--dataset`` or ``--dimension``);
+- published tables (:mod:`~folkscope.epidemiology.aggregate`): a ``"source"``
+  citation and, per task, a ``"table"`` of proportions that is the truth;
+  their levels are named by ``value`` (the table's keys).
+
 Examples
 --------
 >>> task = get_task("acs_income_by_sex")
@@ -27,7 +37,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +45,10 @@ import numpy as np
 import pandas as pd
 
 from folkscope._json import read_data_file
+from folkscope.epidemiology.aggregate import AggregateTable, parse_source, parse_table
 from folkscope.errors import ConfigError, DataError
 
-__all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "task_files"]
+__all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "parse_task", "task_files"]
 
 _BUNDLED = Path(__file__).with_name("resources") / "tasks"
 
@@ -125,6 +136,10 @@ class Task:
     subset: Mapping[str, Level]
     conditions: tuple[Variable, ...] = ()
     person: str | None = None
+    #: the published truth of a task on an aggregate table (no microdata), else None
+    table: AggregateTable | None = field(default=None, repr=False)
+    #: written by the phrase-table generator: left out of a default run
+    generated: bool = field(default=False, repr=False)
 
     @property
     def dimension(self) -> str:
@@ -171,6 +186,8 @@ class TaskFile:
     unweighted_because: str | None
     tasks: tuple[Task, ...]
     path: Path
+    source: Mapping[str, Any] | None = None
+    generated: Mapping[str, Any] | None = None
 
 
 def _check_template(text: Any, slots: Sequence[str], where: str) -> str:
@@ -200,11 +217,67 @@ def _slots(template: str) -> list[str]:
     return [name for _, name, _, _ in string.Formatter().parse(template) if name]
 
 
+def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None, where: str,
+               source: Mapping[str, Any] | None = None, generated: bool = False) -> Task:  # fmt: skip
+    """Read and check one task entry of a task file (also how the generator checks what it writes).
+
+    ``where`` names the file in error messages; ``source`` is the file's
+    citation, required when the entry holds a published ``table``.
+    """
+    if not isinstance(entry, Mapping):
+        raise DataError(f"{where}: every entry of 'tasks' must be an object")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise DataError(f"{where}: every task needs a 'name' (how --tasks and the run page call it)")
+    at = f"{where}, {name}"
+    condition = entry.get("condition")
+    subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in (entry.get("subset") or {}).items()}
+    conditions = tuple(Variable.from_dict(c, f"{at} conditions") for c in entry.get("conditions") or ())
+    person = entry.get("person")
+    if conditions:
+        _check_high(conditions, person, condition, f"{at}")
+    task = Task(
+        name=str(name), dataset=dataset, population=population, weights=weights,
+        outcome=Variable.from_dict(entry.get("outcome"), f"{at} outcome"),
+        condition=None if condition is None else Variable.from_dict(condition, f"{at} condition"),
+        qa=_check_template(entry.get("qa"), ("condition",), f"{at} qa"),
+        likelihood=_check_template(entry.get("likelihood"), ("condition", "outcome"), f"{at} likelihood"),
+        subset=subset, conditions=conditions, person=person, generated=generated,
+    )  # fmt: skip
+    if conditions and len(task.outcome.levels) != 2:
+        raise DataError(f"{at}: a high-dimensional task needs a binary outcome (two levels), got {len(task.outcome.levels)}")
+    if len(task.outcome.levels) < 2:
+        raise DataError(f"{at}: the outcome needs at least two levels")
+    if "{outcome}" not in task.likelihood:
+        raise DataError(f"{at}: the likelihood question must name the answer ({{outcome}}), or every answer gets the same prompt")
+    if (condition is not None or conditions) and "{condition}" not in task.qa:
+        raise DataError(f"{at}: the QA question must name the condition ({{condition}}), or every condition gets the same prompt")
+    if "table" in entry:
+        return _with_table(task, entry["table"], source, at)
+    return task
+
+
+def _with_table(task: Task, table: Any, source: Mapping[str, Any] | None, at: str) -> Task:
+    """A task whose truth is a published table: low-dimensional, no subset, levels keyed by ``value``."""
+    if task.conditions or task.subset:
+        raise DataError(f"{at}: a published table gives one condition at most and no 'subset' (the table is its population)")
+    variables = [task.outcome] + ([task.condition] if task.condition is not None else [])
+    for variable in variables:
+        if any(lv.values is not None or lv.min is not None or lv.max is not None or lv.value is None for lv in variable.levels):
+            raise DataError(f"{at}: in a published table each level of {variable.column!r} is named by one 'value' (the table's key)")
+    keys = [[str(lv.value) for lv in v.levels] for v in variables]
+    parsed = parse_table(table, outcome=keys[0], condition=keys[1] if len(keys) > 1 else None, where=at,
+                         source=parse_source(source, at))  # fmt: skip
+    return replace(task, table=parsed)
+
+
 def load_task_file(path: str | Path) -> TaskFile:
     """Read and check one dataset's task file (a clear :class:`DataError` naming the task and field otherwise)."""
     file = Path(path)
     data = read_data_file(file, "task file")
     where = file.name
+    if not isinstance(data, Mapping):
+        raise DataError(f"{where}: a task file is a JSON object with 'dataset', 'weights' and 'tasks'")
     if "weights" not in data:
         raise DataError(f"{where}: declare the survey-weight column ('weights': \"COLUMN\"), or 'weights': null with "
                         "'unweighted_because'; a task without stated weights is refused")  # fmt: skip
@@ -213,35 +286,20 @@ def load_task_file(path: str | Path) -> TaskFile:
         raise DataError(f"{where}: 'weights' is null, so say why the sample is its own truth in 'unweighted_because'")
     if weights is not None and not isinstance(weights, str):
         raise DataError(f"{where}: 'weights' must be a column name or null, got {weights!r}")
-    tasks = []
-    for i, entry in enumerate(data.get("tasks") or []):
-        name = entry.get("name") or f"task {i}"
-        at = f"{where}, {name}"
-        condition = entry.get("condition")
-        subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in (entry.get("subset") or {}).items()}
-        conditions = tuple(Variable.from_dict(c, f"{at} conditions") for c in entry.get("conditions") or ())
-        person = entry.get("person")
-        if conditions:
-            _check_high(conditions, person, condition, f"{at}")
-        tasks.append(Task(
-            name=str(name), dataset=str(data.get("dataset")), population=str(data.get("population", "")), weights=weights,
-            outcome=Variable.from_dict(entry.get("outcome"), f"{at} outcome"),
-            condition=None if condition is None else Variable.from_dict(condition, f"{at} condition"),
-            qa=_check_template(entry.get("qa"), ("condition",), f"{at} qa"),
-            likelihood=_check_template(entry.get("likelihood"), ("condition", "outcome"), f"{at} likelihood"),
-            subset=subset, conditions=conditions, person=person,
-        ))  # fmt: skip
-        if conditions and len(tasks[-1].outcome.levels) != 2:
-            raise DataError(f"{at}: a high-dimensional task needs a binary outcome (two levels), got {len(tasks[-1].outcome.levels)}")
-        if len(tasks[-1].outcome.levels) < 2:
-            raise DataError(f"{at}: the outcome needs at least two levels")
-        if "{outcome}" not in tasks[-1].likelihood:
-            raise DataError(f"{at}: the likelihood question must name the answer ({{outcome}}), or every answer gets the same prompt")
-        if (condition is not None or conditions) and "{condition}" not in tasks[-1].qa:
-            raise DataError(f"{at}: the QA question must name the condition ({{condition}}), or every condition gets the same prompt")
+    generated = data.get("generated")
+    if generated is not None and not isinstance(generated, Mapping):
+        raise DataError(f"{where}: 'generated' records how the file was generated (an object), got {generated!r}")
+    tasks = tuple(parse_task(entry, dataset=str(data.get("dataset")), population=str(data.get("population", "")), weights=weights,
+                             where=where, source=data.get("source"), generated=generated is not None)
+                  for entry in data.get("tasks") or [])  # fmt: skip
     if not tasks:
         raise DataError(f"{where} holds no tasks")
-    return TaskFile(str(data.get("dataset")), str(data.get("about", "")), weights, reason, tuple(tasks), file)
+    names = [t.name for t in tasks]
+    if len(set(names)) != len(names):
+        twice = ", ".join(sorted({n for n in names if names.count(n) > 1}))
+        raise DataError(f"{where}: task name(s) {twice} appear twice; names must be unique")
+    source = data.get("source") if isinstance(data.get("source"), Mapping) else None
+    return TaskFile(str(data.get("dataset")), str(data.get("about", "")), weights, reason, tasks, file, source, generated)
 
 
 def task_files(folder: str | Path | None = None) -> list[TaskFile]:
@@ -252,11 +310,18 @@ def task_files(folder: str | Path | None = None) -> list[TaskFile]:
 
 def list_tasks(*, dataset: str | None = None, folder: str | Path | None = None) -> list[Task]:
     """Every task, or those of one dataset."""
-    tasks = [t for f in task_files(folder) for t in f.tasks]
+    files = task_files(folder)
+    tasks = [t for f in files for t in f.tasks]
+    owner: dict[str, Path] = {}
+    for f in files:
+        for t in f.tasks:
+            if t.name in owner and owner[t.name] != f.path:
+                raise DataError(f"task {t.name!r} is in both {owner[t.name].name} and {f.path.name}; rename one of them")
+            owner[t.name] = f.path
     if dataset is not None:
         tasks = [t for t in tasks if t.dataset == dataset]
         if not tasks:
-            known = sorted({f.dataset for f in task_files(folder)})
+            known = sorted({f.dataset for f in files})
             raise ConfigError(f"no tasks of dataset {dataset!r}; datasets: {', '.join(known)}", parameter="dataset", value=dataset)
     return tasks
 

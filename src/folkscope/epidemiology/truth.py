@@ -18,6 +18,11 @@ predictions (:mod:`folkscope.learners`). Their worst reference is the smaller
 of a uniform guess and the 0/1 guess; their best, 10 refits on resampled
 persons (:func:`high_references`).
 
+Tasks on a published table (:mod:`~folkscope.epidemiology.aggregate`) take
+the table's proportions and shares as the truth (:func:`aggregate_truth`);
+with no respondents to redraw, their best reference is the one the task
+declares, with its reason (:func:`aggregate_references`).
+
 Examples
 --------
 >>> frame = pd.DataFrame({"y": [1, 1, 0, 0], "x": [1, 1, 1, 2], "w": [1.0, 3.0, 4.0, 2.0]})
@@ -40,7 +45,8 @@ from folkscope.epidemiology.tasks import Task
 from folkscope.errors import DataError
 from folkscope.metrics import best_reference_distance, mean_baseline_distance, worst_reference_distance
 
-__all__ = ["HighTruth", "References", "Truth", "high_references", "high_truth", "references", "task_truth"]
+__all__ = ["HighTruth", "References", "Truth", "aggregate_references", "aggregate_truth", "high_references", "high_truth", "references",
+           "task_truth"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,7 +60,7 @@ class Truth:
     shares : ndarray of shape (n_conditions,)
         Population share of each condition (weighted).
     n : ndarray of int
-        Respondents behind each condition.
+        Respondents behind each condition (0 for a published table: unknown).
     effective_n : ndarray of int
         Kish effective sample size of each condition (= n when unweighted).
     """
@@ -74,6 +80,8 @@ def task_truth(task: Task, frame: pd.DataFrame) -> Truth:
         The declared weight column is missing or has negative or missing
         values, or a condition level has no respondent.
     """
+    if task.table is not None:
+        return aggregate_truth(task)
     rows = task.rows(frame)
     w = _weights_of(task, rows)
     y = task.outcome.codes(rows)
@@ -105,6 +113,43 @@ class References:
     mean_baseline: float
     n_resamples: int
     quantile: float
+    #: where the best reference comes from (a published table declares it)
+    best_from: str = "sampling noise"
+
+
+def aggregate_truth(task: Task) -> Truth:
+    """The published proportions and shares of a task on an aggregate table; no respondents are known (n = 0).
+
+    Examples
+    --------
+    >>> from folkscope.epidemiology.tasks import get_task
+    >>> truth = aggregate_truth(get_task("bls_union_membership_by_sex"))
+    >>> truth.dist[:, 0].round(3).tolist(), truth.n.tolist()
+    ([0.105, 0.095], [0, 0])
+    """
+    if task.table is None:
+        raise DataError(f"task {task.name} has no published table; its truth comes from its dataset (task_truth)")
+    zeros = np.zeros(len(task.table.shares), dtype=np.int64)
+    return Truth(task.table.dist.copy(), task.table.shares.copy(), zeros, zeros.copy())
+
+
+def aggregate_references(task: Task, *, quantile: float = 0.975) -> References:
+    """Worst (uniform) and mean-baseline distances of a published table, and the best reference it declares.
+
+    Raises
+    ------
+    DataError
+        The declared best is not below the worst (the score would have no room).
+    """
+    table = task.table
+    if table is None:
+        raise DataError(f"task {task.name} has no published table; its references come from its dataset (references)")
+    worst = worst_reference_distance(table.dist, condition_weights=table.shares)
+    if table.best >= worst:
+        raise DataError(f"task {task.name}: the declared best distance {table.best} is not below the uniform guess's "
+                        f"{worst:.4f}; declare a smaller one")  # fmt: skip
+    return References(worst=worst, best=table.best, mean_baseline=mean_baseline_distance(table.dist, condition_weights=table.shares),
+                      n_resamples=0, quantile=quantile, best_from=f"declared: {table.best_because}")  # fmt: skip
 
 
 def references(truth: Truth, *, n_resamples: int = 100, quantile: float = 0.975, seed: int = 0) -> References:
@@ -200,4 +245,4 @@ def high_references(truth: HighTruth, *, refits: int = 10, quantile: float = 0.9
     if not distances:
         raise DataError("every resample held one outcome only; the task is too small for a best reference")
     return References(worst=worst, best=float(np.quantile(distances, quantile)), mean_baseline=truth.distance(np.full(len(truth.p), mean)),
-                      n_resamples=refits, quantile=quantile)  # fmt: skip
+                      n_resamples=refits, quantile=quantile, best_from="refits on resampled persons")  # fmt: skip
