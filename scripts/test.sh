@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # README command 2: set up the environment with the test extras (litellm included, so the
-# web-API backend is tested against the local OpenAI-compatible server) and run the whole suite.
+# web-API backend is tested against the local OpenAI-compatible server; ray, so --data-parallel
+# is tested on a local cluster) and run the whole suite.
 # Versions come from constraints.txt, so a new upstream release cannot break it overnight;
 # FOLKSCOPE_CONSTRAINTS=none FOLKSCOPE_VENV=.venv-latest tests the newest releases instead.
 # Extra arguments go to pytest (e.g. bash scripts/test.sh -k metrics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh "hf,api,plots,datasets,baselines,essays,dev"
+bash scripts/setup.sh "hf,api,ray,plots,datasets,baselines,essays,dev"
 # The leaderboard's browser tests drive Debian's chromium package: installed here when we can (root
 # with apt, as in CI); otherwise those tests are skipped and say why.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -17,17 +17,27 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from folkscope._config import config_fields, flag_named, option
+from folkscope._deps import require
 from folkscope.errors import ConfigError
 
-__all__ = ["API_OPTIONS", "BACKENDS", "VLLM_OPTIONS", "EngineConfig"]
+__all__ = ["API_OPTIONS", "API_SCORE_MODES", "BACKENDS", "VLLM_OPTIONS", "EngineConfig", "check_max_cost"]
 
 #: backends a configuration may name (``fake`` answers deterministically, for tests and dry runs)
 BACKENDS = ("transformers", "vllm", "litellm", "fake")
 #: options only web APIs take (litellm)
-API_OPTIONS = ("max_rpm", "api_base", "max_concurrency", "assistant_prefill")
+API_OPTIONS = ("max_rpm", "api_base", "max_concurrency", "assistant_prefill", "score_mode", "max_cost", "approve_cost")
+#: how web APIs score plain-text prompts (LiteLLMBackend's ``score_mode``)
+API_SCORE_MODES = ("topk", "echo")
 #: options only vLLM takes
 VLLM_OPTIONS = ("gpu_memory_utilization", "max_model_len", "vllm_dtype", "tensor_parallel_size")
 _LOCAL_ONLY = ("device", "dtype")
+
+
+def check_max_cost(value: object, name: str = "max_cost") -> float:
+    """A spending limit in USD: a finite number >= 0 (the config's flag and the web-API backend's parameter alike)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+        raise ConfigError(f"{name} must be a number of USD >= 0, got {value!r}", parameter="max_cost", value=value)
+    return float(value)
 
 
 def _meta(doc: str, flag: str, group: str = "inference", **extra: Any) -> dict[str, Any]:
@@ -83,6 +93,22 @@ class EngineConfig:
                        "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)", "--assistant-prefill", group="api",
                        kind="maybe"),
     )  # fmt: skip
+    score_mode: str | None = field(
+        default=None,
+        metadata=_meta("web APIs: how plain-text prompts are scored: topk (default; one top-k request per prompt, echo only "
+                       "for answers that could matter) or echo (every answer echoed: the prompt billed once per answer; the "
+                       "cache of earlier versions)", "--api-score-mode", group="api", choices=API_SCORE_MODES),
+    )  # fmt: skip
+    max_cost: float | None = field(
+        default=None,
+        metadata=_meta("web APIs: USD a run may spend before it asks for confirmation (refused without a terminal unless "
+                       "--yes; default 1; litellm's prices, models it has no price for are never held back)", "--max-cost",
+                       group="api", metavar="USD"),
+    )  # fmt: skip
+    approve_cost: bool | None = field(
+        default=None,
+        metadata=_meta("web APIs: send the requests whatever the estimated cost (no confirmation)", "--yes", group="api", kind="maybe"),
+    )
     gpu_memory_utilization: float | None = field(
         default=None, metadata=_meta("fraction of GPU memory vLLM may use (default 0.85)", "--gpu-memory-utilization", group="vllm")
     )
@@ -95,6 +121,17 @@ class EngineConfig:
     tensor_parallel_size: int | None = field(
         default=None, metadata=_meta("GPUs to shard the model across", "--tensor-parallel-size", group="vllm")
     )
+    data_parallel: int = field(
+        default=1,
+        metadata=_meta("local backends: copies of the model, one Ray worker each (one GPU each where there are GPUs), "
+                       "answering shards of the requests in parallel into the one result cache; needs the [ray] "
+                       "extra", "--data-parallel"),
+    )  # fmt: skip
+    ray_address: str | None = field(
+        default=None,
+        metadata=_meta("with --data-parallel: address of an existing Ray cluster (e.g. auto or ray://head:10001; "
+                       "folkscope installed on its nodes); default: a local one", "--ray-address"),
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -109,6 +146,13 @@ class EngineConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ConfigError(f"{self.flag(name)} must be >= 1, got {value}", parameter=name, value=value)
+        self._check_data_parallel()
+        if self.score_mode is not None and self.score_mode not in API_SCORE_MODES:
+            raise ConfigError(
+                f"--api-score-mode must be one of {', '.join(API_SCORE_MODES)}, got {self.score_mode!r}", parameter="score_mode", value=self.score_mode
+            )
+        if self.max_cost is not None:
+            check_max_cost(self.max_cost, "--max-cost")
         gpu = self.gpu_memory_utilization
         if gpu is not None and not (isinstance(gpu, (int, float)) and 0 < gpu <= 1):
             raise ConfigError(f"--gpu-memory-utilization must be in (0, 1], got {gpu}", parameter="gpu_memory_utilization", value=gpu)
@@ -122,6 +166,22 @@ class EngineConfig:
         vllm = [name for name in given if name in VLLM_OPTIONS]
         if vllm and self.backend != "vllm":
             raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm", parameter=vllm[0])
+
+    def _check_data_parallel(self) -> None:
+        """``--data-parallel`` is a whole number, for local backends, with Ray installed (checked here, before any data or model loads)."""
+        n = self.data_parallel
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"--data-parallel must be >= 1, got {n}", parameter="data_parallel", value=n)
+        if n == 1:
+            if self.ray_address is not None:
+                raise ConfigError("--ray-address applies with --data-parallel 2 or more", parameter="ray_address", value=self.ray_address)
+            return
+        if self.backend == "litellm":
+            raise ConfigError(
+                "--data-parallel applies to local backends; web API models scale with --max-api-concurrency",
+                parameter="data_parallel", value=n,
+            )  # fmt: skip
+        require("ray", feature=f"--data-parallel {n}")
 
     def _check_web_api(self, given: list[str]) -> None:
         if self.model == "default":

@@ -248,7 +248,17 @@ class Engine:
         >>> engine = Engine.from_config(EngineConfig(model="demo", backend="fake", use_cache=False))
         >>> engine.identity()["backend"]["backend"], engine.identity()["backend"]["model"]["name"]
         ('fake', 'demo')
+
+        With ``data_parallel`` above 1 the backend is a
+        :class:`~folkscope.engine.parallel.ParallelBackend`: Ray workers answer
+        shards of every call, and this engine persists their batches into its
+        one cache as they arrive.
         """
+        if config.data_parallel > 1:
+            from folkscope.engine.parallel import ParallelBackend
+
+            cache = ResultCache(config.cache_dir) if config.use_cache else None
+            return cls(ParallelBackend(config), cache=cache, prompt_version=prompt_version, progress=progress)
         return cls.from_model(
             config.model, backend=config.backend, device=config.device, dtype=config.dtype, cache_dir=config.cache_dir,
             use_cache=config.use_cache, prompt_version=prompt_version, progress=progress, **config.backend_options(),
