@@ -99,8 +99,11 @@ def spell(answer: str):
 
 
 # ---------------------------------------------------------------------- exact numbers
-def test_completion_route_is_exact_for_every_request_kind(server, fake):
-    api, ref = api_engine(server), direct(fake)
+@pytest.mark.parametrize(("score_mode", "calls"), [("echo", 6 + 4 + 3 + 4), ("topk", 6 * 2 + 4 * 2 + 3 * 2 + 4)])
+def test_completion_route_is_exact_for_every_request_kind(server, fake, score_mode, calls):
+    """echo: one HTTP request per engine request. topk: one per prompt, plus one echo request where the table
+    leaves a candidate open that can matter (the multi-token answer; digits the fake makes unlikely)."""
+    api, ref = api_engine(server, score_mode=score_mode), direct(fake)
     cands = (*LETTERS, " Below $50,000")  # the last one is several tokens: scored as the full product
     score = [ScoreRequest(p, cands) for p in rows(6)]
     for a, b in zip(api.score(score), ref.score(score)):
@@ -119,7 +122,7 @@ def test_completion_route_is_exact_for_every_request_kind(server, fake):
     stats = api.backend.stats
     assert stats.missing_candidates == 0 and stats.retries == 0 and stats.prompt_tokens > 0
     assert stats.cost_known is False and stats.cost_usd == 0.0
-    assert server.total_answered == stats.api_calls == 6 + 4 + 3 + 4  # one HTTP request per engine request
+    assert server.total_answered == stats.api_calls == calls
 
 
 def test_chat_route_scores_top_candidates_exactly_and_bounds_the_rest(server, fake):
@@ -170,8 +173,8 @@ def test_missing_candidates_are_nan_with_a_valid_bound_and_merge_only_when_harml
 
 
 def test_a_prompt_that_merges_with_its_candidate_is_not_scored(server):
-    """'Answer: ' + 'A' tokenizes as ' A' jointly: not a continuation of the prompt as written."""
-    api = api_engine(server)
+    """'Answer: ' + 'A' tokenizes as ' A' jointly: not a continuation of the prompt as written (echo scoring)."""
+    api = api_engine(server, score_mode="echo")
     res = api.score([ScoreRequest("Q? Answer: ", ("A", "B", "yes"))])[0]
     assert all(math.isnan(v) for v in res.logprobs) and res.bound is None
     assert api.backend.stats.missing_candidates == 3 and api.backend.stats.marked_rows == 1
@@ -359,14 +362,16 @@ def risk_scores(engine: Engine, **config) -> np.ndarray:
     return bench.classifier.predict_proba(X)
 
 
-@pytest.mark.parametrize("chat", [False, True], ids=["multiple-choice-text", "multiple-choice-chat"])
-def test_risk_scores_through_the_server_equal_the_backend_serving_it(key, chat):
-    """Text prompts: exact echo scoring (any model). Chat prompts: top-20 lookup (letters made likely)."""
+@pytest.mark.parametrize(("chat", "score_mode"), [(False, "echo"), (True, "topk")], ids=["multiple-choice-text", "multiple-choice-chat"])
+def test_risk_scores_through_the_server_equal_the_backend_serving_it(key, chat, score_mode):
+    """Text prompts: exact echo scoring (any model). Chat prompts: top-20 lookup (letters made likely).
+
+    Top-k-first scoring of text prompts is compared with echo in ``test_api_topk.py``."""
     fake = FakeBackend(next_token_probs=letter_rule if chat else None)
     with LocalOpenAIServer(FakeSource(fake), max_lifetime=120) as url:
         from folkscope.engine.backends.api import LiteLLMBackend
 
-        api = Engine(LiteLLMBackend("openai/fake", api_base=url, assistant_prefill=True), cache=None, progress=False)
+        api = Engine(LiteLLMBackend("openai/fake", api_base=url, assistant_prefill=True, score_mode=score_mode), cache=None, progress=False)
         got = risk_scores(api, use_chat_template=chat)
     want = risk_scores(direct(fake), use_chat_template=chat)
     assert 20 <= len(got) <= 40 and np.isfinite(got).all() and np.ptp(want) > 1e-3
@@ -416,7 +421,7 @@ def test_cost_is_counted_for_a_model_litellm_prices(key, fake):
     with srv as url:
         from folkscope.engine.backends.api import LiteLLMBackend
 
-        backend = LiteLLMBackend("text-completion-openai/gpt-3.5-turbo-instruct", api_base=url)
+        backend = LiteLLMBackend("text-completion-openai/gpt-3.5-turbo-instruct", api_base=url, score_mode="echo")
         Engine(backend, cache=None, progress=False).score([ScoreRequest(p, LETTERS) for p in rows(3)])
     stats = backend.stats
     assert stats.cost_known and stats.prompt_tokens > 0 and stats.completion_tokens == 3 * len(LETTERS)

@@ -36,6 +36,7 @@ __all__ = [
     "encode_continuations",
     "encode_texts",
     "expand_variants",
+    "missing_is_negligible",
     "token_variants",
     "word_variants",
 ]
@@ -43,6 +44,34 @@ __all__ = [
 
 #: Largest share of probability that unscored variants may hold before a row is marked NaN.
 MISSING_TOLERANCE = 1e-3
+
+
+def missing_is_negligible(logprobs: Sequence[float] | np.ndarray, bound: float | None, tolerance: float = MISSING_TOLERANCE) -> bool:
+    """Whether the NaN (unscored) entries of ``logprobs`` can be left out: the one bound rule.
+
+    Each NaN entry's probability is at most ``exp(bound)``; together they are
+    negligible when that mass is at most ``tolerance`` times the scored
+    entries' probability (renormalised probabilities then move by at most
+    about ``tolerance``). No bound, or nothing scored: not negligible. Used by
+    :meth:`VariantSet.merge_logprobs` and by the web-API backend to decide
+    whether a candidate missing from the top log-probabilities is worth a request.
+
+    Examples
+    --------
+    >>> missing_is_negligible([np.log(0.9), np.nan], bound=np.log(1e-5))
+    True
+    >>> missing_is_negligible([np.log(0.9), np.nan], bound=np.log(0.01))
+    False
+    >>> missing_is_negligible([np.log(0.9)], bound=None)  # nothing missing
+    True
+    """
+    with np.errstate(invalid="ignore"):
+        lp = np.asarray(logprobs, dtype=float)
+    missing = np.isnan(lp)
+    if not missing.any():
+        return True
+    present = np.exp(lp[~missing]).sum()
+    return bool(bound is not None and present > 0 and missing.sum() * np.exp(bound) <= tolerance * present)
 
 
 class TokenizerLike(Protocol):
@@ -153,8 +182,7 @@ class VariantSet:
             )
         missing = np.isnan(lp)
         if missing.any():
-            present = np.exp(lp[~missing]).sum()
-            if bound is None or not present > 0 or missing.sum() * np.exp(bound) > tolerance * present:
+            if not missing_is_negligible(lp, bound, tolerance):
                 return np.full(len(self.choices), np.nan)
             lp = np.where(missing, -np.inf, lp)
         out = np.full(len(self.choices), -np.inf)

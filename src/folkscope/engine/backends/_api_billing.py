@@ -51,18 +51,25 @@ class Billing:
         stats.completion_tokens += completion
         cost: float | None = None
         if stats.cost_known:
-            cost = 0.0
-            if prompt or completion:
-                try:
-                    a, b = self._litellm.cost_per_token(
-                        model=self._model_name, custom_llm_provider=self._provider, prompt_tokens=prompt, completion_tokens=completion
-                    )
-                    cost = float(a) + float(b)
-                    stats.cost_usd += cost
-                except Exception:
-                    stats.cost_known = False
-                    cost = None
+            cost = self.price(prompt, completion)
+            if cost is None:
+                stats.cost_known = False
+            else:
+                stats.cost_usd += cost
         return Usage(1, prompt, completion, cost)
+
+    def price(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """litellm's price in USD of that many tokens of this model (its bundled cost map); None when unknown."""
+        if not prompt_tokens and not completion_tokens:
+            return 0.0
+        try:
+            a, b = self._litellm.cost_per_token(
+                model=self._model_name, custom_llm_provider=self._provider,
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            )  # fmt: skip
+            return float(a) + float(b)
+        except Exception:
+            return None
 
     def begin(self) -> None:
         """A new stream of answers: forget the billing of answers never taken."""

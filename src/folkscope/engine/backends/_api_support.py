@@ -9,6 +9,17 @@ secrets from messages, what litellm's tables say the model can do
 Sending is :mod:`._api_transport`, the wire format :mod:`._api_wire`,
 billing :mod:`._api_billing`; the backend itself is
 :mod:`folkscope.engine.backends.api`.
+
+Security
+--------
+API keys come only from the environment: litellm's provider variables
+(``OPENAI_API_KEY``, ...), or a variable named by ``api_key_env``; no option
+takes a key, and the backend keeps none in its attributes (the HTTP clients
+hold it in memory, as any client must). No key reaches :meth:`~LiteLLMBackend.identity`,
+reprs, logs or error messages (messages are scrubbed of every secret-looking
+environment value). litellm's debug output is off, and the ``LiteLLM``,
+``openai``, ``httpx``/``httpx2`` and ``httpcore``/``httpcore2`` loggers are kept at WARNING unless the
+user configured them (``httpx`` logs URLs, which some providers put keys in).
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from folkscope._deps import require
 from folkscope.engine.backends.base import BackendStats
+from folkscope.engine.config import API_SCORE_MODES
 from folkscope.errors import ConfigError
 
 __all__ = ["APIBackendStats", "APICapabilities", "APITokenizer", "check_key", "fallback_encoding", "hf_tokenizer_kind", "probe"]
@@ -108,6 +120,9 @@ class APIBackendStats(BackendStats):
         Candidates left NaN (not among the top log-probabilities, or not a continuation).
     marked_rows : int
         Results with at least one NaN candidate.
+    echo_candidates : int
+        Candidates of plain-text prompts scored by echo after a top-k request left them open
+        (missing, and able to matter by the bound rule).
     """
 
     api_calls: int = 0
@@ -122,6 +137,7 @@ class APIBackendStats(BackendStats):
     cost_known: bool = True
     missing_candidates: int = 0
     marked_rows: int = 0
+    echo_candidates: int = 0
 
 
 @dataclass(frozen=True)
@@ -288,6 +304,13 @@ def _check_mode(mode: str) -> str:
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
     return mode
+
+
+def _check_score_mode(score_mode: str) -> str:
+    if score_mode not in API_SCORE_MODES:
+        raise ConfigError(f"score_mode must be one of {', '.join(API_SCORE_MODES)}, got {score_mode!r}", parameter="score_mode",
+                          value=score_mode)  # fmt: skip
+    return score_mode
 
 
 def _check_key_env(api_key_env: str | None) -> str | None:

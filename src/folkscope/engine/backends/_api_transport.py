@@ -9,6 +9,20 @@ the result cache. :class:`Transport` does that for one backend, on the
 asyncio loop shared by every backend (:mod:`._api_loop`); what goes into a
 request and how its answer is read is :mod:`._api_wire`, what it costs
 :mod:`._api_billing`.
+
+Reliability
+-----------
+Requests run concurrently (``max_concurrency`` workers on an asyncio loop in
+a background thread), spaced to ``max_rpm`` requests per minute, and every
+completed answer is handed to the engine at once, so it reaches the result
+cache as it arrives; requests marked done are never sent. 429, timeouts,
+connection errors, 5xx and unreadable bodies are retried with exponential
+backoff and jitter, honouring ``Retry-After`` (seconds or an HTTP date);
+litellm's and the OpenAI client's own retries are off, so every retry is
+counted. A 4xx that cannot succeed (400, 401, 403, 404, 422) stops the run
+at once with a :class:`~folkscope.errors.BackendError` (or
+:class:`~folkscope.errors.ConfigError` for credentials); requests already in
+flight finish and are saved first, so a resumed run repeats none of them.
 """
 
 from __future__ import annotations
@@ -19,6 +33,7 @@ import os
 import queue
 import re
 import warnings
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -89,10 +104,18 @@ class _Stopped(Exception):
 
 @dataclass
 class _Control:
-    """Shared between the consumer and the loop: the stop signal and whether an error was reported."""
+    """Shared between the consumer and the loop: the stop signals and whether an error was reported.
+
+    ``event`` stops starting new jobs (a Ctrl-C, a fatal error); the
+    requests of jobs already started still go out (a top-k request's echo
+    follow-up), so each paid answer is completed and saved. ``abandon``
+    stops everything (the consumer left).
+    """
 
     event: asyncio.Event | None = None
+    abandon: asyncio.Event | None = None
     stop_early: bool = False
+    abandon_early: bool = False
     error_sent: bool = False
     in_flight: int = 0  # requests sent and not yet answered (touched on the loop thread only)
 
@@ -219,6 +242,13 @@ class Transport:
             else:
                 control.stop_early = True
 
+        def abandon() -> None:
+            stop()
+            if control.abandon is not None:
+                control.abandon.set()
+            else:
+                control.abandon_early = True
+
         self._billing.begin()
         asyncio.run_coroutine_threadsafe(self._drive(jobs, results, control), loop)
         finished = False
@@ -274,49 +304,111 @@ class Transport:
                 raise error
         finally:
             if not finished:
-                # Stop starting requests; those in flight end by themselves within `timeout` and are
-                # dropped. They are not cancelled: cancelling litellm mid-request leaks its coroutines.
-                loop.call_soon_threadsafe(stop)
+                # Stop sending; requests in flight end by themselves within `timeout` and are dropped.
+                # They are not cancelled: cancelling litellm mid-request leaks its coroutines.
+                loop.call_soon_threadsafe(abandon)
 
     async def _drive(self, jobs: dict[int, _Job], results: queue.Queue[tuple[str, Any, Any]], control: _Control) -> None:
+        """Send the jobs' calls on ``max_concurrency`` workers; a job whose calls are answered is assembled.
+
+        Jobs start in order; once started, a job's calls go before any new
+        job's and are sent even after a stop (only ``abandon`` halts them), so
+        an answer begun is finished and saved. A job's ``assemble`` may return
+        another :class:`_Job` (a follow-up: top-k first, then echo for what the
+        table leaves open); its answer is then the request's, and its billing
+        adds up over both.
+        """
         stop = control.event = asyncio.Event()
+        halt = control.abandon = asyncio.Event()
         if control.stop_early:  # the consumer left before the run began
             stop.set()
-        pending = [(j, k) for j, job in jobs.items() for k in range(len(job.calls))]
-        pending.reverse()  # pop() from the end takes them in job order
-        parts: dict[int, list[Any]] = {j: [None] * len(job.calls) for j, job in jobs.items()}
-        left = {j: len(job.calls) for j, job in jobs.items()}
+        if control.abandon_early:
+            halt.set()
+        jobs = dict(jobs)
+        fresh: deque[int] = deque(jobs)  # jobs not started
+        calls: deque[tuple[int, int]] = deque()  # calls of started jobs, not yet sent
+        parts: dict[int, list[Any]] = {}
+        left: dict[int, int] = {}
         spent = {j: Usage() for j in jobs}
+        active: set[int] = set()  # started, not finished or dropped
+        wake = asyncio.Event()  # calls were queued, or a job ended
 
         def fail(exc: BaseException) -> None:
             if not control.error_sent:
                 control.error_sent = True
                 results.put(("error", exc, None))
             stop.set()
+            wake.set()
+
+        def queue_calls(j: int, job: _Job) -> None:
+            jobs[j] = job
+            parts[j] = [None] * len(job.calls)
+            left[j] = len(job.calls)
+            calls.extendleft((j, k) for k in reversed(range(len(job.calls))))
+            wake.set()
+
+        def end(j: int) -> None:
+            active.discard(j)
+            wake.set()
+
+        def finish(j: int) -> None:
+            """Assemble job ``j``: queue its follow-up, or hand over its answer."""
+            try:
+                result = jobs[j].assemble(parts.pop(j))
+            except Exception as exc:  # a bug in reading: stop rather than guess
+                end(j)
+                fail(BackendError(f"could not assemble an answer of {self.model}: {_redact(repr(exc))}"))
+                return
+            if isinstance(result, _Job) and result.calls:
+                queue_calls(j, result)
+                return
+            end(j)
+            results.put(("done", j, (result, spent.pop(j))))
+
+        def next_call() -> tuple[int, int] | None:
+            while calls:
+                j, k = calls.popleft()
+                if j in active:  # a dropped job's remaining calls are skipped
+                    return j, k
+            if fresh and not stop.is_set():
+                j = fresh.popleft()
+                active.add(j)
+                queue_calls(j, jobs[j])
+                return calls.popleft()
+            return None
 
         async def worker() -> None:
-            while pending and not stop.is_set():
-                j, k = pending.pop()
+            while not halt.is_set():
+                item = next_call()
+                if item is None:
+                    if not active:
+                        return
+                    wake.clear()  # a call in flight may still bring a follow-up
+                    try:
+                        await asyncio.wait_for(wake.wait(), timeout=0.05)
+                    except asyncio.TimeoutError:
+                        pass
+                    continue
+                j, k = item
                 control.in_flight += 1
                 try:
-                    value, usage = await self._attempts(jobs[j].calls[k], stop)
+                    value, usage = await self._attempts(jobs[j].calls[k], halt)
                 except _Stopped:
+                    end(j)
                     return
                 except (BackendError, ConfigError) as exc:
+                    end(j)
                     fail(exc)
                     return
                 finally:
                     control.in_flight -= 1
-                parts[j][k] = value
                 spent[j].add(usage)
+                if j not in active:
+                    continue
+                parts[j][k] = value
                 left[j] -= 1
                 if left[j] == 0:
-                    try:
-                        result = jobs[j].assemble(parts.pop(j))
-                    except Exception as exc:  # a bug in reading: stop rather than guess
-                        fail(BackendError(f"could not assemble an answer of {self.model}: {_redact(repr(exc))}"))
-                        return
-                    results.put(("done", j, (result, spent.pop(j))))
+                    finish(j)
 
         try:
             n_calls = sum(len(job.calls) for job in jobs.values())

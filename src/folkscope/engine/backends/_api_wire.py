@@ -30,7 +30,9 @@ __all__ = [
     "no_logprobs_error",
     "parse_echo",
     "parse_generation",
+    "parse_text_top",
     "parse_top",
+    "text_top_call",
     "top_result",
 ]
 
@@ -53,7 +55,12 @@ class _Call:
 
 @dataclass
 class _Job:
-    """The HTTP requests answering one engine request, and how their answers combine."""
+    """The HTTP requests answering one engine request, and how their answers combine.
+
+    ``assemble`` returns the answer, or a follow-up :class:`_Job` with more
+    requests (whose own ``assemble`` then gives the answer): top-k scoring
+    asks for echo only after reading the table.
+    """
 
     calls: list[_Call]
     assemble: Callable[[list[Any]], Any]
@@ -199,6 +206,58 @@ def parse_top(data: dict[str, Any], *, model: str) -> tuple[dict[str, float], in
     if len(table) < 2 and not first.get("top_logprobs"):
         raise no_logprobs_error(model)
     return table, int(usage.get("prompt_tokens") or 0)
+
+
+def text_top_call(prompt: str, *, k: int, model: str) -> _Call:
+    """One completions request for the top-``k`` first tokens after ``prompt`` (no echo: the prompt is sent once).
+
+    Its answer is ``(table, prompt_tokens)`` as :func:`parse_top` gives for chat.
+    """
+    kwargs: dict[str, Any] = {"prompt": prompt, "logprobs": k, "max_tokens": 1, "temperature": 0.0}
+    return _Call("text", kwargs, functools.partial(parse_text_top, model=model))
+
+
+def parse_text_top(data: dict[str, Any], *, model: str) -> tuple[dict[str, float], int]:
+    """The generated position's top log-probabilities of a completions answer, and the prompt length.
+
+    The legacy completions format lists, per generated token, a
+    ``{token text: log-probability}`` mapping; the chosen token itself is in
+    ``tokens`` / ``token_logprobs``. A provider that lists no generated token
+    (the answer ended at once) gives an empty table: nothing is known, no bound.
+
+    Examples
+    --------
+    >>> data = {"choices": [{"logprobs": {"tokens": [" A"], "token_logprobs": [-0.5],
+    ...          "top_logprobs": [{" A": -0.5, " B": -1.5}]}}], "usage": {"prompt_tokens": 12}}
+    >>> parse_text_top(data, model="m")
+    ({' A': -0.5, ' B': -1.5}, 12)
+    """
+    choices = data.get("choices") or []
+    if len(choices) != 1:
+        raise _Garbage(f"expected 1 choice, got {len(choices)}")
+    lp = choices[0].get("logprobs")
+    if not isinstance(lp, Mapping):
+        raise no_logprobs_error(model)
+    usage = data.get("usage") or {}
+    prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    tops = lp.get("top_logprobs")
+    tokens = lp.get("tokens") or []
+    values = lp.get("token_logprobs") or []
+    if tops is None:
+        raise no_logprobs_error(model)
+    if not tokens and not tops:
+        return {}, prompt_tokens
+    first = tops[0] if tops and isinstance(tops[0], Mapping) else {}
+    entries = list(first.items())
+    if tokens and values:
+        entries.append((tokens[0], values[0]))
+    table: dict[str, float] = {}
+    for token, value in entries:
+        if isinstance(token, str) and isinstance(value, (int, float)) and math.isfinite(value):
+            table[token] = max(float(value), table.get(token, -math.inf))
+    if not first:
+        raise no_logprobs_error(model)
+    return table, prompt_tokens
 
 
 def top_result(table: dict[str, float], prompt_tokens: int, cands: Sequence[str], *, prefixes: bool) -> tuple[list[float], list[int], float | None]:

@@ -5,7 +5,18 @@ How each request kind is answered
 Two routes, chosen per prompt by ``mode``:
 
 ``"completions"`` (plain-text prompts; the default for them under ``"auto"``)
-    Exact scoring by *echo*: the prompt followed by a candidate is sent to
+    *Top-k first* (``score_mode="topk"``, the default; :mod:`._api_topk`):
+    one request per prompt with ``logprobs=k, max_tokens=1`` and no echo, so
+    the prompt is billed once; candidates found among the top ``k`` first
+    tokens get their exact log-probability. Missing candidates are scored by
+    echo (below), all of a prompt or prefix group in one request, only when
+    they could matter by the engine's bound rule
+    (:func:`~folkscope.engine.tokens.missing_is_negligible`); otherwise they
+    are NaN with a bound, as on the chat route. ``k`` is ``top_logprobs``,
+    at most 5 on OpenAI's own endpoint (its limit for completions).
+
+    Exact scoring by *echo* (``score_mode="echo"``, every candidate, the
+    earlier behaviour and cache identity): the prompt followed by a candidate is sent to
     the text-completion endpoint with ``echo=True, logprobs=1,
     max_tokens=1``; the provider returns the log-probability of every
     prompt token, and the candidate's tokens are those whose text offset
@@ -46,30 +57,10 @@ that still work; an unknown model is assumed to, and a response without
 them raises :class:`~folkscope.errors.BackendError` naming the model), and
 whether it accepts an assistant prefill (``ChatPrompt.prefill``).
 
-Reliability
------------
-Requests run concurrently (``max_concurrency`` workers on an asyncio loop in
-a background thread), spaced to ``max_rpm`` requests per minute, and every
-completed answer is handed to the engine at once, so it reaches the result
-cache as it arrives; requests marked done are never sent. 429, timeouts,
-connection errors, 5xx and unreadable bodies are retried with exponential
-backoff and jitter, honouring ``Retry-After`` (seconds or an HTTP date);
-litellm's and the OpenAI client's own retries are off, so every retry is
-counted. A 4xx that cannot succeed (400, 401, 403, 404, 422) stops the run
-at once with a :class:`~folkscope.errors.BackendError` (or
-:class:`~folkscope.errors.ConfigError` for credentials); requests already in
-flight finish and are saved first, so a resumed run repeats none of them.
-
-Security
---------
-API keys come only from the environment: litellm's provider variables
-(``OPENAI_API_KEY``, ...), or a variable named by ``api_key_env``; no option
-takes a key, and the backend keeps none in its attributes (the HTTP clients
-hold it in memory, as any client must). No key reaches :meth:`~LiteLLMBackend.identity`,
-reprs, logs or error messages (messages are scrubbed of every secret-looking
-environment value). litellm's debug output is off, and the ``LiteLLM``,
-``openai``, ``httpx``/``httpx2`` and ``httpcore``/``httpcore2`` loggers are kept at WARNING unless the
-user configured them (``httpx`` logs URLs, which some providers put keys in).
+Reliability (retries, rate limits, answers saved as they arrive) is
+:mod:`._api_transport`'s; security (keys only from the environment, never in
+identities, logs or messages) is :mod:`._api_support`'s; what a step will
+cost is stated before it is sent (:mod:`._api_estimate`).
 
 Examples
 --------
@@ -87,6 +78,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from folkscope.engine.backends._api_billing import Billing
+from folkscope.engine.backends._api_estimate import DEFAULT_MAX_COST, CostGate, Estimate, estimate_requests
 from folkscope.engine.backends._api_support import (
     _COMPATIBLE,
     _NO_LOGPROBS_MODES,
@@ -97,6 +89,7 @@ from folkscope.engine.backends._api_support import (
     _check_int,
     _check_key_env,
     _check_mode,
+    _check_score_mode,
     _check_options,
     _check_prefill,
     _check_rpm,
@@ -107,8 +100,17 @@ from folkscope.engine.backends._api_support import (
     fallback_encoding,
     probe,
 )
+from folkscope.engine.backends._api_topk import TopRead, top_first_job
 from folkscope.engine.backends._api_transport import Transport
-from folkscope.engine.backends._api_wire import _Call, _Job, chat_fields, echo_calls, generation_call, parse_top, top_result
+from folkscope.engine.backends._api_wire import (
+    _Call,
+    _Job,
+    chat_fields,
+    echo_calls,
+    generation_call,
+    parse_top,
+    top_result,
+)
 from folkscope.engine.backends.base import Batches
 from folkscope.engine.ratelimit import RateLimiter, RetryPolicy
 from folkscope.engine.requests import (
@@ -128,6 +130,8 @@ from folkscope.errors import BackendError, ConfigError
 __all__ = ["APIBackendStats", "APICapabilities", "APITokenizer", "LiteLLMBackend"]
 
 log = logging.getLogger(__name__)
+#: OpenAI's largest ``logprobs`` on its own completions endpoint (OpenAI-compatible servers take ``top_logprobs``)
+_OPENAI_COMPLETIONS_MAX_LOGPROBS = 5
 
 
 # ---------------------------------------------------------------------- the backend
@@ -150,7 +154,17 @@ class LiteLLMBackend:
     timeout : float, default 60
         Seconds a request may take before it is abandoned (and retried).
     top_logprobs : int, default 20
-        ``k`` of chat scoring (1 to 20, OpenAI's maximum); larger ``k`` leaves fewer candidates unscored.
+        ``k`` of top-k scoring (1 to 20, OpenAI's chat maximum; at most 5 on OpenAI's own completions
+        endpoint); larger ``k`` leaves fewer candidates unscored or sent to echo.
+    score_mode : {"topk", "echo"}, default "topk"
+        Plain-text prompts: "topk" reads candidates from one top-k request per prompt and echoes only
+        those that could matter; "echo" scores every candidate by echo (the prompt billed once per
+        candidate; the cache identity of earlier versions). Chat prompts are always read from top-k.
+    max_cost : float, default 1.0
+        USD this backend may spend (already spent included) before a step asks for confirmation
+        on a terminal, or is refused without one (:mod:`._api_estimate`).
+    approve_cost : bool, default False
+        Never ask (``--yes``).
     mode : {"auto", "chat", "completions"}, default "auto"
         "auto": plain-text prompts by echo on the completions endpoint, chat
         prompts by chat completions. "chat": plain text goes as one user
@@ -194,6 +208,9 @@ class LiteLLMBackend:
         timeout: float = 60.0,
         top_logprobs: int = 20,
         mode: str = "auto",
+        score_mode: str = "topk",
+        max_cost: float = DEFAULT_MAX_COST,
+        approve_cost: bool = False,
         api_key_env: str | None = None,
         assistant_prefill: bool | None = None,
         backoff_base: float = 0.5,
@@ -218,6 +235,8 @@ class LiteLLMBackend:
         self.timeout = _check_seconds(timeout, "timeout")
         self.top_logprobs = _check_int(top_logprobs, "top_logprobs", 1, 20)
         self.mode = _check_mode(mode)
+        self.score_mode = _check_score_mode(score_mode)
+        self._gate = CostGate.checked(max_cost, approve_cost)
         self.api_key_env = _check_key_env(api_key_env)
         _check_prefill(assistant_prefill)
         self.litellm_options = _check_options(dict(litellm_options or {}))
@@ -237,6 +256,8 @@ class LiteLLMBackend:
             log.warning("%s", self._caps.scoring_modes)
         self._tokenizer = APITokenizer(self._model_name, None if self._caps.exact_token_counts else fallback_encoding(self._model_name))
         self._billing = Billing(self._litellm, model_name=self._model_name, provider=self._provider, stats=lambda: self.stats)
+        own_endpoint = self.api_base is None and self._provider in ("openai", "text-completion-openai")
+        self._text_k = min(self.top_logprobs, _OPENAI_COMPLETIONS_MAX_LOGPROBS) if own_endpoint else self.top_logprobs
         self._transport = Transport(  # the stats are read through the backend: a caller may replace them
             self._litellm, model=self.model, provider=self._provider, api_base=self.api_base, api_key_env=self.api_key_env,
             litellm_options=self.litellm_options, timeout=self.timeout, max_concurrency=self.max_concurrency,
@@ -244,15 +265,8 @@ class LiteLLMBackend:
         )
 
     @classmethod
-    def from_model(
-        cls,
-        model: Any,
-        *,
-        device: str | None = None,
-        dtype: str | None = None,
-        batch_tokens: int | None = None,
-        **options: Any,
-    ) -> LiteLLMBackend:
+    def from_model(cls, model: Any, *, device: str | None = None, dtype: str | None = None, batch_tokens: int | None = None,
+                   **options: Any) -> LiteLLMBackend:  # fmt: skip
         """Build from :meth:`Engine.from_model <folkscope.engine.Engine.from_model>` arguments.
 
         ``device`` and ``dtype`` must be None (the provider runs the model);
@@ -262,11 +276,8 @@ class LiteLLMBackend:
         """
         for param, value in (("device", device), ("dtype", dtype)):
             if value is not None:
-                raise ConfigError(
-                    f"{param}={value!r} means nothing for a web API (the provider runs the model); leave it unset",
-                    parameter=param,
-                    value=value,
-                )
+                raise ConfigError(f"{param}={value!r} means nothing for a web API (the provider runs the model); leave it unset",
+                                  parameter=param, value=value)  # fmt: skip
         if batch_tokens is not None:
             _check_int(batch_tokens, "batch_tokens", 1)
         own = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "litellm_options"}
@@ -279,7 +290,8 @@ class LiteLLMBackend:
         return self._caps
 
     def identity(self) -> dict[str, Any]:
-        return {
+        """What keys the result cache; ``score_mode="echo"`` keeps the identity of versions before top-k scoring."""
+        ident = {
             "backend": self.name,
             "model": {"name": self.model, "source": "api", "provider": self._provider},
             "api_base": self.api_base,
@@ -288,9 +300,12 @@ class LiteLLMBackend:
             "options": dict(sorted(self.litellm_options.items())),
             "scoring": SCORING_VERSION,
         }
+        if self.score_mode != "echo":  # the answers of plain-text prompts are read differently
+            ident["score_mode"] = self.score_mode
+        return ident
 
     def __repr__(self) -> str:
-        return f"LiteLLMBackend(model={self.model!r}, api_base={self.api_base!r}, mode={self.mode!r})"
+        return f"LiteLLMBackend(model={self.model!r}, api_base={self.api_base!r}, mode={self.mode!r}, score_mode={self.score_mode!r})"
 
     # ------------------------------------------------------------------ tokenizer-like helpers
     @property
@@ -375,8 +390,24 @@ class LiteLLMBackend:
             self.stats.missing_candidates += missing
             self.stats.marked_rows += 1
 
+    def _top_first_job(self, prompts: Sequence[str], cands: Sequence[str], *, next_token: bool, finish: Callable[[list[TopRead]], Any]) -> _Job:
+        """Top-k first for plain-text ``prompts`` (:func:`._api_topk.top_first_job`), counting echoed candidates and NaN marks."""
+
+        def counted(reads: list[TopRead]) -> Any:
+            for read in reads:
+                self._count_marks(read.logprobs)
+            return finish(reads)
+
+        def echoed(n: int) -> None:
+            self.stats.echo_candidates += n
+
+        return top_first_job(prompts, cands, k=self._text_k, model=self.model, next_token=next_token, finish=counted, echoed=echoed)
+
     def _score_parts(self, prompt: Prompt, cands: Sequence[str]) -> tuple[list[_Call], Callable[[list[Any]], ScoreResult]]:
         if self._route(prompt) == "text":
+            if self.score_mode == "topk":
+                job = self._top_first_job([prompt], cands, next_token=False, finish=lambda reads: reads[0].score_result())  # type: ignore[list-item]
+                return job.calls, job.assemble
             calls, flatten = echo_calls([(prompt, c) for c in cands], model=self.model)  # type: ignore[misc]
 
             def assemble(parts: list[Any]) -> ScoreResult:
@@ -396,6 +427,11 @@ class LiteLLMBackend:
 
     def _group_job(self, req: PrefixGroupRequest) -> _Job:
         prefix = req.prefix
+        if isinstance(prefix, str) and self._route(prefix) == "text" and self.score_mode == "topk":
+            return self._top_first_job(
+                [prefix + s for s in req.suffixes], req.candidates, next_token=False,
+                finish=lambda reads: PrefixGroupResult(tuple(r.score_result() for r in reads)),
+            )  # fmt: skip
         if isinstance(prefix, str) and self._route(prefix) == "text":
             items = [(prefix + s, c) for s in req.suffixes for c in req.candidates]
             calls, flatten = echo_calls(items, model=self.model)
@@ -433,6 +469,8 @@ class LiteLLMBackend:
         return _Job(calls, assemble_chat)
 
     def _next_token_job(self, req: NextTokenRequest) -> _Job:
+        if self._route(req.prompt) == "text" and self.score_mode == "topk":
+            return self._top_first_job([req.prompt], req.tokens, next_token=True, finish=lambda reads: reads[0].next_token_result())  # type: ignore[list-item]
         if self._route(req.prompt) == "text":
             calls, flatten = echo_calls([(req.prompt, t) for t in req.tokens], model=self.model)  # type: ignore[misc]
 
@@ -458,39 +496,45 @@ class LiteLLMBackend:
 
     # ------------------------------------------------------------------ the four request kinds
     def score(self, requests: Sequence[ScoreRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        requests = list(requests)
-        todo = self._todo(len(requests), done)
-        if not todo:
-            return
-        self._require_logprobs()
-        jobs = {}
-        for i in todo:
-            calls, assemble = self._score_parts(requests[i].prompt, requests[i].candidates)
-            jobs[i] = _Job(calls, assemble)
-        yield from self._transport.stream(jobs)
+        return self._send(requests, done, lambda r: _Job(*self._score_parts(r.prompt, r.candidates)), "scoring {:,} prompts")
 
     def score_groups(self, requests: Sequence[PrefixGroupRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        requests = list(requests)
-        todo = self._todo(len(requests), done)
-        if not todo:
-            return
-        self._require_logprobs()
-        yield from self._transport.stream({i: self._group_job(requests[i]) for i in todo})
+        return self._send(requests, done, self._group_job, "scoring {:,} prompt groups")
 
     def next_token(self, requests: Sequence[NextTokenRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        requests = list(requests)
-        todo = self._todo(len(requests), done)
-        if not todo:
-            return
-        self._require_logprobs()
-        yield from self._transport.stream({i: self._next_token_job(requests[i]) for i in todo})
+        return self._send(requests, done, self._next_token_job, "next-token scoring of {:,} prompts")
 
     def generate(self, requests: Sequence[GenerateRequest], *, done: Sequence[bool] | None = None) -> Batches:
+        return self._send(requests, done, self._generate_job, "generating for {:,} prompts", logprobs=False)
+
+    def _send(self, requests: Sequence[Any], done: Sequence[bool] | None, job: Callable[[Any], _Job], what: str, *,
+              logprobs: bool = True) -> Batches:  # fmt: skip
+        """The requests not marked done, checked (log-probabilities, cost) before any is sent, then streamed."""
         requests = list(requests)
         todo = self._todo(len(requests), done)
         if not todo:
             return
-        yield from self._transport.stream({i: self._generate_job(requests[i]) for i in todo})
+        if logprobs:
+            self._require_logprobs()
+        jobs = {i: job(requests[i]) for i in todo}
+        self._check_cost([requests[i] for i in todo], what.format(len(todo)))
+        yield from self._transport.stream(jobs)
+
+    # ------------------------------------------------------------------ cost before sending
+    def estimate(self, requests: Sequence[ScoreRequest | PrefixGroupRequest | NextTokenRequest | GenerateRequest]) -> Estimate:
+        """Requests, billed tokens and litellm's price of answering ``requests`` (:func:`._api_estimate.estimate_requests`)."""
+        return estimate_requests(
+            requests, render=self.render, count=lambda t: self._tokenizer.count(text=t),
+            text_route=lambda p: isinstance(p, str) and self._route(p) == "text", top_first=self.score_mode == "topk",
+            price=self._billing.price if self.stats.cost_known else None,
+        )  # fmt: skip
+
+    def _check_cost(self, requests: Sequence[Any], what: str) -> None:
+        """State the step's estimate; stop before sending when it would pass ``max_cost`` unapproved."""
+        if not requests:
+            return
+        spent = self.stats.cost_usd if self.stats.cost_known else 0.0
+        self._gate.check(self.estimate(requests), spent=spent, model=self.model, what=what)
 
     @staticmethod
     def _todo(n: int, done: Sequence[bool] | None) -> list[int]:
