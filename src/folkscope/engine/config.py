@@ -121,6 +121,12 @@ class EngineConfig:
     tensor_parallel_size: int | None = field(
         default=None, metadata=_meta("GPUs to shard the model across", "--tensor-parallel-size", group="vllm")
     )
+    window: int | None = field(
+        default=None,
+        metadata=_meta("transformers and fake backends: requests planned into batches together, in prompt order (default "
+                       "4096); with --data-parallel the unit of sharding, so a smaller window spreads a small run over more "
+                       "workers (other batches: last-bit differences from a run with another window)", "--plan-window"),
+    )  # fmt: skip
     data_parallel: int = field(
         default=1,
         metadata=_meta("local backends: copies of the model, one Ray worker each (one GPU each where there are GPUs), "
@@ -142,7 +148,7 @@ class EngineConfig:
             )
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"model must be a model handle (text), got {self.model!r}", parameter="model", value=self.model)
-        for name in ("batch_tokens", "max_rpm", "max_concurrency", "max_model_len", "tensor_parallel_size"):
+        for name in ("batch_tokens", "window", "max_rpm", "max_concurrency", "max_model_len", "tensor_parallel_size"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ConfigError(f"{self.flag(name)} must be >= 1, got {value}", parameter=name, value=value)
@@ -166,6 +172,9 @@ class EngineConfig:
         vllm = [name for name in given if name in VLLM_OPTIONS]
         if vllm and self.backend != "vllm":
             raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm", parameter=vllm[0])
+        if self.window is not None and self.backend == "vllm":
+            raise ConfigError("--plan-window applies to the transformers and fake backends (vLLM schedules its own batches)",
+                              parameter="window", value=self.window)  # fmt: skip
 
     def _check_data_parallel(self) -> None:
         """``--data-parallel`` is a whole number, for local backends, with Ray installed (checked here, before any data or model loads)."""
@@ -194,8 +203,9 @@ class EngineConfig:
         vllm = [name for name in given if name in VLLM_OPTIONS]
         if vllm:
             raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm, not to web API models", parameter=vllm[0])
-        if self.batch_tokens is not None:
-            raise ConfigError("--batch-tokens applies to local backends, not to web API models", parameter="batch_tokens")
+        for name in ("batch_tokens", "window"):
+            if getattr(self, name) is not None:
+                raise ConfigError(f"{self.flag(name)} applies to local backends, not to web API models", parameter=name)
 
     @classmethod
     def flag(cls, name: str) -> str:
@@ -204,7 +214,8 @@ class EngineConfig:
 
     def backend_options(self) -> dict[str, Any]:
         """The options this backend takes beyond model, device and dtype (only those that were set)."""
-        names: tuple[str, ...] = API_OPTIONS if self.backend == "litellm" else (("batch_tokens",) + (VLLM_OPTIONS if self.backend == "vllm" else ()))
+        names: tuple[str, ...] = (API_OPTIONS if self.backend == "litellm" else ("batch_tokens", *VLLM_OPTIONS) if self.backend == "vllm"
+                                  else ("batch_tokens", "window"))  # fmt: skip
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
     def to_dict(self) -> dict[str, Any]:

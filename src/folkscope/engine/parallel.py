@@ -14,9 +14,14 @@ deduplication, the result cache, progress and the per-batch writes. So
   engine, which persists it before asking for more: a rerun computes nothing;
 - progress (rows/s, ETA) is the engine's one bar, advanced by batches of
   every worker as they arrive;
-- answers are the workers' backends' answers, so with a deterministic
-  backend they are identical to one process's (a transformers model's can
-  differ in the last bits, as with any other batch composition).
+- answers are the workers' backends' answers. A tokenizing backend
+  (transformers, fake) plans its batches within windows of its sorted
+  requests (4,096 by default), so scoring is sharded by whole windows: each
+  worker plans the batches one process would, and the scores are identical
+  to the last bit. The price: a call with fewer windows than workers leaves
+  workers idle (the bundled tasks fit one window; the paper's 160,000-row
+  ACSIncome is about 80 windows). Generation is sharded by prompt and may
+  differ in the last bits, as with any other batch composition.
 
 Sharding
 --------
@@ -24,7 +29,8 @@ Requests are ordered by the text a tokenizing backend orders them by (the
 rendered prompt; a prefix group's rendered prefix and first suffix), so
 requests that share a prefix are neighbours, and cut into ``N`` contiguous
 shards of about equal size, each cut placed where neighbours share the
-shortest prefix (:func:`shard`). The cut is a pure function of the requests,
+shortest prefix (:func:`shard`), or at window boundaries for a tokenizing
+backend's scoring (above). The cut is a pure function of the requests,
 done ones included, so a resumed run shards as the first one did.
 
 Workers that die
@@ -96,12 +102,18 @@ def order_keys(requests: Sequence[Any], render: Any) -> list[str]:
     return [text(r.prefix) + r.suffixes[0] if isinstance(r, PrefixGroupRequest) else text(r.prompt) for r in requests]
 
 
-def shard(keys: Sequence[str], workers: int) -> list[list[int]]:
+def shard(keys: Sequence[str], workers: int, *, window: int | None = None) -> list[list[int]]:
     """Indices of ``keys`` in ``workers`` contiguous runs of their sorted order, cut where neighbours share least.
 
     Each cut lies within an eighth of a shard of the even split, at the pair
     of neighbours with the shortest common prefix (the nearest to the even
     split among equals), so requests sharing a prefix stay on one worker.
+
+    With ``window`` (a tokenizing backend plans its batches within windows of
+    that many requests of this order), the shards are whole windows instead,
+    split as evenly as windows allow: each worker then plans exactly the
+    batches one process would, so its answers are the same to the last bit.
+    Fewer windows than workers leave the extra workers idle.
 
     Examples
     --------
@@ -109,11 +121,17 @@ def shard(keys: Sequence[str], workers: int) -> list[list[int]]:
     [[1, 2], [0, 3]]
     >>> shard(["x"], 3)
     [[0], [], []]
+    >>> shard(["d", "c", "b", "a", "e"], 2, window=2)  # windows [a, b], [c, d], [e]
+    [[3, 2, 1, 0], [4]]
     """
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}", parameter="workers", value=workers)
     n = len(keys)
     order = sorted(range(n), key=lambda i: (keys[i], i))
+    if window is not None:
+        windows = -(-n // window)
+        cuts = [min(n, round(w * windows / workers) * window) for w in range(workers + 1)]
+        return [order[a:b] for a, b in zip(cuts, cuts[1:])]
     if n <= workers:
         return [order[w : w + 1] for w in range(workers)]
     slack = n // (8 * workers)
@@ -295,7 +313,10 @@ class ParallelBackend:
         answered = list(done) if done is not None else [False] * len(requests)
         if len(answered) != len(requests):
             raise ConfigError(f"done has {len(answered)} flags for {len(requests)} requests", parameter="done", value=len(answered))
-        shards = shard(order_keys(requests, self.local.render), self.size)
+        # a tokenizing backend plans batches within windows of its sorted requests: shard by whole windows, so every
+        # worker plans one process's batches and answers to the last bit (generation batches by length: no windows)
+        window = getattr(self.local, "window", None) if kind != GenerateRequest.kind else None
+        shards = shard(order_keys(requests, self.local.render), self.size, window=window)
         pending: dict[Any, int] = {}
 
         def submit(w: int) -> None:

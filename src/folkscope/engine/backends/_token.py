@@ -40,7 +40,10 @@ from folkscope.engine.requests import (
 from folkscope.engine.tokens import TokenizerLike, encode_continuations, encode_texts
 from folkscope.errors import ConfigError
 
-__all__ = ["Part", "Reads", "TokenBackend", "as_next_token"]
+__all__ = ["DEFAULT_WINDOW", "Part", "Reads", "TokenBackend", "as_next_token"]
+
+#: requests planned into batches together (in prompt order), unless a backend is given another ``window``
+DEFAULT_WINDOW = 4096
 
 #: positions read in a unit and the target token ids at each: ((position, (token, ...)), ...)
 Reads = tuple[tuple[int, tuple[int, ...]], ...]
@@ -78,7 +81,7 @@ class TokenBackend:
     #: what one more forward pass costs, in tokens run (see :func:`~folkscope.engine.batching.plan_batches`)
     pass_overhead = 48
 
-    def __init__(self, *, batch_tokens: int, share_prefixes: bool = True, window: int = 4096) -> None:
+    def __init__(self, *, batch_tokens: int, share_prefixes: bool = True, window: int = DEFAULT_WINDOW) -> None:
         self.budget = AdaptiveBudget(_check_positive(batch_tokens, "batch_tokens"))
         self.share_prefixes = bool(share_prefixes)
         self.window = _check_positive(window, "window")

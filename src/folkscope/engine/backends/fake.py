@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from folkscope.engine.backends._token import Reads, TokenBackend
+from folkscope.engine.backends._token import DEFAULT_WINDOW, Reads, TokenBackend
 from folkscope.engine.backends.base import stop_at
 from folkscope.engine.batching import Batch, Unit
 from folkscope.engine.requests import GenerateResult, GenerationSettings
@@ -159,7 +159,7 @@ class FakeBackend(TokenBackend):
         oom_above_tokens: int | None = None,
         batch_tokens: int | None = None,
         share_prefixes: bool = True,
-        window: int = 4096,
+        window: int = DEFAULT_WINDOW,
     ) -> None:
         super().__init__(batch_tokens=4096 if batch_tokens is None else batch_tokens, share_prefixes=share_prefixes, window=window)
         self.model_name = str(model)

@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 
 from folkscope._deps import require
-from folkscope.engine.backends._token import Reads, TokenBackend
+from folkscope.engine.backends._token import DEFAULT_WINDOW, Reads, TokenBackend
 from folkscope.engine.backends.base import stop_at
 from folkscope.engine.batching import Batch, Parent, Pass, Unit
 from folkscope.engine.devices import resolve_device, resolve_dtype
@@ -171,7 +171,7 @@ class HFBackend(TokenBackend):
         share_prefixes: bool = True,
         strategy: Literal["optimized", "naive"] = "optimized",
         attn_implementation: str = "sdpa",
-        window: int = 4096,
+        window: int = DEFAULT_WINDOW,
         self_check: bool = True,
     ) -> None:
         resolved = model if isinstance(model, ResolvedModel) else resolve_model(model)
@@ -212,7 +212,7 @@ class HFBackend(TokenBackend):
         share_prefixes: bool = True,
         strategy: Literal["optimized", "naive"] = "optimized",
         attn_implementation: str = "sdpa",
-        window: int = 4096,
+        window: int = DEFAULT_WINDOW,
         self_check: bool = True,
     ) -> None:
         if strategy not in ("optimized", "naive"):
@@ -260,7 +260,7 @@ class HFBackend(TokenBackend):
         return self._tokenizer
 
     def identity(self) -> dict[str, Any]:
-        return {
+        ident = {
             "backend": self.name,
             "model": self.resolved.identity(),
             "dtype": self.dtype,
@@ -268,6 +268,9 @@ class HFBackend(TokenBackend):
             "batch_tokens": self.planned_budget,
             "numerics": NUMERICS_VERSION,
         }
+        if self.window != DEFAULT_WINDOW:  # other windows plan other batches (last bits); the default keeps earlier caches
+            ident["window"] = self.window
+        return ident
 
     @property
     def model(self) -> Any:
