@@ -234,3 +234,13 @@ def test_module_examples():
     from folkscope.engine import parallel
 
     assert doctest.testmod(parallel).failed == 0
+
+
+def test_a_cpu_transformers_worker_gets_this_process_thread_count():
+    """Ray gives a worker one thread; a CPU matrix product sums differently with another count, so workers copy ours."""
+    torch = pytest.importorskip("torch")
+    from folkscope.engine.parallel import _torch_threads
+
+    assert _torch_threads(EngineConfig(model="default"), gpus_each=0) == torch.get_num_threads()
+    assert _torch_threads(EngineConfig(model="default"), gpus_each=1) is None  # a GPU worker: threads do not set its sums
+    assert _torch_threads(EngineConfig(model="fake", backend="fake"), gpus_each=0) is None

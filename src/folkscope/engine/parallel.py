@@ -41,7 +41,9 @@ again with every answer already received marked done; nothing that was
 persisted is recomputed and nothing is lost.
 
 Each worker takes one CPU and, where the cluster has GPUs (and ``--device``
-is not ``cpu``), one GPU (``tensor_parallel_size`` GPUs for vLLM).
+is not ``cpu``), one GPU (``tensor_parallel_size`` GPUs for vLLM). A
+transformers worker on CPU runs torch with this process's thread count,
+because CPU kernels sum in another order with another count.
 """
 
 from __future__ import annotations
@@ -147,7 +149,11 @@ def shard(keys: Sequence[str], workers: int, *, window: int | None = None) -> li
 class _Worker:
     """What runs inside one Ray actor: a backend built from the config, answering one shard batch by batch."""
 
-    def __init__(self, config: EngineConfig, fault: str | None = None) -> None:
+    def __init__(self, config: EngineConfig, fault: str | None = None, threads: int | None = None) -> None:
+        if threads is not None:  # CPU kernels split their sums by thread: one process's count, one process's last bits
+            import torch
+
+            torch.set_num_threads(threads)
         self.backend = _backend(config)
         self.fault = fault
         self._stream: Iterator[Any] | None = None
@@ -246,7 +252,7 @@ class ParallelBackend:
                 )  # fmt: skip
         actor = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=0, num_cpus=1, num_gpus=gpus_each)(_Worker)
         fault = os.environ.get(FAULT_ENV) or None
-        self._workers = [actor.remote(config, fault) for _ in range(self.size)]
+        self._workers = [actor.remote(config, fault, _torch_threads(config, gpus_each)) for _ in range(self.size)]
         try:
             identities = ray.get([w.identity.remote() for w in self._workers], timeout=timeout)
         except ray.exceptions.GetTimeoutError:
@@ -375,6 +381,24 @@ class ParallelBackend:
             self._ray.shutdown()
             self._owns_ray = False
         self.local.close()
+
+
+def _torch_threads(config: EngineConfig, gpus_each: int) -> int | None:
+    """The torch CPU threads of this process, for workers running a transformers model on CPU, else None.
+
+    Ray starts a worker with one CPU and one thread, and a CPU matrix product
+    sums in another order with another thread count: the same batch would
+    come out different in the last bits from one process's. So a CPU worker
+    uses this process's thread count (several workers on one machine then
+    share its cores: data parallelism across machines is what pays on CPU).
+    """
+    if config.backend != "transformers" or gpus_each:
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return int(torch.get_num_threads())
 
 
 def _cause(exc: Any) -> BaseException:

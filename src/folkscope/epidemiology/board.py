@@ -18,10 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from folkscope._json import read_json
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, run_metrics, slug
 from folkscope.report.figures import drawn_figure, plain_text, save_png, subplots_row
-from folkscope.runs import read_manifest
 
 __all__ = ["leaderboard"]
 
@@ -40,15 +38,8 @@ def _task_rows(folder: Path, metrics: dict[str, Any]) -> pd.DataFrame:
 
 def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> PartBoard:
     """The summary table, one table per dataset, and score bars, over the given epidemiology run folders."""
-    frames, notes = [], []
-    for folder in folders:
-        manifest = read_manifest(folder)
-        try:
-            metrics = read_json(folder / manifest.tables["metrics"]["file"])
-        except (OSError, ValueError, KeyError) as exc:
-            notes.append(f"{folder}: metrics unreadable ({type(exc).__name__}); rescore it with `folkscope rescore {folder}`")
-            continue
-        frames.append(_task_rows(folder, metrics))
+    runs, notes = run_metrics(folders)
+    frames = [_task_rows(run.folder, dict(run.metrics)) for run in runs]
     scores = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) else pd.DataFrame()
     if scores.empty:
         return PartBoard(notes=[*notes, "no epidemiology task was scored in these runs"])

@@ -15,9 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope._json import read_json
-from folkscope.report.board import BoardTable, PartBoard, slug
-from folkscope.runs import read_manifest
+from folkscope.report.board import BoardTable, PartBoard, run_metrics, slug
 
 __all__ = ["leaderboard"]
 
@@ -52,16 +50,10 @@ def _lead(frame: pd.DataFrame) -> str:
 def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> PartBoard:
     """One table per numeric dataset over the given run folders (no cross-run figure: each run page has its heatmap)."""
     by_dataset: dict[str, list[dict[str, Any]]] = {}
-    notes = []
-    for folder in folders:
-        manifest = read_manifest(folder)
-        try:
-            metrics = read_json(folder / manifest.tables["metrics"]["file"])
-        except (OSError, ValueError, KeyError) as exc:
-            notes.append(f"{folder}: metrics unreadable ({type(exc).__name__}); rescore it with `folkscope rescore {folder}`")
-            continue
-        dataset = str((metrics.get("config") or {}).get("dataset") or manifest.config.get("dataset") or "numeric")
-        by_dataset.setdefault(dataset, []).append(_row(folder, metrics))
+    runs, notes = run_metrics(folders)
+    for run in runs:
+        dataset = str((run.metrics.get("config") or {}).get("dataset") or run.manifest.config.get("dataset") or "numeric")
+        by_dataset.setdefault(dataset, []).append(_row(run.folder, dict(run.metrics)))
     tables = [
         BoardTable(part="numeric", key=slug(f"numeric-{dataset}"), title=dataset, frame=pd.DataFrame(rows), lead=_lead(pd.DataFrame(rows)),
                    intervals={t: (f"{t} low", f"{t} high") for t in _SUMMARIES.values()}, labels=("model", "prompt"),

@@ -12,7 +12,7 @@ matplotlib; the figure helpers import it when called (``pip install
 
 from __future__ import annotations
 
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, run_metrics, slug
 from folkscope.report.figures import drawn_figure, new_figure, plain_text, save_png, subplots_row
 from folkscope.report.leaderboard import Site, find_runs, write_leaderboard
 from folkscope.report.page import (
@@ -36,6 +36,7 @@ __all__ = [
     "BoardFigure",
     "BoardTable",
     "PartBoard",
+    "RunMetrics",
     "Site",
     "bullet_list",
     "config_footer",
@@ -50,6 +51,7 @@ __all__ = [
     "optional_figures",
     "plain_text",
     "render_page",
+    "run_metrics",
     "save_png",
     "section",
     "slug",

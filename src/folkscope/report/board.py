@@ -27,12 +27,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from folkscope._json import read_json
 from folkscope.errors import DataError
+from folkscope.runs import Manifest, read_manifest
 
-__all__ = ["BoardFigure", "BoardTable", "PartBoard", "slug"]
+__all__ = ["BoardFigure", "BoardTable", "PartBoard", "RunMetrics", "run_metrics", "slug"]
 
 def slug(text: str) -> str:
     """A file-name-safe key for ``text`` (lower case, runs of other characters as one ``-``).
@@ -110,3 +114,26 @@ class PartBoard:
     tables: Sequence[BoardTable] = ()
     figures: Sequence[BoardFigure] = ()
     notes: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """One run folder as a part's leaderboard reads it: where, its manifest and its ``metrics.json``."""
+
+    folder: Path
+    manifest: Manifest
+    metrics: Mapping[str, Any]
+
+
+def run_metrics(folders: Sequence[Path]) -> tuple[list[RunMetrics], list[str]]:
+    """Each folder's manifest and metrics, and one line per folder whose metrics cannot be read (it is left out, not fatal)."""
+    read, notes = [], []
+    for folder in folders:
+        manifest = read_manifest(folder)
+        try:
+            metrics = read_json(folder / manifest.tables["metrics"]["file"])
+        except (OSError, ValueError, KeyError) as exc:
+            notes.append(f"{folder}: metrics unreadable ({type(exc).__name__}); rescore it with `folkscope rescore {folder}`")
+            continue
+        read.append(RunMetrics(folder, manifest, metrics))
+    return read, notes

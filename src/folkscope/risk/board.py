@@ -20,12 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope._json import fingerprint, read_json
+from folkscope._json import fingerprint
 from folkscope.errors import DataError
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, run_metrics, slug
 from folkscope.report.figures import drawn_figure
 from folkscope.risk.evaluate import INTERVAL_METRICS, TABLE_COLUMNS
-from folkscope.runs import Manifest, read_manifest, read_table
+from folkscope.runs import Manifest, read_table
 
 __all__ = ["leaderboard"]
 
@@ -92,14 +92,8 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
         Draw the figures (needs matplotlib; without it they are left out with a note).
     """
     groups: dict[tuple[str, str], list[tuple[Path, Manifest, Mapping[str, Any]]]] = {}
-    notes: list[str] = []
-    for folder in folders:
-        manifest = read_manifest(folder)
-        try:
-            metrics = read_json(folder / manifest.tables["metrics"]["file"])
-        except (OSError, ValueError, KeyError) as exc:
-            notes.append(f"{folder}: metrics unreadable ({type(exc).__name__}); rescore it with `folkscope rescore {folder}`")
-            continue
+    runs, notes = run_metrics(folders)
+    for folder, manifest, metrics in ((r.folder, r.manifest, r.metrics) for r in runs):
         task = str((manifest.data or {}).get("task") or (manifest.config.get("task") or {}).get("name") or "task")
         rows_of = {k: v for k, v in (manifest.data or {}).items() if k not in ("population",)}
         groups.setdefault((task, fingerprint(rows_of)[:8]), []).append((folder, manifest, metrics))
@@ -134,7 +128,11 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
 
 def _figures(tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, Manifest, Mapping[str, Any]]]],
              site: Path) -> list[BoardFigure]:  # fmt: skip
-    from folkscope.risk.plots import plot_ece_auc, plot_overlaid_calibration, plot_score_histograms
+    from folkscope.risk.plots import (
+        plot_ece_auc,
+        plot_overlaid_calibration,
+        plot_score_histograms,
+    )
 
     out: list[BoardFigure] = []
     points = pd.concat([t.frame.assign(task=t.title) for t in tables], ignore_index=True)

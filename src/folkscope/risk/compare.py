@@ -22,25 +22,17 @@ from folkscope.metrics import GROUP_METRICS
 from folkscope.metrics._validation import check_binary
 from folkscope.report.matching import check_same_subject, match_units
 from folkscope.report.paired import Options, PairedMetric, PartComparison, metrics_json, paired_differences, top_moved
+from folkscope.risk.evaluate import GROUP_NAME, METRICS, TABLE_COLUMNS
 from folkscope.runs import read_manifest, read_table
 
 __all__ = ["compare_risk"]
 
+#: how each metric of the risk table reads (folkscope.report.paired.BETTER); names and titles are risk.evaluate's
+_BETTER = {"ece": "lower", "ece_quantile": "lower", "ece_equal_count": "lower", "brier": "lower", "log_loss": "lower",
+           "roc_auc": "higher", "accuracy": "higher", "balanced_accuracy": "higher", "tpr": "higher", "fpr": "lower",
+           "confidence_bias": "zero", "sce": "zero"}  # fmt: skip
 #: metrics.json key -> (GROUP_METRICS name, title, better), in the risk table's order
-RISK_METRICS: dict[str, tuple[str, str, str]] = {
-    "ece": ("ece", "ECE", "lower"),
-    "ece_quantile": ("ece_quantile", "ECE (quantile)", "lower"),
-    "ece_equal_count": ("ece_equal_count", "ECE (equal count)", "lower"),
-    "brier": ("brier_score", "Brier", "lower"),
-    "log_loss": ("log_loss", "Log loss", "lower"),
-    "roc_auc": ("roc_auc", "AUC", "higher"),
-    "accuracy": ("accuracy", "Accuracy", "higher"),
-    "balanced_accuracy": ("balanced_accuracy", "Balanced accuracy", "higher"),
-    "tpr": ("tpr", "TPR", "higher"),
-    "fpr": ("fpr", "FPR", "lower"),
-    "confidence_bias": ("confidence_bias", "Confidence bias", "zero"),
-    "sce": ("sce", "SCE", "zero"),
-}
+RISK_METRICS: dict[str, tuple[str, str, str]] = {m: (GROUP_NAME[m], TABLE_COLUMNS[m], _BETTER[m]) for m in METRICS}
 
 
 def _risk_task(config: dict[str, Any]) -> Any:

@@ -34,6 +34,7 @@ from folkscope._json import to_jsonable
 from folkscope.metrics._validation import check_binary, check_number
 
 __all__ = [
+    "GROUP_NAME",
     "INTERVAL_METRICS",
     "METRICS",
     "SCHEMA",
@@ -75,7 +76,7 @@ _OVERALL: dict[str, Callable[..., float]] = {
 #: Every metric reported overall and per group, in report order.
 METRICS: tuple[str, ...] = tuple(_OVERALL)
 #: Our key -> the name used by :data:`folkscope.metrics.GROUP_METRICS`.
-_GROUP_NAME = {m: ("brier_score" if m == "brier" else m) for m in METRICS}
+GROUP_NAME = {m: ("brier_score" if m == "brier" else m) for m in METRICS}
 #: Metrics that get a bootstrap interval.
 INTERVAL_METRICS: tuple[str, ...] = ("ece", "brier", "roc_auc", "accuracy")
 #: Metric key -> column title of the comparison table (paper table 1).
@@ -252,7 +253,7 @@ def _intervals(y: Any, p: Any, w: Any, threshold: float, n_bins: int, n_bootstra
     for name in INTERVAL_METRICS:
         # GROUP_METRICS are the library's metrics on arrays validated once (above, by
         # _overall on the same rows); counts * w stays finite and >= 0
-        fn = fm.GROUP_METRICS[_GROUP_NAME[name]]
+        fn = fm.GROUP_METRICS[GROUP_NAME[name]]
 
         def metric(idx: Any, fn: Callable[..., float] = fn) -> float:
             counts = np.bincount(idx, minlength=n).astype(np.float64)
@@ -289,7 +290,7 @@ def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: i
     rng = np.random.default_rng([seed, 1])  # its own stream: the overall intervals keep theirs
     n = len(y)
     draws = {m: np.full((n_bootstrap, len(codes)), np.nan) for m in GROUP_INTERVAL_METRICS}
-    fns = {m: fm.GROUP_METRICS[_GROUP_NAME[m]] for m in GROUP_INTERVAL_METRICS}
+    fns = {m: fm.GROUP_METRICS[GROUP_NAME[m]] for m in GROUP_INTERVAL_METRICS}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # counted below instead
         for b in range(n_bootstrap):
@@ -347,11 +348,11 @@ def _groups(col: str, y_all: Any, p_all: Any, w_all: Any, g_all: Any, threshold:
             "n_negative": int(row["n_negative"]), "prevalence": row["prevalence"],
             "mean_score": row["mean_score"],
         }
-        entry.update({m: row[_GROUP_NAME[m]] for m in METRICS})
+        entry.update({m: row[GROUP_NAME[m]] for m in METRICS})
         entry["score_summary"] = (_summary(p_all[sel], None if w_all is None else w_all[sel])
                                   if sel.any() else None)
         rows.append(entry)
-    ours = {v: k for k, v in _GROUP_NAME.items()}
+    ours = {v: k for k, v in GROUP_NAME.items()}
     for code, metric in res.undefined:
         if code != "__all__":
             undefined.append({"weighting": weighting, "scope": col, "group": names[code],
