@@ -127,7 +127,17 @@ def test_a_damaged_run_is_listed_not_fatal(results: Path, tmp_path: Path) -> Non
     (copy / ".run.staging" / "manifest.json").write_text("{}")
     site = write_leaderboard(copy, draw=False)
     assert site.runs_by_part == {"numeric": 1}
-    assert len(site.notes) == 2 and "bad" in site.notes[0] and "matplotlib" in site.notes[1]
+    assert len(site.notes) == 1 and "bad" in site.notes[0]  # figures were asked off, so no note about matplotlib
+
+
+def test_without_matplotlib_the_site_says_so_and_keeps_every_table(results: Path, tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    site = write_leaderboard(results, tmp_path / "site")
+    assert not site.figures and any("matplotlib is not installed" in n for n in site.notes)
+    assert {t.key for t in site.tables} >= {"risk-nistincome", "numeric-colors", "epidemiology-summary"}
 
 
 def test_the_site_folder_is_not_scanned_as_runs(site, results: Path) -> None:
@@ -230,3 +240,18 @@ def test_compare_the_two_risk_runs_of_the_site(results: Path, tmp_path: Path, ca
     assert auc["a"] == pytest.approx(metrics[0]) and auc["difference"] == pytest.approx(metrics[1] - metrics[0])
     assert auc["low"] <= auc["difference"] <= auc["high"]
     assert printed.startswith("B's AUC is") and "shared rows" in printed.splitlines()[0]
+
+
+def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> None:
+    """Two likelihood runs read out differently are two rows; a task no answer could score is counted, not averaged."""
+    from folkscope.epidemiology.board import _summary, _task_rows
+
+    def metrics(readout: str, scores: list[float]) -> dict:
+        rows = [{"task": f"t{i}", "score": s, "score_low": s, "score_high": s, "distance": 0.1, "mean_baseline": 0.2,
+                 "worst": 0.5, "best": 0.01, "dataset": "d", "dimension": "low"} for i, s in enumerate(scores)]  # fmt: skip
+        return {"model": "m", "mode": "likelihood", "config": {"mode": "likelihood", "likelihood_readout": readout}, "scores": rows}
+
+    frame = pd.concat([_task_rows(Path("a"), metrics("argmax", [float("nan"), 4.0])), _task_rows(Path("b"), metrics("expected", [1.0, 3.0]))])
+    summary = _summary(frame).frame.set_index("mode")
+    assert summary.loc["likelihood", "mean score"] == 4.0 and summary.loc["likelihood", "unscored"] == 1
+    assert summary.loc["likelihood (expected)", "mean score"] == 2.0 and summary.loc["likelihood (expected)", "tasks"] == 2

@@ -26,7 +26,10 @@ __all__ = ["leaderboard"]
 
 def _task_rows(folder: Path, metrics: dict[str, Any]) -> pd.DataFrame:
     config = metrics.get("config") or {}
-    mode = str(metrics.get("mode") or config.get("mode") or "qa") + (" (chat)" if config.get("chat") else "")
+    mode = str(metrics.get("mode") or config.get("mode") or "qa")
+    if mode == "likelihood" and config.get("likelihood_readout", "argmax") != "argmax":
+        mode += f" ({config['likelihood_readout']})"  # another readout of the same answers: another row
+    mode += " (chat)" if config.get("chat") else ""
     scores = pd.DataFrame(metrics.get("scores") or [])
     if scores.empty:
         return scores
@@ -69,7 +72,8 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
 def _summary(scores: pd.DataFrame) -> BoardTable:
     """Mean score per (model, mode) overall, per dimension and per dataset."""
     keys = ["model", "mode"]
-    out = scores.groupby(keys, sort=True).agg(tasks=("score", "size"), mean=("score", "mean")).rename(columns={"mean": "mean score"})
+    out = scores.groupby(keys, sort=True).agg(tasks=("score", "count"), unscored=("score", lambda v: int(v.isna().sum())),
+                                              mean=("score", "mean")).rename(columns={"mean": "mean score"})  # fmt: skip
     for name, column in (("dimension", "dimension"), ("dataset", "dataset")):
         wide = scores.pivot_table(index=keys, columns=column, values="score", aggfunc="mean")
         wide.columns = [f"{value} ({'dim' if name == 'dimension' else 'data'})" for value in wide.columns]
@@ -80,7 +84,8 @@ def _summary(scores: pd.DataFrame) -> BoardTable:
             if best is not None else "")  # fmt: skip
     return BoardTable(part="epidemiology", key="epidemiology-summary", title="Mean score by dataset and dimension", frame=frame, lead=lead,
                       labels=tuple(keys), about="Mean 0-100 score of the tasks in each dataset (data) and dimension (dim: "
-                      "low = one condition, high = 2-5 conditions); n/a where the model ran no task there.")  # fmt: skip
+                      "low = one condition, high = 2-5 conditions) over the tasks scored (unscored: every answer unreadable, "
+                      "or 0% for every answer of a condition); n/a where the model ran no task there.")  # fmt: skip
 
 
 def _plot_scores(summary: pd.DataFrame, path: Path) -> Any:

@@ -160,8 +160,9 @@ def write_leaderboard(results_dir: str | os.PathLike[str], output: str | os.Path
     runs, problems = find_runs(root, skip=[site])
     site.mkdir(parents=True, exist_ok=True)
     (site / _SITE_MARK).touch()
+    missing_plots = importlib.util.find_spec("matplotlib") is None
     if draw is None:
-        draw = importlib.util.find_spec("matplotlib") is not None
+        draw = not missing_plots
     boards: dict[str, PartBoard] = {}
     for name, folders in runs.items():
         boards[name] = PARTS[name].load("leaderboard")(sorted(folders), site=site, draw=draw)
@@ -170,7 +171,7 @@ def write_leaderboard(results_dir: str | os.PathLike[str], output: str | os.Path
     if len(set(keys)) != len(keys):
         raise DataError(f"two leaderboard tables share a key: {sorted({k for k in keys if keys.count(k) > 1})}")
     notes = [*problems, *(n for b in boards.values() for n in b.notes)]
-    if not draw:
+    if not draw and missing_plots:
         notes.append("No figures: matplotlib is not installed (pip install 'folkscope[plots]'); the tables are complete.")
     files = _write_tables(site, tables)
     figures = [f for b in boards.values() for f in b.figures]
