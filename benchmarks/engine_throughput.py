@@ -35,6 +35,7 @@ Usage::
     python benchmarks/engine_throughput.py                      # default model, CPU
     python benchmarks/engine_throughput.py --tiny --rows 64     # random-init tiny Llama (CI)
     python benchmarks/engine_throughput.py --device cuda --random-init llama3-8b --rows 2000
+    python benchmarks/engine_throughput.py --device cuda --random-init smollm2-135m --rows 2000
 """
 
 from __future__ import annotations
@@ -177,11 +178,11 @@ def build_backend(args: argparse.Namespace, rows: list[str]) -> tuple[Any, str, 
 
     common = {"device": args.device, "batch_tokens": args.batch_tokens}
     if args.random_init or args.tiny:
-        from folkscope.testing import LLAMA3_8B, build_random_model, train_tokenizer
+        from folkscope.testing import LLAMA3_8B, SMOLLM2_135M, build_random_model, train_tokenizer
 
         texts = [DESCRIPTION + r + q + f" {a}\n" for r in rows[:400] for q in orderings() for a in "AB"]
         tokenizer = train_tokenizer(texts, vocab_size=2000)
-        config = dict(LLAMA3_8B) if args.random_init == "llama3-8b" else {}
+        config = dict({"llama3-8b": LLAMA3_8B, "smollm2-135m": SMOLLM2_135M}.get(args.random_init or "", {}))
         if args.layers:
             config["num_hidden_layers"] = args.layers
         dtype = args.dtype or ("bfloat16" if args.device.startswith("cuda") else "float32")
@@ -210,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--naive-batch-tokens", type=int, default=None,
                         help="the naive path's budget in padded tokens (default: --batch-tokens; its full logits make "
                              "it faster at smaller budgets on CPU, e.g. 2048)")
-    parser.add_argument("--random-init", choices=["llama3-8b"], default=None, help="random-initialised model of this shape")
+    parser.add_argument("--random-init", choices=["llama3-8b", "smollm2-135m"], default=None,
+                        help="random-initialised model of this shape (smollm2-135m: the default model's, without its weights)")
     parser.add_argument("--tiny", action="store_true", help="random-initialised tiny Llama (CPU, for CI)")
     parser.add_argument("--layers", type=int, default=None, help="override the random-init model's layer count (smoke tests)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="peak FLOP/s of the device, for MFU")

@@ -28,7 +28,7 @@ True
 """
 
 from folkscope.testing.faults import FAULT_KINDS, PERMANENT_FAULTS, TRANSIENT_FAULTS, FaultPlan, body_key
-from folkscope.testing.models import LLAMA3_8B, build_random_model, sample_sentences, train_tokenizer
+from folkscope.testing.models import LLAMA3_8B, SMOLLM2_135M, build_random_model, sample_sentences, train_tokenizer
 from folkscope.testing.openai_server import LocalOpenAIServer
 from folkscope.testing.sources import FakeSource, ProbabilitySource, TransformersSource
 
@@ -36,6 +36,7 @@ __all__ = [
     "FAULT_KINDS",
     "LLAMA3_8B",
     "PERMANENT_FAULTS",
+    "SMOLLM2_135M",
     "TRANSIENT_FAULTS",
     "FakeSource",
     "FaultPlan",

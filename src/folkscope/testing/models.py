@@ -22,7 +22,7 @@ from typing import Any
 from folkscope._deps import require
 from folkscope.errors import ConfigError
 
-__all__ = ["LLAMA3_8B", "build_random_model", "sample_sentences", "train_tokenizer"]
+__all__ = ["LLAMA3_8B", "SMOLLM2_135M", "build_random_model", "sample_sentences", "train_tokenizer"]
 
 #: Llama-3-8B's shape (weights are random; only the cost is real)
 LLAMA3_8B: dict[str, Any] = {
@@ -33,6 +33,19 @@ LLAMA3_8B: dict[str, Any] = {
     "num_key_value_heads": 8,
     "vocab_size": 128256,
     "rope_theta": 500000.0,
+    "max_position_embeddings": 8192,
+    "rms_norm_eps": 1e-5,
+}
+
+#: SmolLM2-135M's shape, the default model's (random weights: its cost on a GPU without its GGUF file)
+SMOLLM2_135M: dict[str, Any] = {
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "vocab_size": 49152,
+    "rope_theta": 100000.0,
     "max_position_embeddings": 8192,
     "rms_norm_eps": 1e-5,
 }
