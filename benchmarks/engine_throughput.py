@@ -218,6 +218,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peak-tflops", type=float, default=None, help="peak FLOP/s of the device, for MFU")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--repeats", type=int, default=1, help="time each path this many times (alternating), keep the fastest")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="after timing, run the optimised path once more under torch.profiler and print its N "
+                             "most expensive operators (device time on a GPU, CPU time otherwise): where the time goes")
     args = parser.parse_args(argv)
     args.naive_batch_tokens = args.naive_batch_tokens or args.batch_tokens
 
@@ -295,6 +298,28 @@ def main(argv: list[str] | None = None) -> None:
                   f"(2 x {n_params / 1e9:.2f}B params x {tokens} tokens / ({secs:.2f} s x {peak / 1e12:.0f} TFLOP/s))")  # fmt: skip
     if cuda:
         print(f"  peak GPU memory              naive {mem_naive / 2**30:.2f} GiB, optimised {mem_opt / 2**30:.2f} GiB")
+    if args.profile:
+        print_profile(lambda: optimized.score_groups(groups), cuda=cuda, top=args.profile)
+
+
+def print_profile(fn: Any, *, cuda: bool, top: int) -> None:
+    """Run ``fn`` once under torch.profiler; print wall time, busy device time and the ``top`` operators by self time."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    t0 = time.perf_counter()
+    with profile(activities=activities) as prof:
+        fn()
+        if cuda:
+            torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    events = prof.key_averages()
+    key = "self_device_time_total" if cuda else "self_cpu_time_total"
+    busy = sum(getattr(e, key) for e in events) / 1e6
+    print(f"  profile (optimised, once)    wall {wall:.2f} s under the profiler; {'device' if cuda else 'CPU'} busy "
+          f"{busy:.2f} s ({busy / wall:.0%} of wall)")  # fmt: skip
+    print(events.table(sort_by=key, row_limit=top, max_name_column_width=60))
 
 
 if __name__ == "__main__":
