@@ -25,10 +25,10 @@ import pandas as pd
 
 from folkscope.errors import DataError
 
-__all__ = ["CANDIDATE_COLUMNS", "DEFAULT_REFERENCE", "ICNALE_REFERENCE", "RACE_GENDER_GROUPS", "CandidateSet"]
+__all__ = ["CANDIDATE_COLUMNS", "DEFAULT_REFERENCE", "ICNALE_REFERENCE", "RACE_GENDER_GROUPS", "CandidateSet", "check_balanced"]
 
-#: the columns of :attr:`CandidateSet.frame`, in this order
-CANDIDATE_COLUMNS = ("candidate_id", "group", "qualified", "name", "text")
+#: the columns of :attr:`CandidateSet.frame`, in this order (``item`` may be left out of a frame given: it is then "")
+CANDIDATE_COLUMNS = ("candidate_id", "group", "qualified", "name", "text", "item")
 #: race x gender groups of the resume tasks, in the order candidates are listed
 RACE_GENDER_GROUPS = (
     "White men", "White women", "Black men", "Black women",
@@ -59,7 +59,13 @@ class CandidateSet:
         One row per candidate, columns exactly :data:`CANDIDATE_COLUMNS`:
         ``candidate_id`` (str, unique), ``group`` (str, non-empty),
         ``qualified`` (0/1), ``name`` (str, "" when there is none), ``text``
-        (str, what the model reads). Stored as a normalised copy.
+        (str, what the model reads) and ``item`` (str: what the text is apart
+        from the name, such as ``"resume-3"``; "" when the text is the
+        candidate's own, as an essay or a survey row is). Candidates with items
+        are a crossed design: every group must hold the same items, so that a
+        gap between groups cannot come from the items (checked by
+        :meth:`check_balanced`). ``item`` may be left out (all ""). Stored as a
+        normalised copy.
     provenance : dict of str to str
         Where the candidates came from: source, licence, citation, path read
         and the sampling settings, so a run records what it measured.
@@ -109,12 +115,57 @@ class CandidateSet:
         """The distinct group labels, sorted."""
         return sorted(self.frame["group"].unique().tolist())
 
+    def check_balanced(self) -> None:
+        """Refuse (one line) a crossed design whose groups do not hold the same items; see :func:`check_balanced`."""
+        check_balanced(self.frame, f"candidate set {self.task}/{self.subtask}")
+
+
+def check_balanced(frame: pd.DataFrame, where: str = "candidates") -> None:
+    """Every group holds the same multiset of items, or a DataError naming two groups that differ.
+
+    When groups hold different resumes, a gap between groups is a gap
+    between resumes as much as between names: group and item are confounded
+    and no metric can tell them apart. Candidates without items (all "") are
+    not a crossed design and pass.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"group": ["x", "x", "y", "y"], "item": ["r0", "r1", "r1", "r0"]})
+    >>> check_balanced(frame)
+    >>> check_balanced(frame.assign(item=["r0", "r1", "r1", "r2"]))
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.DataError: candidates: group 'x' holds items r0, r1 but group 'y' holds r1, r2; every group must hold the same items (resumes), or group and item are confounded
+    """
+    items = frame["item"].astype(str) if "item" in frame else pd.Series("", index=frame.index)
+    if not (items != "").any():
+        return
+    if (items == "").any():
+        raise DataError(f"{where}: {int((items == '').sum())} candidate(s) have no item while others do; give every "
+                        "candidate its item, or none")  # fmt: skip
+    held = {str(g): sorted(part.tolist()) for g, part in items.groupby(frame["group"].astype(str), sort=True)}
+    (first, want), *rest = held.items()
+    for group, got in rest:
+        if got != want:
+            raise DataError(f"{where}: group {first!r} holds items {_items(want)} but group {group!r} holds {_items(got)}; "
+                            "every group must hold the same items (resumes), or group and item are confounded")  # fmt: skip
+
+
+def _items(items: list[str]) -> str:
+    """A multiset of items, short: ``r0, r1 x2``, the first few only."""
+    counts = pd.Series(items).value_counts(sort=False).sort_index()
+    shown = [f"{item}" + (f" x{n}" if n > 1 else "") for item, n in counts.items()]
+    return ", ".join(shown[:6]) + (f", ... ({len(shown)} in all)" if len(shown) > 6 else "")
+
 
 def _checked_frame(frame: Any, where: str) -> pd.DataFrame:
     """A normalised copy of a candidate table, or a DataError naming the first problem."""
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"{where}: frame must be a pandas DataFrame, got {type(frame).__name__}")
     columns = [str(c) for c in frame.columns]
+    if "item" not in columns:
+        frame = frame.assign(item="")
+        columns.append("item")
     missing = [c for c in CANDIDATE_COLUMNS if c not in columns]
     extra = [c for c in columns if c not in CANDIDATE_COLUMNS]
     if missing or extra or len(columns) != len(set(columns)):
@@ -123,7 +174,7 @@ def _checked_frame(frame: Any, where: str) -> pd.DataFrame:
     if frame.empty:
         raise DataError(f"{where}: no candidates; a candidate set needs at least one row")
     out = pd.DataFrame(index=pd.RangeIndex(len(frame)))
-    for column in ("candidate_id", "group", "name", "text"):
+    for column in ("candidate_id", "group", "name", "text", "item"):
         values = frame[column].reset_index(drop=True)
         if values.isna().any():
             raise DataError(f"{where}: {int(values.isna().sum())} missing value(s) in {column!r}; use '' for an empty name or text")

@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from folkscope.allocation.candidates import check_balanced
 from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning
 from folkscope.metrics import (
     allocation_gaps,
@@ -48,20 +49,65 @@ def draw_pools(frame: pd.DataFrame, *, rounds: int, pool_size: int | None = None
 
     ``pool_size=None`` draws one candidate of every group per round;
     otherwise ``pool_size`` distinct candidates uniformly.
+
+    When the candidates carry items (``item``: the resume under the name,
+    see :class:`~folkscope.allocation.CandidateSet`), every group must hold
+    the same items (else a DataError: group and item would be confounded),
+    and one-per-group pools keep that balance. Each group's candidates are
+    lined up the same way (the first of every item, then the second ...), so
+    place ``p`` holds the same item in every group; rounds come in blocks of
+    ``m`` (the candidates per group, fewer in a last, shorter block) that use
+    the same ``m`` consecutive places for every group, rotated by a seeded
+    offset per group so that a pool mixes them. Over any number of rounds,
+    every group meets exactly the same items equally often; when every item
+    is held equally often and there are no more groups than items (8 names
+    per group on Bloomberg's 8 resumes), each pool holds as many different
+    items as groups, the audit's design.
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ConfigError(f"rounds must be an integer >= 1, got {rounds!r}", parameter="rounds", value=rounds)
     rng = np.random.default_rng(seed)
     ids = frame["candidate_id"].to_numpy()
+    crossed = "item" in frame and bool((frame["item"].astype(str) != "").any())
+    if crossed:
+        check_balanced(frame)
     if pool_size is None:
-        members = [ids[(frame["group"] == g).to_numpy()] for g in sorted(frame["group"].unique())]
-        chosen = np.column_stack([m[rng.integers(0, len(m), size=rounds)] for m in members])
+        groups = sorted(frame["group"].unique())
+        if crossed:
+            items = frame["item"].astype(str)
+            lined = frame.assign(_nth=items.groupby(frame["group"]).cumcount(), _item=items)
+            lined = lined.sort_values(["group", "_nth", "_item"], kind="stable")
+            members = [lined.loc[lined["group"] == g, "candidate_id"].to_numpy() for g in groups]
+            places = _balanced_places(len(members[0]), len(groups), rounds, rng)
+            chosen = np.column_stack([m[places[:, g]] for g, m in enumerate(members)])
+        else:
+            members = [ids[(frame["group"] == g).to_numpy()] for g in groups]
+            chosen = np.column_stack([m[rng.integers(0, len(m), size=rounds)] for m in members])
     else:
         if not 2 <= pool_size <= len(ids):
             raise ConfigError(f"pool_size must be between 2 and the {len(ids)} candidates, got {pool_size}",
                               parameter="pool_size", value=pool_size)  # fmt: skip
         chosen = np.stack([rng.choice(ids, size=pool_size, replace=False) for _ in range(rounds)])
     return pd.DataFrame({"pool": np.repeat(np.arange(rounds), chosen.shape[1]), "candidate_id": chosen.ravel()})
+
+
+def _balanced_places(per_group: int, n_groups: int, rounds: int, rng: np.random.Generator) -> np.ndarray:
+    """(rounds, n_groups) places in 0..per_group-1 such that every group gets the same multiset of places.
+
+    A block of ``m`` rounds starts at a seeded place ``s`` and gives group
+    ``g`` in its round ``i`` place ``s + (i + offset_g) % m`` (mod
+    ``per_group``; offsets seeded): every group takes each of the block's
+    ``m`` places once.
+    """
+    out = np.empty((rounds, n_groups), dtype=np.int64)
+    done = 0
+    while done < rounds:
+        m = min(per_group, rounds - done)
+        start = int(rng.integers(0, per_group))
+        offsets = rng.permutation(n_groups)
+        out[done:done + m] = (start + (np.arange(m)[:, None] + offsets[None, :]) % m) % per_group
+        done += m
+    return out
 
 
 def selection_table(scored: pd.DataFrame, *, reference: str, k_max: int = 5) -> pd.DataFrame:

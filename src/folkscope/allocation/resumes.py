@@ -109,12 +109,15 @@ def bloomberg_resumes(job: str, *, names_per_group: int = 4, seed: int = 0) -> C
     design, so any systematic gap between groups comes from the names. Per
     group, ``names_per_group`` distinct names are drawn (seeded) from its 100
     names (Bloomberg's race codes W/B/A/H, men and women files; shown in
-    title case). Candidate ``j`` of the group at position ``g`` of
-    :data:`RACE_GENDER_GROUPS` gets resume ``(j + g) % 8``: the ``j``-th
-    candidates of the 8 groups hold 8 different resumes (one pool of the
-    audit's design), and over ``j`` every group meets every resume equally
-    often when ``names_per_group`` is a multiple of 8 (at most once more
-    otherwise). Everyone is qualified (``qualified = 1``).
+    title case). Candidate ``j`` of every group gets resume ``j % 8`` (its
+    ``item``, ``"resume-<r>"``): every group holds the same resumes, each
+    under a name of every group, so group and resume are never confounded,
+    whatever ``names_per_group`` is (with fewer than 8 names per group, only
+    the first ``names_per_group`` resumes are used). Pools drawn by
+    :func:`~folkscope.allocation.draw_pools` keep the balance: over the
+    rounds, every group meets the same resumes equally often, and with 8 or
+    more names per group a pool of 8 holds 8 different resumes, one name of
+    every group each, as in the audit. Everyone is qualified (``qualified = 1``).
 
     Parameters
     ----------
@@ -152,14 +155,14 @@ def bloomberg_resumes(job: str, *, names_per_group: int = 4, seed: int = 0) -> C
     resumes = list(entry["resumes"])
     files = {"men": _bundled("top_mens_names.json"), "women": _bundled("top_womens_names.json")}
     rows = []
-    for g, group in enumerate(RACE_GENDER_GROUPS):
+    for group in RACE_GENDER_GROUPS:
         race, gender = group.split(" ")
         code = next(c for c, label in _RACES.items() if label == race)
         names = files[gender][code]
         for j, pick in enumerate(rng.choice(len(names), size=n, replace=False)):
             name = _title(names[int(pick)])
-            r = (j + g) % len(resumes)
-            rows.append((f"{_slug(job)}/{group}/{j}/resume-{r}", group, 1, name, _fill_name(resumes[r], name)))
+            r = j % len(resumes)
+            rows.append((f"{_slug(job)}/{group}/{j}/resume-{r}", group, 1, name, _fill_name(resumes[r], name), f"resume-{r}"))
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     provenance = {
         "source": "Bloomberg 2024 GPT hiring audit: names, resumes and job descriptions (bundled with folkscope)",
@@ -170,7 +173,7 @@ def bloomberg_resumes(job: str, *, names_per_group: int = 4, seed: int = 0) -> C
         "job_url": str(entry.get("jd_url", "")),
         "names_per_group": str(n),
         "seed": str(seed),
-        "design": "8 equally qualified resumes; candidate j of group g gets resume (j + g) % 8",
+        "design": "8 equally qualified resumes; candidate j of every group gets resume j % 8 (every group holds the same resumes)",
     }
     return CandidateSet("resumes", job, str(entry["jd"]), frame, provenance)
 
@@ -326,7 +329,8 @@ def rabbi_resumes(folder: str | Path, job: str, *, names_per_group: int = 4, see
         for j, idx in enumerate(slots):
             name = picked[idx].pop(0)
             level, text = resumes[idx]
-            rows.append((f"{_slug(job)}/{group}/{j}/resume-{idx}", group, int(level == "high"), name, _fill_name(text, name)))
+            rows.append((f"{_slug(job)}/{group}/{j}/resume-{idx}", group, int(level == "high"), name, _fill_name(text, name),
+                         f"resume-{idx}"))
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     provenance = {
         "source": "RABBI resume-screening data (the paper's authors' folder, read from the user's copy)",
