@@ -6,7 +6,8 @@ callable taking the parsed namespace and returning an exit code. Errors that
 folkscope raises on purpose print as one line (``folkscope: error: ...``)
 without a traceback and exit with status 2; ``--debug`` shows the traceback.
 Warnings and log lines follow :func:`folkscope.logs.configure_cli`: folkscope's
-own on the terminal as sentences, third-party ones in the log.
+own on the terminal as sentences, third-party ones in the log. A usage error
+(an unknown flag, a bad value) is one line too (:class:`~folkscope.cli.parser.CommandParser`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from folkscope import __version__
+from folkscope.cli.parser import CommandParser
 from folkscope.errors import FolkscopeError
 from folkscope.logs import configure_cli
 
@@ -28,7 +30,7 @@ _COMMANDS = ("run", "evidence", "rescore", "leaderboard", "compare", "numeric", 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``folkscope`` parser with every sub-command registered."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="folkscope",
         description="Evaluate language models as statistical instruments on real population data.",
     )
@@ -68,7 +70,7 @@ def run_acs_benchmark_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``run_acs_benchmark``: the folktexts-compatible alias of ``folkscope run``."""
     from folkscope.cli import run_cmd
 
-    parser = argparse.ArgumentParser(prog="run_acs_benchmark", description=run_cmd.DESCRIPTION)
+    parser = CommandParser(prog="run_acs_benchmark", description=run_cmd.DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     run_cmd.add_arguments(parser)
     parser.set_defaults(func=run_cmd.run)
@@ -79,7 +81,7 @@ def download_models_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``download_models`` (folktexts' name for ``folkscope download-models``)."""
     from folkscope.cli import download_models_cmd
 
-    parser = argparse.ArgumentParser(prog="download_models", description=download_models_cmd.DESCRIPTION)
+    parser = CommandParser(prog="download_models", description=download_models_cmd.DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     download_models_cmd.add_arguments(parser)
     parser.set_defaults(func=download_models_cmd.run)
