@@ -95,25 +95,48 @@ class ResponseAudit:
 
 
 def read_responses(path: str | Path) -> list[dict[str, Any]]:
-    """The records of a JSONL file of logged responses (blank lines skipped); a bad line is one clear error."""
+    """The records of a JSONL file of logged responses (blank lines skipped); a bad line or file is one clear error.
+
+    Each record gets ``_line``, its line number in the file (a ``_line`` the
+    line itself holds is replaced: errors must name the real line).
+    """
     file = Path(path).expanduser()
     if not file.is_file():
         raise DataError(f"no responses file at {file}; pass the JSONL file of logged responses")
     records = []
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one JSON object") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{file.name} line {number} is a JSON {type(record).__name__}, not an object")
-            records.append({"_line": number, **record})
+    number = 0
+    try:
+        with file.open(encoding="utf-8-sig") as handle:  # a UTF-8 byte-order mark is fine
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one JSON object") from None
+                except RecursionError:
+                    raise DataError(f"{file.name} line {number} nests JSON too deeply to read; each line must be one flat "
+                                    "JSON object of candidates, groups and response") from None  # fmt: skip
+                if not isinstance(record, dict):
+                    raise DataError(f"{file.name} line {number} is a JSON {type(record).__name__}, not an object")
+                records.append({**record, "_line": number})
+    except UnicodeDecodeError:
+        raise DataError(f"{file.name} line {number + 1} is not UTF-8 text (a UTF-16 or legacy-encoded file?); save the file "
+                        "as UTF-8") from None  # fmt: skip
     if not records:
         raise DataError(f"{file} holds no responses")
     return records
+
+
+def _line_of(record: Mapping[str, Any], position: int) -> tuple[int, str]:
+    """The line a record came from (``_line``, as :func:`read_responses` sets it) or its position, and how errors name it."""
+    if "_line" not in record:
+        return position, f"response {position}"
+    line = record["_line"]
+    if isinstance(line, bool) or not isinstance(line, (int, np.integer)) or line < 1:
+        raise DataError(f"response {position}: '_line' must be the record's line number (an integer >= 1), got {line!r}; "
+                        "drop it or read the file with read_responses")  # fmt: skip
+    return int(line), f"line {int(line)}"
 
 
 def _check(record: Mapping[str, Any], where: str, by: Sequence[str], k: int) -> tuple[list[str], list[str], str]:
@@ -159,8 +182,9 @@ def audit_responses(records: Iterable[Mapping[str, Any]], *, config: ResponsesCo
     n = 0
     for position, record in enumerate(records, start=1):
         n += 1
-        line = int(record.get("_line", position))
-        where = f"line {line}" if "_line" in record else f"response {position}"
+        if not isinstance(record, Mapping):
+            raise DataError(f"response {position} is a {type(record).__name__}, not a mapping of candidates, groups and response")
+        line, where = _line_of(record, position)
         names, groups, response = _check(record, where, cfg.by, cfg.k)
         ranking = parse_ranking(response, names)
         if ranking is None:

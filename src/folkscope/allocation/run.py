@@ -99,6 +99,11 @@ class AllocationConfig:
         if self.pool_size is not None and (isinstance(self.pool_size, bool) or not isinstance(self.pool_size, int) or self.pool_size < 2):
             raise ConfigError(f"pool_size must be an integer >= 2, got {self.pool_size!r}", parameter="pool_size", value=self.pool_size)
         object.__setattr__(self, "group_columns", tuple(self.group_columns))
+        if self.template_file is not None:  # the whole wording checked now, not when the first prompt is filled
+            if not isinstance(self.template_file, str) or not self.template_file.strip():
+                raise ConfigError(f"template_file must be a path, got {self.template_file!r}", parameter="template_file",
+                                  value=self.template_file)  # fmt: skip
+            load_template(self.family, self.template_file)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}

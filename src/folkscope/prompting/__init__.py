@@ -47,7 +47,13 @@ from folkscope.prompting.shapes import (
     numeric_problem_prompt,
     qa_prompt,
 )
-from folkscope.prompting.screening import listwise_prompt, pairwise_prompt, pointwise_prompt
+from folkscope.prompting.screening import (
+    SCREENING_SLOTS,
+    check_screening_template,
+    listwise_prompt,
+    pairwise_prompt,
+    pointwise_prompt,
+)
 from folkscope.prompting.templates import (
     ANSWER_PREFILL,
     COT_INSTRUCTION,
@@ -74,6 +80,7 @@ __all__ = [
     "PENNY_FACES",
     "PROMPT_FORMAT_VERSION",
     "QUESTION_HEADER",
+    "SCREENING_SLOTS",
     "VARIATION_KEYS",
     "AnswerOrdering",
     "ExamplePool",
@@ -85,6 +92,7 @@ __all__ = [
     "PromptRenderer",
     "RenderedPrompt",
     "answer_orderings",
+    "check_screening_template",
     "class_counts",
     "continue_prompt",
     "draw_examples",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import string
 from collections.abc import Sequence
 
 from folkscope.errors import ConfigError
 
-__all__ = ["check_bool", "check_int", "check_text", "int_tuple"]
+__all__ = ["check_bool", "check_int", "check_text", "format_slots", "int_tuple"]
 
 
 def check_bool(name: str, value: object) -> None:
@@ -39,3 +41,37 @@ def int_tuple(name: str, value: object) -> tuple[int, ...]:
     if isinstance(value, Sequence) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return tuple(int(v) for v in value)
     raise ConfigError(f"{name} must be a sequence of integers, got {value!r}", parameter=name, value=value)
+
+
+def format_slots(text: str, where: str) -> list[str]:
+    """The ``{slot}`` names of a template, read the way ``str.format`` will read them.
+
+    Only plain names are slots. A stray brace, a positional ``{}``, an
+    attribute or index (``{candidate.name}``, ``{candidate[0]}``), a
+    conversion or a format spec is refused here, naming ``where``, rather
+    than failing (with a traceback, after the model loaded) when prompts are
+    filled.
+
+    Examples
+    --------
+    >>> format_slots("Resume:\\n{candidate} {{literal}}", "pointwise")
+    ['candidate']
+    >>> format_slots("{candidate.name}", "pointwise")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.ConfigError: pointwise: slot {candidate.name} is not allowed; write plain slots such as {candidate}, and {{ or }} for a literal brace
+    """
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}; write {{{{ or }}}} for a literal brace", parameter="template", value=text) from None
+    slots = []
+    for _, name, spec, conversion in parts:
+        if name is None:
+            continue
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or spec or conversion:
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise ConfigError(f"{where}: slot {shown} is not allowed; write plain slots such as {{candidate}}, and {{{{ or }}}} "
+                              "for a literal brace", parameter="template", value=text)  # fmt: skip
+        slots.append(name)
+    return slots

@@ -32,15 +32,62 @@ from collections.abc import Sequence
 
 from folkscope.engine.requests import ChatPrompt, Message, Prompt
 from folkscope.errors import ConfigError
+from folkscope.prompting._checks import format_slots
 from folkscope.prompting.templates import ANSWER_PREFILL
 
-__all__ = ["listwise_prompt", "pairwise_prompt", "pointwise_prompt"]
+__all__ = ["SCREENING_SLOTS", "check_screening_template", "listwise_prompt", "pairwise_prompt", "pointwise_prompt"]
+
+#: per part of a screening template: the slots it may use, and those it must use. Without its required slots a
+#: prompt reads the same for every candidate (pointwise, listwise), cannot show the second candidate (pairwise) or
+#: gives the model no name to rank by (entry): every candidate would get one score, a perfect parity that measures
+#: nothing.
+SCREENING_SLOTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "system": (("context",), ()),
+    "pointwise": (("candidate",), ("candidate",)),
+    "pairwise": (("first", "second"), ("first", "second")),
+    "listwise": (("candidates",), ("candidates",)),
+    "entry": (("name", "candidate"), ("name", "candidate")),
+}
+
+
+def check_screening_template(part: str, text: object, where: str) -> None:
+    """Refuse (one ConfigError line naming ``where``) a screening template part the prompts could not be filled from.
+
+    Checked once, when a template is loaded, so a misspelt or missing slot
+    stops the run before any model loads: the text must be a string whose
+    slots (:func:`~folkscope.prompting._checks.format_slots`) are among the
+    part's allowed ones and include its required ones (:data:`SCREENING_SLOTS`).
+
+    Examples
+    --------
+    >>> check_screening_template("pointwise", "Resume:\\n{candidate}\\nA good fit?", "resumes.pointwise")
+    >>> check_screening_template("pointwise", "Is this candidate a good fit?", "resumes.pointwise")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.ConfigError: template resumes.pointwise has no {candidate} slot, so every candidate would get the same prompt; add {candidate} where the candidate goes
+    """
+    allowed, required = SCREENING_SLOTS[part]
+    if not isinstance(text, str):
+        raise ConfigError(f"template {where} must be a string, got {type(text).__name__}", parameter="template", value=text)
+    slots = format_slots(text, f"template {where}")
+    unknown = [s for s in dict.fromkeys(slots) if s not in allowed]
+    if unknown:
+        raise ConfigError(f"template {where} has the slot {{{unknown[0]}}}, which is not one of its slots: "
+                          f"{', '.join('{' + a + '}' for a in allowed)} (misspelt?)", parameter="template", value=text)  # fmt: skip
+    missing = [r for r in required if r not in slots]
+    if missing:
+        why = {"pointwise": "every candidate would get the same prompt", "listwise": "every pool would get the same prompt",
+               "pairwise": "the model could not see both candidates", "entry": "the candidates could not be told apart"}[part]
+        goes = {"candidate": "the candidate", "first": "candidate A", "second": "candidate B", "candidates": "the pool",
+                "name": "the candidate's name"}[missing[0]]
+        raise ConfigError(f"template {where} has no {{{missing[0]}}} slot, so {why}; add {{{missing[0]}}} where {goes} goes",
+                          parameter="template", value=text)  # fmt: skip
 
 
 def _fill(template: str, what: str, **values: str) -> str:
     try:
         return template.format(**values)
-    except (KeyError, IndexError, ValueError) as exc:
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
         slots = ", ".join("{" + k + "}" for k in values)
         raise ConfigError(
             f"the {what} template {template[:60]!r} cannot be filled ({exc!r}); it may use only {slots}, with literal braces doubled",
