@@ -29,13 +29,12 @@ import contextlib
 import logging
 import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from folkscope.errors import ConfigError
+from folkscope.paths import check_writable_dir  # its home is folkscope.paths; still importable from here
 
 __all__ = ["adopt_library_loggers", "check_writable_dir", "configure_cli", "log_to_file"]
 
@@ -187,49 +186,3 @@ def log_to_file(path: str | os.PathLike[str]) -> Iterator[Path]:
         root.removeHandler(handler)
         own.setLevel(previous)
         handler.close()
-
-
-def check_writable_dir(path: str | os.PathLike[str], *, flag: str = "--results-dir") -> Path:
-    """Prove that ``path`` can be created and written to, before any model loads; nothing is left behind.
-
-    The nearest existing folder on the way is probed with a temporary file
-    (removed at once), so a permission or read-only problem shows now, as
-    one line, instead of as a traceback after the model has loaded.
-
-    Raises
-    ------
-    ConfigError
-        One line naming the folder, the reason and the fix: a file stands
-        where a folder is needed, or the folder is not writable.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> blocker = pathlib.Path(tempfile.mkdtemp()) / "a-file"
-    >>> _ = blocker.write_text("")
-    >>> check_writable_dir(blocker / "results")
-    Traceback (most recent call last):
-    ...
-    folkscope.errors.ConfigError: cannot write results to .../a-file/results: .../a-file is a file, not a folder; pass another --results-dir
-    """
-    folder = Path(path).expanduser().absolute()
-    parameter = flag.lstrip("-").replace("-", "_")
-    existing = next(p for p in (folder, *folder.parents) if p.exists())
-    if not existing.is_dir():
-        raise ConfigError(
-            f"cannot write results to {folder}: {existing} is a file, not a folder; pass another {flag}",
-            parameter=parameter,
-            value=str(folder),
-        )
-    try:
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as exc:
-        reason = (exc.strerror or type(exc).__name__).lower()
-        raise ConfigError(
-            f"cannot write results to {folder}: {existing} is not writable ({reason}); pass another {flag} "
-            "or fix the folder's permissions",
-            parameter=parameter,
-            value=str(folder),
-        ) from None
-    return folder

@@ -46,9 +46,12 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from folkscope.paths import check_output_file
     from folkscope.report.compare import check_output, compare_runs
 
     output = check_output(args.output)
+    if output is not None:
+        check_output_file(output)
     result = compare_runs(args.run_a, args.run_b, replicates=args.replicates, seed=args.seed, top=args.top,
                           shared_rows=args.shared_rows, survey_weighted=args.survey_weighted)  # fmt: skip
     print(result.lead())

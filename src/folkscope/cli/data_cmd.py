@@ -24,7 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_download(args: argparse.Namespace) -> int:
     from folkscope.data.pums import download_pums
+    from folkscope.paths import check_writable_dir
 
+    if args.data_dir is not None:
+        check_writable_dir(args.data_dir, flag="--data-dir", what="survey data")
     states = [s.strip() for s in args.states.split(",") if s.strip()] if args.states else None
     paths = download_pums(states=states, year=args.year, horizon=args.horizon, data_dir=args.data_dir, force=args.force)
     for path in paths:

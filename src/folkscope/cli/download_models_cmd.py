@@ -24,7 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from folkscope.engine.models import download_models
+    from folkscope.paths import check_writable_dir
 
+    if args.save_dir is not None:
+        check_writable_dir(args.save_dir, flag="--save-dir", what="models")
     for model, folder in zip(args.model, download_models(args.model, args.save_dir, revision=args.revision)):
         print(f"{model}: {folder}")
     return 0

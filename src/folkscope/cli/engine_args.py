@@ -15,6 +15,7 @@ from typing import Any
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.engine.config import EngineConfig
 from folkscope.errors import ConfigError
+from folkscope.paths import check_writable_dir
 
 __all__ = ["add_engine_arguments", "engine_config_from_args", "engine_from_args"]
 
@@ -43,8 +44,9 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
     Raises
     ------
     ConfigError
-        ``--use-web-api-model`` with another ``--inference-backend``, or any
-        check of :class:`EngineConfig`.
+        ``--use-web-api-model`` with another ``--inference-backend``, a
+        ``--cache-dir`` that cannot be written, or any check of
+        :class:`EngineConfig`.
     """
     values = config_values(args, EngineConfig)
     if args.use_web_api_model:
@@ -56,7 +58,10 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
                 value=backend,
             )
         values["backend"] = "litellm"
-    return EngineConfig(**values)
+    config = EngineConfig(**values)
+    if config.use_cache and config.cache_dir is not None:
+        check_writable_dir(config.cache_dir, flag="--cache-dir", what="the result cache")  # not after the model has answered
+    return config
 
 
 def engine_from_args(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:

@@ -76,9 +76,13 @@ def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     """The engine settings and the :class:`~folkscope.epidemiology.EpidemiologyConfig` of parsed flags (nothing loads)."""
     from folkscope.epidemiology import EpidemiologyConfig
 
+    from folkscope.paths import check_folder_path
+
     engine_config = engine_config_from_args(args)
-    return engine_config, EpidemiologyConfig(model=engine_config.model, backend=engine_config.backend,
-                                             **config_values(args, EpidemiologyConfig))  # fmt: skip
+    config = EpidemiologyConfig(model=engine_config.model, backend=engine_config.backend, **config_values(args, EpidemiologyConfig))
+    if config.data_dir is not None:
+        check_folder_path(config.data_dir, flag="--data-dir")
+    return engine_config, config
 
 
 def print_run(folder: Any, metrics: dict[str, Any]) -> None:
@@ -99,7 +103,7 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
 
 def run_epidemiology_cmd(args: argparse.Namespace) -> int:
     from folkscope.epidemiology import run_epidemiology
-    from folkscope.logs import check_writable_dir
+    from folkscope.paths import check_writable_dir
 
     engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)
@@ -120,7 +124,11 @@ def run_generate(args: argparse.Namespace) -> int:
         write_task_file,
     )
     from folkscope.errors import ConfigError
+    from folkscope.paths import check_folder_path, check_output_file
 
+    check_output_file(args.output)
+    if args.data_dir is not None:
+        check_folder_path(args.data_dir, flag="--data-dir")
     if (args.dataset is None) == (args.phrases is None):
         raise ConfigError("give --dataset (a bundled phrase table) or --phrases FILE, one of them", parameter="dataset")
     if len(args.dims) != 2:

@@ -103,7 +103,7 @@ def print_sweep(table: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from folkscope.errors import ConfigError
-    from folkscope.logs import check_writable_dir
+    from folkscope.paths import check_writable_dir
     from folkscope.risk.evidence import evidence_sweep
 
     config = config_from_args(args)

@@ -25,8 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from folkscope.report.leaderboard import write_leaderboard
+    from folkscope.paths import check_existing_dir, check_writable_dir
+    from folkscope.report.leaderboard import DEFAULT_SITE, write_leaderboard
 
+    # both folders before any run is read: a missing results folder is never created, a site is never half-written
+    results = check_existing_dir(args.results_dir, flag="RESULTS_DIR", what="the folder your runs were written to (their --results-dir)")
+    check_writable_dir(args.output or results / DEFAULT_SITE, flag="--output", what="the leaderboard site")
     start = time.perf_counter()
     site = write_leaderboard(args.results_dir, args.output, draw=False if args.no_figures else None)
     for table in site.tables:

@@ -12,7 +12,7 @@ from folkscope._json import to_jsonable
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.engine.config import EngineConfig
-from folkscope.logs import check_writable_dir
+from folkscope.paths import check_writable_dir
 from folkscope.numeric.run import NumericConfig, attach_comparison, run_numeric
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "

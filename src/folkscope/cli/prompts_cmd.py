@@ -19,6 +19,7 @@ from folkscope._config import flag_named
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.errors import ConfigError
+from folkscope.paths import check_folder_path, check_output_file, check_writable_dir
 from folkscope.prompting.config import PromptConfig
 from folkscope.risk.config import PROMPTS, BenchmarkConfig, prompt_config_of
 
@@ -117,6 +118,12 @@ def run(args: argparse.Namespace) -> int:
         task = task.with_filters(list(data["population_filter"]))
     if args.show < 0:
         raise ConfigError(f"--show must be >= 0, got {args.show}", parameter="show", value=args.show)
+    if args.data_dir is not None:
+        check_folder_path(args.data_dir, flag="--data-dir")
+    if args.output is not None:  # where the prompts go is checked before any row is read
+        check_output_file(args.output)
+    if args.hf_dataset is not None:
+        check_writable_dir(args.hf_dataset, flag="--hf-dataset", what="the dataset")
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None  # a bad name fails before any data is read
     dataset = ACSDataset.make_from_task(
         task, cache_dir=args.data_dir, seed=data["seed"], subsampling=data["subsampling"], **data_options(args)

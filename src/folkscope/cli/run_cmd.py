@@ -16,6 +16,7 @@ from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.prompts_cmd import prompt_config_from_args
+from folkscope.paths import check_folder_path, check_writable_dir
 
 __all__ = ["DESCRIPTION", "add_arguments", "benchmark_options", "config_from_args", "register", "run"]
 
@@ -58,6 +59,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
     from folkscope.risk.config import BenchmarkConfig
 
     engine_config_from_args(args)  # the backend flags' own checks, before anything is loaded
+    if args.data_dir is not None:
+        check_folder_path(args.data_dir, flag="--data-dir")
     prompt_config_from_args(args)  # the prompt flags' own checks and warnings (few-shot options without --few-shot)
     return BenchmarkConfig(**config_values(args, BenchmarkConfig))
 
@@ -178,7 +181,6 @@ def benchmark_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from folkscope.logs import check_writable_dir
     from folkscope.risk.benchmark import Benchmark
 
     config = config_from_args(args)
