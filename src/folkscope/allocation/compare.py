@@ -1,8 +1,11 @@
 """Part 2 in ``folkscope compare``: two of its run folders, paired unit by unit (B minus A).
 
 Units are candidates when both runs score pointwise (a pointwise score is the candidate's), else
-pool appearances (``pool, candidate_id``), as the part's own bias table counts them; group and
-qualification must agree. RABBI of every group against the reference, their mean absolute value, and
+pool appearances (pool and candidate), as the part's own bias table counts them. A candidate is
+matched on what it is, not on its id (an id such as ``software-engineer/White men/0/resume-0`` names
+no person): its name and item (the resume) where it has an item, else its id (an essay, a survey row),
+and the text the model read, its group and its qualification must agree. Two runs that drew other
+names are refused, not paired person to stranger. RABBI of every group against the reference, their mean absolute value, and
 (when both runs score the same way, so on one scale) the mean score, resampling candidates or whole
 pools. RABBI compares ranks, so it is comparable across scoring modes; scores are not.
 
@@ -13,10 +16,12 @@ The paired bootstrap, unit matching and output are shared (:mod:`folkscope.repor
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from folkscope.errors import ConfigError, DataError
 from folkscope.metrics import rabbi
@@ -25,6 +30,21 @@ from folkscope.report.paired import Options, PairedMetric, PartComparison, metri
 from folkscope.runs import read_manifest, read_table
 
 __all__ = ["compare_allocation"]
+
+
+def _units(folder: Path) -> pd.DataFrame:
+    """Per candidate id of a run: ``unit`` (what the candidate is) and ``text`` (a digest of what the model read).
+
+    ``unit`` is "name / item" for a crossed design (a name on a resume; the
+    job is the run's subtask, checked apart), else the id, which for essays
+    and survey rows names the essay or the respondent itself.
+    """
+    cands = read_table(folder, "candidates")
+    item = cands["item"].astype(str) if "item" in cands else pd.Series("", index=cands.index)  # folders before items
+    unit = np.where(item != "", cands["name"].astype(str) + " / " + item, cands["candidate_id"].astype(str))
+    digest = [hashlib.sha256(f"{n}\0{t}".encode()).hexdigest()[:16] for n, t in zip(cands["name"].astype(str), cands["text"].astype(str))]
+    return pd.DataFrame({"candidate_id": cands["candidate_id"].astype(str), "unit": unit, "text": digest})
+
 
 def _rabbi_value(scores: tuple[np.ndarray, np.ndarray], in_group: np.ndarray, in_ref: np.ndarray
                  ) -> Callable[[int, np.ndarray], float]:  # fmt: skip
@@ -55,11 +75,18 @@ def compare_allocation(a: Path, b: Path, opts: Options) -> PartComparison:
     ref = str(refs[0])
     modes = (ca.get("mode"), cb.get("mode"))
     per_candidate = modes == ("pointwise", "pointwise")
-    keys, same = (["candidate_id"] if per_candidate else ["pool", "candidate_id"]), ["group", "qualified"]
+    keys, same = (["unit"] if per_candidate else ["pool", "unit"]), ["group", "qualified", "text"]
     cols = [*keys, *same, "score"]
-    tables = [read_table(f, "scores") for f in (a, b)]
-    if per_candidate:
-        tables = [t.drop_duplicates("candidate_id") for t in tables]
+    tables = []
+    for folder in (a, b):
+        scores = read_table(folder, "scores")
+        if per_candidate:
+            scores = scores.drop_duplicates("candidate_id")
+        named = scores.assign(candidate_id=scores["candidate_id"].astype(str)).merge(_units(folder), on="candidate_id", how="left")
+        if named["unit"].isna().any():
+            raise DataError(f"{folder}: {int(named['unit'].isna().sum()):,} scored rows name a candidate its candidates table "
+                            "lacks; the run folder is damaged: run it again")  # fmt: skip
+        tables.append(named)
     unit = "candidate" if per_candidate else "appearance"
     matched = match_units(tables[0].reindex(columns=cols), tables[1].reindex(columns=cols), keys=keys, same=same,
                           unit=unit, shared_rows=opts.shared_rows)  # fmt: skip
@@ -94,7 +121,7 @@ def compare_allocation(a: Path, b: Path, opts: Options) -> PartComparison:
                      "is compared, per pool appearance, and rows are ranked by how far they moved within their pool")  # fmt: skip
     table = paired_differences(metrics, len(rows), clusters=None if per_candidate else rows["pool"].to_numpy(),
                                replicates=opts.replicates, seed=opts.seed, confidence=opts.confidence)  # fmt: skip
-    moved = rows[[*keys, *same]].assign(score_a=s[0], score_b=s[1])
+    moved = rows[[*keys, "group", "qualified"]].assign(score_a=s[0], score_b=s[1])
     moved["difference"] = moved["score_b"] - moved["score_a"] if one_scale else np.nan
     if not per_candidate:
         for side in "ab":  # 1 = the pool's best score
