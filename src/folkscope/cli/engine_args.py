@@ -14,6 +14,7 @@ from typing import Any
 
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.engine.config import EngineConfig
+from folkscope.engine.devices import check_device
 from folkscope.errors import ConfigError
 from folkscope.paths import check_writable_dir
 
@@ -45,8 +46,8 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
     ------
     ConfigError
         ``--use-web-api-model`` with another ``--inference-backend``, a
-        ``--cache-dir`` that cannot be written, or any check of
-        :class:`EngineConfig`.
+        ``--device`` this machine does not have, a ``--cache-dir`` that
+        cannot be written, or any check of :class:`EngineConfig`.
     """
     values = config_values(args, EngineConfig)
     if args.use_web_api_model:
@@ -59,6 +60,8 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
             )
         values["backend"] = "litellm"
     config = EngineConfig(**values)
+    if config.backend in ("transformers", "vllm"):  # --device cuda:5 on a machine without it: now, not after the data and model load
+        check_device(config.device)
     if config.use_cache and config.cache_dir is not None:
         check_writable_dir(config.cache_dir, flag="--cache-dir", what="the result cache")  # not after the model has answered
     return config

@@ -13,7 +13,7 @@ from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.engine.config import EngineConfig
 from folkscope.paths import check_writable_dir
-from folkscope.numeric.run import NumericConfig, attach_comparison, run_numeric
+from folkscope.numeric.run import NumericConfig, attach_comparison, check_reference, run_numeric
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
                "model's probabilities follow the numbers (PM, WD, RE, behaviours).")
@@ -50,6 +50,8 @@ def config_from_args(args: argparse.Namespace) -> tuple[EngineConfig, NumericCon
 def run(args: argparse.Namespace) -> int:
     engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads
+    if args.compare_to is not None:  # not after every problem has been scored
+        check_reference(args.compare_to, config.problems())
     start = time.perf_counter()
     result = run_numeric(config, args.results_dir, engine_config=engine_config, heatmap=not args.no_heatmap)
     m = result.metrics

@@ -18,6 +18,7 @@ from typing import Any
 
 from folkscope._config import config_fields, flag_named, option
 from folkscope._deps import require
+from folkscope.engine.devices import check_device, check_dtype
 from folkscope.errors import ConfigError
 
 __all__ = ["API_OPTIONS", "API_SCORE_MODES", "BACKENDS", "VLLM_OPTIONS", "EngineConfig", "check_max_cost"]
@@ -175,6 +176,9 @@ class EngineConfig:
         if self.window is not None and self.backend == "vllm":
             raise ConfigError("--plan-window applies to the transformers and fake backends (vLLM schedules its own batches)",
                               parameter="window", value=self.window)  # fmt: skip
+        # the names only (no torch): whether this machine has the device is checked where a command starts
+        check_dtype(self.dtype)
+        check_device(self.device, available=False)
 
     def _check_data_parallel(self) -> None:
         """``--data-parallel`` is a whole number, for local backends, with Ray installed (checked here, before any data or model loads)."""

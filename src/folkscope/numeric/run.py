@@ -57,7 +57,7 @@ from folkscope.numeric.scoring import score_problems
 from folkscope.numeric.templates import DATASETS, TemplateFile
 
 __all__ = ["PROMPT_VERSION", "NumericConfig", "NumericRun", "analyse_run", "attach_comparison",
-           "compare_runs", "run_numeric"]
+           "check_reference", "compare_runs", "run_numeric"]
 
 #: part of every engine cache key; bump when prompts or variants change
 PROMPT_VERSION = "numeric-v1"
@@ -421,6 +421,40 @@ def compare_runs(base: str | Path, chat: str | Path) -> dict[str, Any]:
         total += len(pi_a)
     out["mode_stability"] = stability / total
     return out
+
+
+def check_reference(reference: str | Path, problems: list[NumericProblem]) -> Path:
+    """The ``--compare-to`` folder, checked before any problem is scored: a finished numeric run of the same problems.
+
+    Without this check a typo in the folder surfaced only after every problem
+    had been scored (hours on the default model), as a traceback.
+
+    Raises
+    ------
+    ConfigError
+        Not a folder, not a finished numeric run, or a run of other problems
+        (another dataset, grid, seed or template file).
+    """
+    from folkscope.paths import check_existing_dir
+
+    folder = check_existing_dir(reference, flag="--compare-to", what="a finished run folder of the same problems")
+    try:
+        part = read_manifest(folder).part
+        ids = pd.read_parquet(folder / "problems.parquet", columns=["problem_id"])["problem_id"]
+        if not (folder / "probabilities.parquet").is_file():
+            raise FileNotFoundError(folder / "probabilities.parquet")
+    except (OSError, ValueError, KeyError) as exc:  # DataError is a ValueError; a damaged parquet file one of the three
+        reason = str(exc) if isinstance(exc, DataError) else f"it lacks a readable {Path(getattr(exc, 'filename', None) or 'problems.parquet').name}"
+        raise ConfigError(f"--compare-to {folder} is not a finished numeric run ({reason}); pass a folder `folkscope numeric` wrote",
+                          parameter="compare_to", value=str(folder)) from None  # fmt: skip
+    if part != "numeric":
+        raise ConfigError(f"--compare-to {folder} is a {part} run, not a numeric one", parameter="compare_to", value=str(folder))
+    mine = {p.id for p in problems}
+    if set(ids) != mine:
+        raise ConfigError(f"--compare-to {folder} holds other problems ({len(set(ids) & mine):,} of its {ids.nunique():,} are this "
+                          f"run's {len(mine):,}); compare runs of the same dataset, grid, seed and templates",
+                          parameter="compare_to", value=str(folder))  # fmt: skip
+    return folder
 
 
 def attach_comparison(folder: str | Path, reference: str | Path, *,
