@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folkscope.errors import FilterSyntaxError, UnknownColumnError
@@ -107,3 +107,60 @@ def test_ordering_filters_on_text_codes_compare_numbers_or_say_why_not():
     assert apply_filters(frame, parse_filters("PUMA=7|200")).tolist() == [False, True, False, True]
     with pytest.raises(FilterSyntaxError, match=r"column ST holds text \(e.g. '01-01301'\), which > cannot order"):
         apply_filters(frame, parse_filters("ST>5"))
+
+
+# ----------------------------------------------------------------------------- the text form reads back exactly (issue 28, item 11)
+_NUMBER = st.floats(allow_nan=False) | st.integers(-(10**18), 10**18).map(float)
+
+
+def _is_text_value(text: str) -> bool:
+    """A value a filter string can carry as text: one line, not a number, not the grammar's own signs, no outer spaces."""
+    try:
+        float(text)
+        return text.strip().lower() == "nan"
+    except ValueError:
+        return (bool(text.strip()) and text == text.strip() and not any(s in text for s in ("|", "..", "&", "\n"))
+                and text[0] not in "=<>!")
+
+
+_TEXT = st.text(min_size=1, max_size=12).filter(_is_text_value)
+_COLUMN = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+
+
+@st.composite
+def _filters(draw) -> PopulationFilter:
+    """Any filter ``parse`` can produce, built directly (the oracle: parsing its text must give it back)."""
+    column, op = draw(_COLUMN), draw(st.sampled_from(["=", "!=", ">", ">=", "<", "<=", "range", "in"]))
+    if op == "range":
+        values = tuple(sorted(draw(st.lists(_NUMBER, min_size=2, max_size=2))))
+    elif op == "in":
+        values = tuple(draw(st.lists(_NUMBER | _TEXT, min_size=2, max_size=4)))
+    elif op in ("=", "!="):
+        values = (draw(_NUMBER | _TEXT),)
+    else:
+        values = (draw(_NUMBER),)
+    return PopulationFilter(column, op, values)
+
+
+@settings(max_examples=2000, deadline=None, database=None)
+@given(_filters())
+def test_the_text_of_a_filter_parses_back_as_the_same_filter(flt):
+    """``PINCP>1234567`` was described (and fingerprinted) as ``PINCP>1.23457e+06``, which reads back as 1234570."""
+    assert PopulationFilter.parse(flt.describe()) == flt
+    assert parse_filters(" & ".join([flt.describe()] * 2)) == (flt, flt)
+
+
+@pytest.mark.parametrize(
+    ("text", "described"),
+    [("PINCP>1234567", "PINCP>1234567"), ("PINCP<=0.1", "PINCP<=0.1"), ("WKHP=0.30000000000000004", "WKHP=0.30000000000000004"),
+     ("PINCP=1e22", "PINCP=1e+22"), ("SERIALNO=123456789012345678", "SERIALNO=123456789012345680"),
+     ("AGEP>16", "AGEP>16"), ("INDP_CAT=0..17", "INDP_CAT=0..17"), ("PINCP<=30000", "PINCP<=30000"), ("AGEP<inf", "AGEP<inf")],
+)  # fmt: skip
+def test_values_already_exact_keep_their_text_and_the_rest_are_exact_now(text, described):
+    assert PopulationFilter.parse(text).describe() == described
+
+
+def test_nan_is_no_number_a_filter_can_compare_with():
+    with pytest.raises(FilterSyntaxError, match="> needs a number, got 'nan'"):
+        PopulationFilter.parse("AGEP>nan")
+    assert PopulationFilter.parse("NAME=nan").values == ("nan",)

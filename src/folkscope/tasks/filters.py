@@ -18,6 +18,7 @@ is declared with ``keep_blank=True`` (see :class:`PopulationFilter`).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,9 +38,29 @@ def _parse_value(text: str, source: str) -> float | str:
     if not text:
         raise FilterSyntaxError(f"population filter {source!r} has an empty value", parameter="filter", value=source)
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return text
+    return text if math.isnan(number) else number  # 'nan' equals nothing: as a number it would keep no row, unsaid
+
+
+def _number(value: float) -> str:
+    """The text of a filter value that reads back as exactly ``value``.
+
+    ``{:g}`` where that is exact (so ``AGEP>16`` and every filter text
+    recorded so far stay as they were, fingerprints included), whole numbers
+    in full (``PINCP>1234567``, not ``1.23457e+06``, which reads back as
+    1234570), anything else as Python's shortest round-trip form.
+
+    Examples
+    --------
+    >>> _number(16.0), _number(1234567.0), _number(0.1 + 0.2), _number(float("inf"))
+    ('16', '1234567', '0.30000000000000004', 'inf')
+    """
+    short = f"{value:g}"
+    if float(short) == value:
+        return short
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _parse_cell(value: object) -> float | str:
@@ -97,7 +118,8 @@ class PopulationFilter:
             if not isinstance(lo, float) or not isinstance(hi, float):
                 raise FilterSyntaxError(f"population filter {text!r}: range bounds must be numbers", parameter="filter", value=text)
             if lo > hi:
-                raise FilterSyntaxError(f"population filter {text!r}: empty range, {lo:g} > {hi:g}", parameter="filter", value=text)
+                raise FilterSyntaxError(f"population filter {text!r}: empty range, {_number(lo)} > {_number(hi)}", parameter="filter",
+                                        value=text)  # fmt: skip
             return cls(column, "range", (lo, hi))
         if op == "=" and "|" in raw:
             return cls(column, "in", tuple(_parse_value(v, text) for v in raw.split("|")))
@@ -107,10 +129,10 @@ class PopulationFilter:
         return cls(column, op, (value,))
 
     def to_string(self) -> str:
-        """The canonical text form (stable, used in config fingerprints)."""
+        """The canonical text form (stable, used in config fingerprints); :meth:`parse` reads it back as this filter exactly."""
 
         def fmt(v: float | str) -> str:
-            return f"{v:g}" if isinstance(v, float) else v
+            return _number(v) if isinstance(v, float) else v
 
         if self.op == "range":
             return f"{self.column}={fmt(self.values[0])}..{fmt(self.values[1])}"
