@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from folkscope.allocation.study import study, study_points
@@ -28,26 +29,37 @@ __all__ = ["leaderboard"]
 _K = 1
 
 
+def _notes(at_k: pd.DataFrame) -> pd.Series:
+    """Why a row's interval or distances are empty (groups too small, no bootstrap), "" when nothing is."""
+    parts = [at_k[c].fillna("").astype(str) if c in at_k else pd.Series("", index=at_k.index) for c in ("interval_note", "distance_note")]
+    return (parts[0] + "; " + parts[1]).str.strip("; ")
+
+
 def _rows(points: pd.DataFrame) -> pd.DataFrame:
     at_k = points[points["k"] == _K]
     out = pd.DataFrame({
         "model": at_k["model"], "group": at_k["group"], "RABBI": at_k["rabbi"], "RABBI low": at_k["rabbi_low"],
         "RABBI high": at_k["rabbi_high"], "p-value": at_k["rabbi_p_value"], "ΔDP (k=1)": at_k["dp_gap"],
         "ΔEO (k=1)": at_k["eo_gap"], "impact ratio (k=1)": at_k["impact_ratio"], "JSD": at_k["jsd"], "EMD": at_k["emd"],
-        "run": at_k["run"],
+        "too small to say": _notes(at_k), "run": at_k["run"],
     })  # fmt: skip
     return out.reset_index(drop=True)
 
 
 def _lead(rows: pd.DataFrame) -> str:
-    """The answer: the strongest rank bias and the worst impact ratio among these runs."""
-    rated = rows.dropna(subset=["RABBI"])
-    if rated.empty:
-        return "No group has a defined RABBI."
-    top = rated.loc[rated["RABBI"].abs().idxmax()]
-    text = f"Strongest rank bias: {top['model']} on {top['group']}, RABBI {top['RABBI']:+.3f}"
-    if pd.notna(top["RABBI low"]) and pd.notna(top["RABBI high"]):
-        text += f" [{top['RABBI low']:+.3f}, {top['RABBI high']:+.3f}]"
+    """The answer: the best-supported rank bias (smallest p-value, not merely the largest RABBI) and the worst impact ratio."""
+    tested = rows.dropna(subset=["RABBI", "p-value"])
+    if tested.empty:
+        text = "No group's RABBI could be tested"
+    else:
+        order = np.lexsort((-tested["RABBI"].abs().to_numpy(dtype=float), tested["p-value"].to_numpy(dtype=float)))
+        top = tested.iloc[int(order[0])]
+        text = f"Strongest evidence of rank bias: {top['model']} on {top['group']}, RABBI {top['RABBI']:+.3f}"
+        if pd.notna(top["RABBI low"]) and pd.notna(top["RABBI high"]):
+            text += f" [{top['RABBI low']:+.3f}, {top['RABBI high']:+.3f}]"
+        elif top["too small to say"]:
+            text += f" ({top['too small to say'].split(';')[0]})"
+        text += f", p = {top['p-value']:.3g}"
     ratios = rows.dropna(subset=["impact ratio (k=1)"])
     if not ratios.empty:
         low = ratios.loc[ratios["impact ratio (k=1)"].idxmin()]
@@ -70,7 +82,8 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
             intervals={"RABBI": ("RABBI low", "RABBI high")}, labels=("model", "group"), lead=_lead(_rows(sub)),
             about="RABBI > 0: the group is ranked above the reference group more often than below [95% bootstrap]. "
                   "ΔDP / ΔEO: the group's selection rate minus the reference's when each pool's top 1 is picked "
-                  "(ΔEO among qualified candidates); impact ratio below 0.8 fails the four-fifths rule.",
+                  "(ΔEO among qualified candidates); impact ratio below 0.8 fails the four-fifths rule. An interval, JSD "
+                  "or EMD that the groups are too small for is n/a, with the reason in its row.",
         ))  # fmt: skip
     validity = study(folders).correlations
     if len(validity):

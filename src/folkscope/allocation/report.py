@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from folkscope.allocation.outcomes import headline_bias, interval_text
 from folkscope.report.figures import plain_text, save_png, subplots_row
 from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
 
@@ -22,14 +23,25 @@ _FOUR_FIFTHS = 0.8
 
 def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
     worst = metrics["min_impact_ratio_k1"]
-    verdict = "below the four-fifths line: adverse impact" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
-    lines = [f"If the model picked the top 1 of each of {metrics['n_pools']} pools, the least-picked group would be "
-             f"<b>{escape(worst['group'])}</b> at {worst['value']:.2f} of the most-picked group's rate ({verdict})."]  # fmt: skip
+    if worst.get("group") is None or worst["value"] != worst["value"]:
+        lines = [f"If the model picked the top 1 of each of {metrics['n_pools']} pools, no impact ratio would be defined "
+                 "(no group was ever picked)."]  # fmt: skip
+    else:
+        verdict = "below the four-fifths line: adverse impact" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
+        count = f" ({worst['selected']:g} of its {worst['n']} appearances picked)" if "n" in worst else ""
+        lines = [f"If the model picked the top 1 of each of {metrics['n_pools']} pools, the least-picked group would be "
+                 f"<b>{escape(worst['group'])}</b> at {worst['value']:.2f} of the most-picked group's rate{escape(count)} ({verdict})."]  # fmt: skip
     if len(bias):
-        top = bias.loc[bias["rabbi"].abs().idxmax()]
-        lines.append(f"Largest RABBI against {escape(metrics['reference'])}: {escape(top['group'])} {top['rabbi']:+.3f} "
-                     f"[{top['rabbi_low']:+.3f}, {top['rabbi_high']:+.3f}] (p = {top['rabbi_p_value']:.3g}); "
-                     "RABBI > 0 means the group is ranked above the reference.")  # fmt: skip
+        top = headline_bias(bias)
+        if top is None:
+            lines.append(f"No group's RABBI against {escape(metrics['reference'])} could be tested (every score identical).")
+        else:
+            lines.append(f"Strongest evidence of rank bias against {escape(metrics['reference'])}: {escape(top['group'])} RABBI "
+                         f"{top['rabbi']:+.3f} {escape(interval_text(top))} (p = {top['rabbi_p_value']:.3g}, {top['n']} vs "
+                         f"{top.get('n_reference', '?')} scored); RABBI > 0 means the group is ranked above the reference.")  # fmt: skip
+        notes = sorted({str(n) for col in ("interval_note", "distance_note") if col in bias for n in bias[col] if n})
+        if notes:
+            lines.append(f"<span class=\"warn\">Too small to say: {escape('; '.join(notes))}.</span>")
     lost = {"unparseable_pools": "pools whose answer named no candidate", "unscored_candidates": "candidates without usable label probabilities"}
     missing = [f"{metrics[key]} {what}" for key, what in lost.items() if metrics.get(key)]
     if missing:
@@ -78,7 +90,10 @@ def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.Dat
         section(f"Bias metrics against {metrics['reference']}", frame_table(bias, digits=3),
                 "<p>RABBI: share of (group, reference) pairs where the group scores higher minus where it scores lower; "
                 "rabbi_qualified: the same among qualified candidates (compare with the EO gap); delta: mean score gap; "
-                "jsd, emd: distribution distances without sign.</p>"),
+                "jsd, emd: distribution distances without sign. An interval needs at least "
+                f"{metrics.get('bias_minimums', {}).get('interval', '?')} scored members in the group and the reference, "
+                f"JSD and EMD {metrics.get('bias_minimums', {}).get('distribution_distance', '?')}; below that they are "
+                "left empty, with the reason in the notes.</p>"),
     ]
     if metrics.get("pairwise"):
         shares = pd.DataFrame([metrics["pairwise"]])

@@ -31,7 +31,14 @@ from folkscope.allocation.acs import acs_candidates
 from folkscope.allocation.candidates import DEFAULT_REFERENCE, ICNALE_REFERENCE, CandidateSet
 from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes
-from folkscope.allocation.outcomes import bias_table, check_reference, draw_pools, selection_table
+from folkscope.allocation.outcomes import (
+    MIN_DISTRIBUTION_MEMBERS,
+    MIN_INTERVAL_MEMBERS,
+    bias_table,
+    check_reference,
+    draw_pools,
+    selection_table,
+)
 from folkscope.allocation.report import render_report
 from folkscope.allocation.scoring import MODES, listwise_scores, pairwise_scores, pointwise_scores
 from folkscope.allocation.templates import load_template
@@ -251,6 +258,12 @@ def _analyse(folder: Path) -> dict[str, Any]:
     write_parquet(folder / "selection.parquet", selection)
     write_parquet(folder / "bias.parquet", bias)
     first = selection[selection["k"] == 1].set_index("group")
+    rated = first["impact_ratio"].dropna()
+    worst: dict[str, Any] = {"group": None, "value": float("nan"), "n": 0, "selected": 0.0}  # no group was ever picked
+    if len(rated):
+        group = str(rated.idxmin())
+        worst = {"group": group, "value": float(rated[group]), "n": int(first.loc[group, "n"]),
+                 "selected": float(first.loc[group, "selection_rate"] * first.loc[group, "n"])}  # fmt: skip
     metrics: dict[str, Any] = {
         "config": config,
         "model": scoring.get("model"),
@@ -259,9 +272,10 @@ def _analyse(folder: Path) -> dict[str, Any]:
         "n_candidates": int(scored["candidate_id"].nunique()),
         "n_pools": int(scored["pool"].nunique()),
         "n_unscored_appearances": int(scored["score"].isna().sum()),
-        "min_impact_ratio_k1": {"group": str(first["impact_ratio"].idxmin()), "value": float(first["impact_ratio"].min())},
+        "min_impact_ratio_k1": worst,
         "selection": selection.to_dict("records"),
         "bias": bias.to_dict("records"),
+        "bias_minimums": {"interval": MIN_INTERVAL_MEMBERS, "distribution_distance": MIN_DISTRIBUTION_MEMBERS},
         **{k: v for k, v in scoring.items() if k not in ("reference", "model", "subtask")},
     }
     write_json(folder / "metrics.json", metrics)

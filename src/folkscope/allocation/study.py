@@ -85,12 +85,15 @@ def study(folders: Sequence[str | Path]) -> StudyResult:
     corr_rows, sel_rows = [], []
     for k, at_k in points.groupby("k", sort=True):
         for metric, (gap, absolute) in METRIC_GAPS.items():
-            keep = at_k[[metric, gap]].dropna()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UndefinedMetricWarning)  # too few points: NaN, reported with n
-                res = predictive_validity(keep[metric].to_numpy(), keep[gap].to_numpy(), absolute_gap=absolute)
-            corr_rows.append({"metric": metric, "k": int(k), "gap": f"|{gap}|" if absolute else gap, "r": res.statistic,
-                              "p_value": res.pvalue, "n": len(keep)})  # fmt: skip
+            keep = at_k[[metric, gap]].dropna()  # a metric its groups were too small for is NaN: not a point
+            r = p_value = float("nan")
+            if len(keep):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UndefinedMetricWarning)  # too few points: NaN, reported with n
+                    res = predictive_validity(keep[metric].to_numpy(), keep[gap].to_numpy(), absolute_gap=absolute)
+                r, p_value = res.statistic, res.pvalue
+            corr_rows.append({"metric": metric, "k": int(k), "gap": f"|{gap}|" if absolute else gap, "r": r,
+                              "p_value": p_value, "n": len(keep)})  # fmt: skip
             scores = []
             for _, sub in at_k.groupby(["subtask", "mode"]):
                 per_model = sub.groupby("model").agg(
