@@ -162,7 +162,7 @@ def test_missing_weight_column_and_empty_condition_are_refused(tmp_path):
         task_truth(task, load_dataset("nist-acs"))
     condition = {"column": "AGEP", "levels": [{"min": 300, "text": "a person aged 300 or over"}]}
     task = load_task_file(_task_file(tmp_path, condition=condition, qa="How old is {condition}?")).tasks[0]
-    with pytest.raises(DataError, match="no respondent .* in condition\\(s\\) a person aged 300 or over"):
+    with pytest.raises(DataError, match="condition level 'a person aged 300 or over' of AGEP .* matches no respondent"):
         task_truth(task, load_dataset("nist-acs"))
     with pytest.raises(ConfigError, match="unknown epidemiology task 'nope'"):
         EpidemiologyConfig(tasks=("nope",))

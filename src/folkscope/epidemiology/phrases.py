@@ -268,7 +268,11 @@ def _entry(table: PhraseTable, outcome: PhraseOutcome, chosen: Sequence[PhraseCo
 
 
 def _populated(task: Task, data: pd.DataFrame, min_persons: int) -> bool:
-    """Whether every combination of the task's condition levels holds at least ``min_persons`` of its population."""
+    """Whether every combination of the task's condition levels holds at least ``min_persons`` of its population.
+
+    A level written in another type than its column stops the generation (every draw with it would be empty).
+    """
+    task.check_levels(data, empty_ok=True)
     rows = task.rows(data)
     _, cell, texts = task.cells(rows)
     if len(texts) < prod(len(v.levels) for v in task.conditions):

@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +52,56 @@ from folkscope.errors import ConfigError, DataError
 __all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "parse_task", "task_files"]
 
 _BUNDLED = Path(__file__).with_name("resources") / "tasks"
+
+
+def _shown(value: Any) -> str:
+    """A level's value as the task file writes it (JSON: ``"1"`` is text, ``1`` a number)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _kind_of(value: Any) -> str | None:
+    """``number``, ``text`` or ``true/false`` for a value a level may hold; None for anything else (null, a list)."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)) and not (isinstance(value, float) and np.isnan(value)):
+        return "number"
+    return "text" if isinstance(value, str) else None
+
+
+def _column_kind(column: pd.Series) -> str:
+    """What a column holds: ``number``, ``text``, ``true/false`` or ``mixed`` values (categories: their values')."""
+    values = column.cat.categories if isinstance(column.dtype, pd.CategoricalDtype) else column
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "integer-na"):
+        return "number"
+    return {"string": "text", "boolean": "true/false", "empty": "nothing"}.get(inferred, "mixed")
+
+
+def _compatible(value_kind: str | None, column_kind: str) -> bool:
+    """Whether a value of ``value_kind`` can equal a value of a column holding ``column_kind`` (true/false counts as 1/0)."""
+    if column_kind in ("mixed", "nothing"):
+        return True
+    numeric = {"number", "true/false"}
+    return value_kind == column_kind or (value_kind in numeric and column_kind in numeric)
+
+
+#: how an error message names a value's kind, and a column's
+_KIND_NOUN = {"number": "the number", "text": "the text", "true/false": "the truth value"}
+_KINDS_NOUN = {"number": "numbers", "text": "text", "true/false": "true/false values", "mixed": "mixed values", "nothing": "no value"}
+
+
+def _existing(column: pd.Series) -> str:
+    """The values a column does hold, for an error message (their range where there are many numbers)."""
+    present = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(column.dropna())]
+    if not present:
+        return "no value here"
+    if len(present) > 12 and _column_kind(column) == "number":
+        return f"{len(present):,} values from {min(present)} to {max(present)}"
+    shown = sorted(present, key=lambda v: (str(type(v)), v))[:12]
+    return ", ".join(map(_shown, shown)) + (f", ... ({len(present):,} in all)" if len(present) > 12 else "")
 
 
 @dataclass(frozen=True)
@@ -73,8 +124,46 @@ class Level:
         values = data.get("values")
         if values is not None and (not isinstance(values, list) or not values):
             raise DataError(f"{where}: 'values' of level {data['text']!r} must be a non-empty list")
+        for value in values if values is not None else [data["value"]] if "value" in data else []:
+            if _kind_of(value) is None:
+                raise DataError(f"{where}: level {data['text']!r} has the value {_shown(value)}; a value is a number, a text or "
+                                "true/false, as the column holds it")  # fmt: skip
+        for bound in ("min", "max"):
+            if bound in data and _kind_of(data[bound]) != "number":
+                raise DataError(f"{where}: '{bound}' of level {data['text']!r} must be a number, got {_shown(data[bound])}")
+        if data.get("min") is not None and data.get("max") is not None and not data["min"] < data["max"]:
+            raise DataError(f"{where}: level {data['text']!r} is empty: 'min' {data['min']} is not below 'max' {data['max']} (max is excluded)")
         return cls(text=data["text"], value=data.get("value"), values=None if values is None else tuple(values),
                    min=data.get("min"), max=data.get("max"))  # fmt: skip
+
+    def describe(self) -> str:
+        """What the level covers, as a task file writes it (``= 1``, ``in [1, 2]``, ``18 <= x < 65``)."""
+        if self.values is not None:
+            return f"in [{', '.join(map(_shown, self.values))}]"
+        if self.min is None and self.max is None:
+            return f"= {_shown(self.value)}"
+        return " ".join(p for p in (f"{self.min} <=" if self.min is not None else "", "x",
+                                    f"< {self.max}" if self.max is not None else "") if p)  # fmt: skip
+
+    def check(self, column: pd.Series, *, task: str, role: str, empty_ok: bool = False) -> None:
+        """Refuse a level whose values are of another type than ``column``'s, or (unless ``empty_ok``) that no row matches.
+
+        Either would be scored without a word: ``"1"`` for a numeric column
+        matches nobody, so that answer's respondents vanish from the truth.
+        """
+        where = f"task {task}: {role} level {self.text!r} of {column.name}"
+        kind = _column_kind(column)
+        if self.values is None and self.value is None and kind == "text" and pd.to_numeric(column, errors="coerce").notna().any():
+            kind = "number"  # codes stored as text ("00105") are ranged as the numbers they spell, as mask() does
+        given = (self.min, self.max) if self.values is None and self.value is None else \
+            self.values if self.values is not None else (self.value,)  # fmt: skip
+        clash = [v for v in given if v is not None and not _compatible(_kind_of(v), kind)]
+        if clash:
+            raise DataError(f"{where} is {_KIND_NOUN[str(_kind_of(clash[0]))]} {_shown(clash[0])}, but {column.name} holds "
+                            f"{_KINDS_NOUN[kind]} ({column.dtype}): {_existing(column)}; write the level as the column holds it")  # fmt: skip
+        if not empty_ok and not self.mask(column).any():
+            raise DataError(f"{where} ({self.describe()}) matches no respondent; {column.name} holds {_existing(column)}; "
+                            "fix or drop the level")  # fmt: skip
 
     def mask(self, column: pd.Series) -> np.ndarray:
         """Which rows of ``column`` fall in this level."""
@@ -164,6 +253,41 @@ class Task:
     def likelihood_question(self, condition_text: str | None, outcome_text: str) -> str:
         """The likelihood question for one condition and one outcome level."""
         return self.likelihood.format(condition=condition_text or "", outcome=outcome_text)
+
+    def check_levels(self, frame: pd.DataFrame, *, empty_ok: bool = False) -> None:
+        """Every level of the subset, the outcome and the conditions matches respondents of the task's population,
+        with the column's type; checked before any model loads (:func:`~folkscope.epidemiology.truth.task_truth`).
+
+        ``empty_ok`` checks the types only (the phrase-table generator skips a
+        draw with an empty level rather than stopping).
+
+        Raises
+        ------
+        DataError
+            One line naming the task, the column, the level, its type against
+            the column's and the values the column does hold.
+        """
+        if self.table is not None:
+            return
+        keep = np.ones(len(frame), dtype=bool)
+        for column, level in self.subset.items():
+            if column not in frame:
+                raise DataError(f"task {self.name}: the subset names column {column!r}, which the data lacks")
+            level.check(frame[column], task=self.name, role="subset", empty_ok=empty_ok)
+            keep &= level.mask(frame[column])
+        population = frame[keep]
+        if self.outcome.column not in population:
+            raise DataError(f"task {self.name}: the data has no column {self.outcome.column!r}; columns: "
+                            f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+        for level in self.outcome.levels:
+            level.check(population[self.outcome.column], task=self.name, role="outcome", empty_ok=empty_ok)
+        rows = population[self.outcome.codes(population) >= 0]
+        for variable in (self.condition,) if self.condition is not None else self.conditions:
+            if variable.column not in rows:
+                raise DataError(f"task {self.name}: the data has no column {variable.column!r}; columns: "
+                                f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+            for level in variable.levels:
+                level.check(rows[variable.column], task=self.name, role="condition", empty_ok=empty_ok)
 
     def rows(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The task's population: the subset's rows whose outcome is in one of its levels."""

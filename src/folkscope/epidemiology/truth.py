@@ -77,11 +77,14 @@ def task_truth(task: Task, frame: pd.DataFrame) -> Truth:
     Raises
     ------
     DataError
-        The declared weight column is missing or has negative or missing
-        values, or a condition level has no respondent.
+        A level matches no respondent or is written in another type than its
+        column (:meth:`~folkscope.epidemiology.tasks.Task.check_levels`), the
+        declared weight column is missing or has negative or missing values,
+        or a condition has zero weight.
     """
     if task.table is not None:
         return aggregate_truth(task)
+    task.check_levels(frame)
     rows = task.rows(frame)
     w = _weights_of(task, rows)
     y = task.outcome.codes(rows)
@@ -212,6 +215,7 @@ def high_truth(task: Task, frame: pd.DataFrame, *, folds: int = 5, seed: int = 0
     """The cross-fitted truth of a high-dimensional task (LightGBM on the condition codes, survey weights, 5 folds)."""
     from folkscope.learners import crossfit_probabilities
 
+    task.check_levels(frame)
     rows = task.rows(frame)
     codes, cell, texts = task.cells(rows)
     keep = cell >= 0
