@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from folkscope.allocation.outcomes import headline_bias, interval_text
+from folkscope.engine.usage import usage_line
 from folkscope.report.figures import plain_text, save_png, subplots_row
 from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
 
@@ -46,6 +47,9 @@ def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
     missing = [f"{metrics[key]} {what}" for key, what in lost.items() if metrics.get(key)]
     if missing:
         lines.append(f"<span class=\"warn\">Left out: {escape('; '.join(missing))}.</span>")
+    paid = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
+    if paid:
+        lines.append(escape(paid))
     shares = metrics.get("pairwise")
     if shares:
         lines.append(f"Pairwise answers: {shares['regular']:.0%} named a candidate, {shares['tie']:.0%} said equally good, "

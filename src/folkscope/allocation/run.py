@@ -42,7 +42,8 @@ from folkscope.allocation.outcomes import (
 from folkscope.allocation.report import render_report
 from folkscope.allocation.scoring import MODES, listwise_scores, pairwise_scores, pointwise_scores
 from folkscope.allocation.templates import load_template
-from folkscope.engine import Engine, EngineConfig
+from folkscope.engine import Engine, EngineConfig, run_accounting
+from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
 from folkscope.logs import log_to_file
 from folkscope.report.page import write_page
@@ -206,6 +207,11 @@ def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine:
             start = time.perf_counter()
             scored, answers, extra = _score(config, cset, pools, template, engine, risk_scores)
             extra["scoring_seconds"] = time.perf_counter() - start
+            if engine is not None:  # what the answers cost, as every part records it (an acs run asks no model)
+                extra.update(run_accounting(engine))
+                note = oom_note(extra.get("backend_stats") or {})
+                if note:
+                    extra["notes"] = [note]
             info = cset.frame.set_index("candidate_id")[["group", "qualified"]]
             scored = scored.join(info, on="candidate_id")[["pool", "candidate_id", "group", "qualified", "score"]]
             write_parquet(folder / "scores.parquet", scored)

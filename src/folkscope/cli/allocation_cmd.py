@@ -110,6 +110,7 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     import pandas as pd
 
     from folkscope.allocation.outcomes import headline_bias, interval_text
+    from folkscope.engine.usage import usage_line
 
     worst = metrics["min_impact_ratio_k1"]
     print(f"run folder: {folder}")
@@ -143,6 +144,11 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
             print(f"left out: {metrics[key]} {what}")
     if "scoring_seconds" in metrics:
         print(f"scoring: {metrics['scoring_seconds']:.1f} s")
+    line = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
+    if line:
+        print(line)
+    for note in metrics.get("notes") or ():
+        print(f"note: {note}")
     print(f"report: {folder}/report.html")
 
 

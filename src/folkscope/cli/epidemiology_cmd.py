@@ -89,6 +89,8 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     """The answer first (the mean score), then one line per task (also ``rescore``'s summary)."""
     import pandas as pd
 
+    from folkscope.engine.usage import usage_line
+
     print(f"run folder: {folder}")
     mean = metrics.get("mean_score")
     print(f"mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks ({metrics['mode']})" if mean is not None
@@ -98,6 +100,9 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     seconds = metrics.get("elicitation_seconds") or {}
     if seconds:
         print(f"elicitation: {sum(seconds.values()):.1f} s")
+    paid = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
+    if paid:
+        print(paid)
     print(f"report: {folder}/report.html")
 
 

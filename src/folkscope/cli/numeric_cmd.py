@@ -12,6 +12,7 @@ from folkscope._json import to_jsonable
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.engine.config import EngineConfig
+from folkscope.engine.usage import usage_line
 from folkscope.paths import check_writable_dir
 from folkscope.numeric.run import NumericConfig, attach_comparison, check_reference, run_numeric
 
@@ -95,6 +96,9 @@ def print_brief(folder: Path, m: dict[str, Any], *, wall_seconds: float | None =
         brief["comparison"] = {"reference": m["comparison"]["base"],
                                "mode_stability": m["comparison"]["mode_stability"],
                                **{k: v["mean"] for k, v in m["comparison"]["differences"].items()}}
+    paid = usage_line(m.get("engine_stats") or {}, m.get("backend_stats") or {})
+    if paid:
+        brief["web_api"] = paid
     if wall_seconds is not None:
         brief["wall_seconds"] = round(wall_seconds, 1)
     print(json.dumps(to_jsonable(brief), indent=2, allow_nan=False))

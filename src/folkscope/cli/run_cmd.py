@@ -85,41 +85,6 @@ def population_line(report: dict[str, Any] | None) -> str:
     return line
 
 
-def _dollars(cost: Any) -> str:
-    return f"${cost:.4f}" if isinstance(cost, (int, float)) else "unknown (litellm has no price for this model)"
-
-
-def api_usage_line(engine_stats: dict[str, Any], backend_stats: dict[str, Any]) -> str | None:
-    """What a web-API run cost: its answers over every session that paid for them, then this session's traffic.
-
-    Examples
-    --------
-    >>> engine = {"billed_answers": 40, "unbilled_answers": 0,
-    ...           "billed": {"api_calls": 41, "prompt_tokens": 4000, "completion_tokens": 40, "cost_usd": 0.0061}}
-    >>> backend = {"requests": 10, "api_calls": 11, "retries": 1, "prompt_tokens": 1000, "completion_tokens": 10,
-    ...            "cost_usd": 0.0015, "cost_known": True}
-    >>> print(api_usage_line(engine, backend))
-    web API: this run's 40 answers cost $0.0061 (41 calls, 4000 prompt + 40 completion tokens, all sessions); this session: 11 calls for 10 answers, 1 retries, 1000 prompt + 10 completion tokens, $0.0015
-    """
-    if "cost_usd" not in backend_stats:
-        return None
-    billed = engine_stats.get("billed") or {}
-    answers = engine_stats.get("billed_answers", 0)
-    line = (
-        f"web API: this run's {answers} answers cost {_dollars(billed.get('cost_usd'))} ({billed.get('api_calls', 0)} calls, "
-        f"{billed.get('prompt_tokens', 0)} prompt + {billed.get('completion_tokens', 0)} completion tokens, all sessions)"
-    )
-    unknown = engine_stats.get("unbilled_answers", 0)
-    if unknown:
-        line += f", plus {unknown} cached answers stored before costs were recorded (cost unknown)"
-    session_cost = backend_stats.get("cost_usd") if backend_stats.get("cost_known", True) else None
-    return line + (
-        f"; this session: {backend_stats.get('api_calls', 0)} calls for {backend_stats.get('requests', 0)} answers, "
-        f"{backend_stats.get('retries', 0)} retries, {backend_stats.get('prompt_tokens', 0)} prompt + "
-        f"{backend_stats.get('completion_tokens', 0)} completion tokens, {_dollars(session_cost)}"
-    )
-
-
 def diagnostics_line(diag: dict[str, Any] | None) -> str:
     """``diagnostics: order bias 0.83, answer-letter mass (median) 0.18, scores 5-95% in [0.497, 0.502]``, or "".
 
@@ -148,6 +113,7 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     config = run_dir / "config.json"
     record = json.loads(config.read_text()) if config.is_file() else {}
     population = population_line(record.get("data", {}).get("population"))
+    from folkscope.engine.usage import usage_line
     from folkscope.risk.evaluate import compare_table
 
     print(f"run folder: {run_dir}")
@@ -158,7 +124,7 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})
     counts = {"n": lambda v: "n/a" if v != v else f"{v:,.0f}"} if "n" in table.columns else {}  # row counts, not scores
     print(table.to_string(formatters=counts, float_format=lambda v: f"{v:.3f}"))
-    line = api_usage_line(scoring.get("engine_stats") or {}, scoring.get("backend_stats") or {})
+    line = usage_line(scoring.get("engine_stats") or {}, scoring.get("backend_stats") or {})
     if line:
         print(line)
     line = diagnostics_line(metrics.get("diagnostics"))

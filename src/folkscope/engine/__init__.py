@@ -51,6 +51,7 @@ from folkscope.engine.requests import (
 )
 from folkscope.engine.runner import Engine, EngineStats
 from folkscope.engine.tokens import VariantSet, expand_variants, token_variants, word_variants
+from folkscope.engine.usage import run_accounting, usage_line
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -87,6 +88,8 @@ __all__ = [
     "register_backend",
     "request_key",
     "resolve_model",
+    "run_accounting",
     "token_variants",
+    "usage_line",
     "word_variants",
 ]

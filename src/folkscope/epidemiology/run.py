@@ -29,7 +29,7 @@ import pandas as pd
 from folkscope._config import comma_names, config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
-from folkscope.engine import Engine, EngineConfig
+from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.epidemiology.datasets import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES, elicit
 from folkscope.epidemiology.report import render_report
@@ -267,7 +267,8 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
             write_parquet(folder / "model.parquet", pd.concat(model_rows, ignore_index=True))
             if person_rows:
                 write_parquet(folder / "persons.parquet", pd.concat(person_rows, ignore_index=True))
-            write_json(folder / "references.json", {"tasks": refs, "elicitation_seconds": timing, "model": model_name})
+            write_json(folder / "references.json", {"tasks": refs, "elicitation_seconds": timing, "model": model_name,
+                                                    **run_accounting(engine)})  # what the answers cost, as every part records it
             metrics = _analyse(folder)
     finally:
         if own:
@@ -357,6 +358,7 @@ def _analyse(folder: Path) -> dict[str, Any]:
         "mean_score": float(scores["score"].mean()) if scores["score"].notna().any() else None,
         "scores": scores.to_dict("records"),
         "elicitation_seconds": refs.get("elicitation_seconds"),
+        **{k: refs[k] for k in ("engine_stats", "backend_stats") if k in refs},
     }
     write_json(folder / "metrics.json", metrics)
     write_page(folder / "report.html", render_report(metrics, truth, model, folder))

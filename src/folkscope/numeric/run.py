@@ -35,7 +35,7 @@ import pandas as pd
 from folkscope._config import comma_ints, config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
-from folkscope.engine import Engine, EngineConfig
+from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.config import BACKENDS
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
@@ -296,6 +296,8 @@ def _analyse(folder: Path, *, heatmap: bool) -> dict[str, Any]:
     for name in ("pennies", "comparison", "timing"):
         if (folder / f"{name}.json").exists():
             metrics[name] = read_json(folder / f"{name}.json")
+    if (folder / "accounting.json").exists():
+        metrics.update(read_json(folder / "accounting.json"))  # engine_stats, backend_stats
     write_parquet(folder / "problem_metrics.parquet", per_problem)
     write_parquet(folder / "cells.parquet", cells)
     write_parquet(folder / "order_bias.parquet", by_word)
@@ -373,6 +375,7 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
                 write_json(folder / "pennies.json", {**games.to_dict(), "chat": config.chat,
                                                      "seed": config.seed})
             write_json(folder / "timing.json", timing)
+            write_json(folder / "accounting.json", run_accounting(engine))  # what the answers cost, as every part records it
             metrics = _analyse(folder, heatmap=heatmap)
     finally:
         if own:

@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from folkscope.data.dataset import ACSDataset, Dataset
-from folkscope.engine import Engine, EngineConfig
+from folkscope.engine import Engine, EngineConfig, run_accounting
+from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
 from folkscope._io import atomic_write, write_parquet
@@ -53,15 +54,6 @@ __all__ = ["Benchmark", "rescore"]
 
 log = logging.getLogger(__name__)
 _RESULT_FILES = ("config.json", "scores.parquet", "metrics.json")
-
-
-def _oom_note(backoffs: int) -> str:
-    """Why a run that ran out of memory may differ, in the last bits, from one that did not."""
-    return (
-        f"The batch budget was halved {backoffs} time(s) after running out of memory. Answers computed after that "
-        "came from smaller batches, which can differ from the planned budget's in the last bits (measured on CPU "
-        "float32: up to ~1e-6 in a risk score); a rerun that does not run out of memory may differ by that much."
-    )
 
 
 
@@ -314,14 +306,10 @@ class Benchmark:
                 )  # fmt: skip
                 atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
             write_parquet(run_dir / "scores.parquet", table)
-            backend_stats = self.classifier.engine.backend.stats.to_dict()
-            scoring = report.to_dict() | {
-                "threshold": self.classifier.threshold,
-                "engine_stats": self.classifier.engine.stats.to_dict(),
-                "backend_stats": backend_stats,
-            }
-            if backend_stats.get("oom_backoffs"):
-                scoring["notes"] = [*scoring.get("notes", []), _oom_note(int(backend_stats["oom_backoffs"]))]
+            scoring = report.to_dict() | {"threshold": self.classifier.threshold} | run_accounting(self.classifier.engine)
+            note = oom_note(scoring.get("backend_stats") or {})
+            if note:
+                scoring["notes"] = [*scoring.get("notes", []), note]
             return _evaluate_folder(run_dir, record, scoring)
 
     def _recalibrated(self, test_scores: np.ndarray) -> dict[str, np.ndarray]:
