@@ -19,11 +19,12 @@ except the atomic writer), so the engine, the runs layer and the parts share it.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -107,20 +108,121 @@ def read_json(path: str | PathLike[str]) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def read_data_file(path: str | PathLike[str], what: str) -> Any:
-    """The JSON value of a file a person writes (a task file, prompt templates): missing or broken is one clear line.
+#: deeper than this, a file a person writes is refused (the readers and the hashes below recurse; no real file nests past 10)
+MAX_DEPTH = 100
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # fmt: skip
+
+
+def decode_text(raw: bytes, what: str, *, error: Callable[[str], Exception] = DataError) -> str:
+    """The text of a file a person wrote: UTF-8 (a byte-order mark is dropped), or UTF-16/32 when a byte-order mark says so.
+
+    Anything else (Latin-1, UTF-16 without its mark, binary) is one line
+    naming the file (``what``) and the first byte that is not UTF-8, with
+    the fix, raised as ``error(message)``.
+
+    Examples
+    --------
+    >>> decode_text(codecs.BOM_UTF8 + "é".encode(), "x"), decode_text("é".encode("utf-16"), "x")
+    ('é', 'é')
+    >>> decode_text('{"a": "café"}'.encode("latin-1"), "task file t.json")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.DataError: task file t.json is not UTF-8 text (byte 10 is 0xe9); save the file as UTF-8
+    """
+    encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), None)
+    skip = len(codecs.BOM_UTF8) if encoding == "utf-8" else 0  # UTF-16/32 decoders read their mark themselves
+    try:
+        text = raw[skip:].decode(encoding or "utf-8")
+    except UnicodeDecodeError as exc:
+        kind = f"{encoding.upper()} text, as its byte-order mark says" if encoding else "UTF-8 text"
+        at = skip + exc.start
+        raise error(f"{what} is not {kind} (byte {at} is 0x{raw[at]:02x}); save the file as UTF-8") from None
+    if encoding is None and "\x00" in text:
+        raise error(f"{what} holds a NUL byte (byte {raw.index(0)}): UTF-16 without a byte-order mark, or not text at all; "
+                    "save the file as UTF-8")  # fmt: skip
+    return text
+
+
+def read_text_file(path: str | PathLike[str], what: str, *, error: Callable[[str], Exception] = DataError) -> str:
+    """The text of a file a person writes (:func:`decode_text`); a missing, unreadable or undecodable one is one clear line.
+
+    ``what`` names the kind of file (``"task file"``); messages say it with the path.
+
+    Examples
+    --------
+    >>> read_text_file("/nonexistent/tasks.json", "task file")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.DataError: task file /nonexistent/tasks.json cannot be read: there is no such file
+    """
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{what} {file} cannot be read: there is no such file") from None
+    except IsADirectoryError:
+        raise error(f"{what} {file} cannot be read: it is a folder; name the file") from None
+    except OSError as exc:
+        raise error(f"{what} {file} cannot be read ({(exc.strerror or type(exc).__name__).lower()})") from None
+    return decode_text(raw, f"{what} {file.name}", error=error)
+
+
+def parse_data(text: str, what: str, *, error: Callable[[str], Exception] = DataError) -> Any:
+    """The JSON value of ``text`` from a file a person writes (or one line of it); anything :func:`json.loads` or the
+    readers after it cannot take is one line: a syntax error (line and column), a number of more than 4,300 digits,
+    nesting deeper than :data:`MAX_DEPTH`.
+
+    Examples
+    --------
+    >>> parse_data('{"a": [1, 2]}', "x")
+    {'a': [1, 2]}
+    >>> parse_data("[" * 5000, "template file t.json")
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.DataError: template file t.json is nested too deeply (over 100 levels of [ and {); no such file is written by hand
+    """
+    deep = f"{what} is nested too deeply (over {MAX_DEPTH} levels of [ and {{); no such file is written by hand"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise error(deep) from None
+    except ValueError as exc:  # Python refuses to convert integers of more than 4,300 digits
+        raise error(f"{what} is not valid JSON folkscope can read ({str(exc).split(':')[0].split(';')[0]})") from None
+    if _depth_exceeds(value, MAX_DEPTH):
+        raise error(deep)
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest deeper than ``limit`` (iteratively: the point is to avoid deep recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def read_data_file(path: str | PathLike[str], what: str, *, error: Callable[[str], Exception] = DataError) -> Any:
+    """The JSON value of a file a person writes (a task file, prompt templates): whatever is wrong is one clear line.
+
+    Missing, unreadable or a folder; not UTF-8 (UTF-16/32 with a byte-order
+    mark are read); not JSON; nested past :data:`MAX_DEPTH`. Raised as
+    ``error(message)`` (a :class:`DataError` unless the caller's part says
+    its files are configuration).
 
     Examples
     --------
     >>> read_data_file("/nonexistent/tasks.json", "task file")
     Traceback (most recent call last):
     ...
-    folkscope.errors.DataError: no task file at /nonexistent/tasks.json
+    folkscope.errors.DataError: task file /nonexistent/tasks.json cannot be read: there is no such file
     """
-    file = Path(path)
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"no {what} at {file}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{what} {file.name} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    return parse_data(read_text_file(path, what, error=error), f"{what} {Path(path).name}", error=error)

@@ -145,7 +145,7 @@ def test_own_template_file_is_used(tmp_path):
     # a stray brace was a ValueError traceback when problems were generated; attribute access reached Python objects
     (lambda d: d["templates"][0].update(text="{n1} {w1} and {n2} {w2}} It is"), "Single '}'.*literal brace"),
     (lambda d: d["templates"][0].update(text="{n1} {w1} and {n2} {w2} {"), "literal brace"),
-    (lambda d: d["templates"][0].update(text="{n1.__class__} {w1} and {n2} {w2}"), r"placeholder \{n1.__class__\} is not allowed"),
+    (lambda d: d["templates"][0].update(text="{n1.__class__} {w1} and {n2} {w2}"), r"slot \{n1.__class__\} is not allowed; write plain slots such as \{n1\}"),
     (lambda d: d["templates"][0].update(text="{n1:>5} {w1} and {n2} {w2}"), "is not allowed"),
     (lambda d: d["templates"][0].update(text="{n1!r} {w1} and {n2} {w2}"), "is not allowed"),
 ])

@@ -211,6 +211,9 @@ def load_phrases(source: str | Path | Mapping[str, Any]) -> PhraseTable:
     subject, join = str(person.get("subject", "a person")), str(person.get("join", ", "))
     if any(ch in subject + join for ch in "{}"):
         raise DataError(f"{where}: the person grammar's 'subject' and 'join' are plain text, without braces")
+    for key in ("outcomes", "conditions"):
+        if not isinstance(data.get(key) or [], list):
+            raise DataError(f"{where}: {key!r} is a list of objects, got {type(data[key]).__name__}")
     outcomes = [_outcome(o, f"{where} outcome") for o in data.get("outcomes") or []]
     conditions = [_condition(c, f"{where} condition") for c in data.get("conditions") or []]
     if not outcomes or len(conditions) < 2:

@@ -48,6 +48,7 @@ import pandas as pd
 from folkscope._json import read_data_file
 from folkscope.epidemiology.aggregate import AggregateTable, parse_source, parse_table
 from folkscope.errors import ConfigError, DataError
+from folkscope.prompting import format_slots
 
 __all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "parse_task", "task_files"]
 
@@ -116,6 +117,8 @@ class Level:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Level:
+        if not isinstance(data, Mapping):
+            raise DataError(f"{where}: a level is an object with its 'text' and 'value', 'values' or 'min'/'max', got {_shown(data)[:60]}")
         keys = set(data) - {"text"}
         if not isinstance(data.get("text"), str) or not data["text"].strip():
             raise DataError(f"{where}: every level needs a non-empty 'text'")
@@ -315,12 +318,14 @@ class TaskFile:
 
 
 def _check_template(text: Any, slots: Sequence[str], where: str) -> str:
+    """A question template whose slots are among ``slots``, plain names only (``{condition.foo}``, ``{condition[0]}``, a stray brace:
+    one line now, not a traceback or a wrong question when it is filled)."""
     if not isinstance(text, str) or not text.strip():
         raise DataError(f"{where}: a question template is missing")
-    try:
-        text.format(**{s: "x" for s in slots})
-    except (KeyError, IndexError, ValueError) as exc:
-        raise DataError(f"{where}: the template {text[:50]!r} may use only {', '.join('{' + s + '}' for s in slots)} ({exc!r})") from None
+    unknown = [s for s in format_slots(text, where, error=DataError) if s not in slots]
+    if unknown:
+        raise DataError(f"{where}: the template {text[:50]!r} may use only {', '.join('{' + s + '}' for s in slots)}, "
+                        f"not {{{unknown[0]}}}")  # fmt: skip
     return text
 
 
@@ -331,14 +336,8 @@ def _check_high(conditions: tuple[Variable, ...], person: Any, condition: Any, a
     if not 2 <= len(conditions) <= 5:
         raise DataError(f"{at}: a high-dimensional task has 2 to 5 conditioning variables, got {len(conditions)}")
     columns = [v.column for v in conditions]
-    if not isinstance(person, str) or sorted(_slots(person)) != sorted(columns):
+    if not isinstance(person, str) or sorted(format_slots(person, f"{at} person", error=DataError)) != sorted(columns):
         raise DataError(f"{at}: 'person' must describe a person with each condition once, as {', '.join('{' + c + '}' for c in columns)}")
-
-
-def _slots(template: str) -> list[str]:
-    import string
-
-    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
 
 
 def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None, where: str,
@@ -355,8 +354,13 @@ def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None
         raise DataError(f"{where}: every task needs a 'name' (how --tasks and the run page call it)")
     at = f"{where}, {name}"
     condition = entry.get("condition")
-    subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in (entry.get("subset") or {}).items()}
-    conditions = tuple(Variable.from_dict(c, f"{at} conditions") for c in entry.get("conditions") or ())
+    subset, conditions = entry.get("subset") or {}, entry.get("conditions") or []
+    if not isinstance(subset, Mapping) or not all(isinstance(spec, Mapping) for spec in subset.values()):
+        raise DataError(f"{at}: 'subset' maps columns to a level, e.g. {{\"AGEP\": {{\"min\": 18}}}}")
+    if not isinstance(conditions, list):
+        raise DataError(f"{at}: 'conditions' is a list of conditioning variables (each a 'column' and its 'levels')")
+    subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in subset.items()}
+    conditions = tuple(Variable.from_dict(c, f"{at} conditions") for c in conditions)
     person = entry.get("person")
     if conditions:
         _check_high(conditions, person, condition, f"{at}")
@@ -413,9 +417,12 @@ def load_task_file(path: str | Path) -> TaskFile:
     generated = data.get("generated")
     if generated is not None and not isinstance(generated, Mapping):
         raise DataError(f"{where}: 'generated' records how the file was generated (an object), got {generated!r}")
+    entries = data.get("tasks") or []
+    if not isinstance(entries, list):
+        raise DataError(f"{where}: 'tasks' is a list of task objects, got {type(entries).__name__}")
     tasks = tuple(parse_task(entry, dataset=str(data.get("dataset")), population=str(data.get("population", "")), weights=weights,
                              where=where, source=data.get("source"), generated=generated is not None)
-                  for entry in data.get("tasks") or [])  # fmt: skip
+                  for entry in entries)  # fmt: skip
     if not tasks:
         raise DataError(f"{where} holds no tasks")
     names = [t.name for t in tasks]

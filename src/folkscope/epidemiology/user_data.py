@@ -41,7 +41,7 @@ class UserDataset:
             return self.read(file)
         except DataError:
             raise
-        except (OSError, ValueError) as exc:  # not gzip, not CSV, not text: a damaged or different file
+        except (OSError, ValueError, TypeError, KeyError) as exc:  # not gzip, not CSV, not text, text where numbers belong
             raise DataError(f"{file} cannot be read as the {self.name} table ({type(exc).__name__}: {str(exc)[:80]}); replace it "
                             f"with the original from {self.source}") from None  # fmt: skip
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from folkscope._json import read_text_file
 from folkscope.errors import ConfigError
 
 __all__ = ["BUNDLED_FREQUENCIES", "NumberFrequencies", "load_number_frequencies"]
@@ -91,6 +92,13 @@ def _bad(msg: str, source: str, value: object = None) -> ConfigError:
 
 
 def _parse(text: str, source: str) -> NumberFrequencies:
+    try:
+        return _parse_rows(text, source)
+    except csv.Error as exc:  # a NUL character, a field of over 128 KiB: not a table anyone wrote
+        raise _bad(f"is not a CSV table folkscope can read ({exc})", source) from None
+
+
+def _parse_rows(text: str, source: str) -> NumberFrequencies:
     note_lines = [ln[1:].strip() for ln in text.splitlines() if ln.lstrip().startswith("#")]
     body = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     if not body:
@@ -153,10 +161,6 @@ def load_number_frequencies(source: str | Path = BUNDLED_FREQUENCIES) -> NumberF
         ref = resources.files("folkscope.numeric").joinpath("resources").joinpath(
             "number_frequencies.csv")
         return _parse(ref.read_text(encoding="utf-8"), BUNDLED_FREQUENCIES)
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise _bad(f"cannot be read ({exc.strerror or exc})", str(source), str(source)) from exc
-    except UnicodeDecodeError as exc:
-        raise _bad("is not UTF-8 text (a CSV is expected)", str(source), str(source)) from exc
+    text = read_text_file(source, "number-frequency table",
+                          error=lambda message: ConfigError(message, parameter="frequency_table", value=str(source)))
     return _parse(text, str(source))

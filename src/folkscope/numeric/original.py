@@ -12,18 +12,19 @@ validated by the same rules as folkscope's own files.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from folkscope._json import parse_data, read_text_file
 from folkscope.errors import ConfigError
 from folkscope.numeric.templates import (
     DATASETS,
     PLACEHOLDER,
     TemplateFile,
     bundled_templates,
+    file_error,
     is_folkscope_format,
     validate_templates,
 )
@@ -57,7 +58,10 @@ def _literal_blocks(text: str, source: str, kind: str) -> list[tuple[str | None,
         tree = ast.parse(text, filename=source)
     except SyntaxError as exc:
         raise _original_bad(f"is neither JSON nor a Python-style listing of literals "
-                            f"({exc.msg} at line {exc.lineno})", source, source) from exc
+                            f"({exc.msg} at line {exc.lineno})", source, source) from None
+    except (RecursionError, MemoryError, ValueError):  # nesting the parser gives up on; a NUL byte
+        raise _original_bad("is neither JSON nor a Python-style listing folkscope can read (nested too deeply, or "
+                            "not text)", source, source) from None
     lines = text.splitlines()
     header = re.compile(rf"^\s*#\s*{kind}\s+(\S+)\s*$", re.I)
     out: list[tuple[str | None, Any]] = []
@@ -69,9 +73,10 @@ def _literal_blocks(text: str, source: str, kind: str) -> list[tuple[str | None,
                                 type(node).__name__)
         try:
             value = ast.literal_eval(value_node)
-        except ValueError as exc:
-            raise _original_bad(f"line {node.lineno}: not a plain literal ({exc})", source,
-                                node.lineno) from exc
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, (RecursionError, MemoryError)) else str(exc).splitlines()[0]
+            raise _original_bad(f"line {node.lineno}: not a plain literal ({reason})", source,
+                                node.lineno) from None
         name = None
         for back in range(node.lineno - 2, -1, -1):
             if not lines[back].strip():
@@ -98,15 +103,13 @@ def _read_original(path: str | Path, kind: str) -> Any:
     """JSON, or a Python-style listing turned into the same shapes (a list of the
     literals, or a ``{name: literal}`` dict when every literal has a ``# kind NAME`` header)."""
     source = str(path)
+    fail = file_error(source)
+    text = read_text_file(path, f"original-format {kind} file", error=fail)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise _original_bad(f"cannot be read ({exc.strerror or exc})", source, source) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return parse_data(text, f"original-format file {source}", error=fail)
+    except ConfigError:
         if Path(path).suffix.lower() in (".json", ".jsonl"):
-            raise _original_bad("is not valid JSON", source, source) from None
+            raise
     blocks = _literal_blocks(text, source, kind)
     if not blocks:
         raise _original_bad(f"holds no {kind}s", source, source)

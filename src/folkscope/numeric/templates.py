@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from folkscope._json import read_data_file
 from folkscope.errors import ConfigError
+from folkscope.prompting import format_slots
 
 __all__ = [
     "DATASETS",
@@ -27,6 +28,7 @@ __all__ = [
     "TemplateFile",
     "bundled_templates",
     "detect_template_format",
+    "file_error",
     "is_folkscope_format",
     "read_templates",
     "validate_templates",
@@ -87,26 +89,11 @@ def _check_distinct(words: Sequence[str], where: str, source: str) -> None:
 
 
 def _slots_of(text: str, tid: str, source: str) -> list[str]:
-    """The placeholders of a template text, read the way ``str.format`` will read them.
-
-    A stray brace, a format spec, a conversion or attribute/index access
-    (``{n1.__class__}``, ``{n1[0]}``) is refused here, at load, with the
-    template named, rather than failing (or leaking) when problems are made.
-    """
-    try:
-        parts = list(string.Formatter().parse(text))
-    except ValueError as exc:
-        raise _bad(f"template {tid!r}: {exc} in its text; write {{{{ or }}}} for a literal brace", source, text) from None
-    slots = []
-    for _, field_name, spec, conversion in parts:
-        if field_name is None:
-            continue
-        if not re.fullmatch(r"[a-z][a-z0-9]*", field_name) or spec or conversion:
-            shown = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-            raise _bad(f"template {tid!r}: placeholder {shown} is not allowed; use plain names such as {{n1}}",
-                       source, text)
-        slots.append(field_name)
-    return slots
+    """The placeholders of a template text (:func:`~folkscope.prompting.format_slots`: a stray brace, a format spec, a
+    conversion or attribute/index access such as ``{n1.__class__}`` is refused at load, with the template named,
+    rather than failing, or leaking, when problems are made)."""
+    return format_slots(text, f"template file {source}: template {tid!r}",
+                        error=lambda message: ConfigError(message, parameter="template_file", value=text))
 
 
 def validate_templates(data: Any, source: str, dataset: str | None) -> TemplateFile:
@@ -193,16 +180,15 @@ def bundled_templates(dataset: str) -> TemplateFile:
     return validate_templates(json.loads(ref.read_text(encoding="utf-8")), "bundled", dataset)
 
 
+def file_error(source: str, parameter: str = "template_file") -> Callable[[str], ConfigError]:
+    """How a reader of :mod:`folkscope._json` reports a numeric input file it cannot read: a ConfigError on ``parameter``."""
+    return lambda message: ConfigError(message, parameter=parameter, value=source)
+
+
 def read_templates(path: str | Path, dataset: str) -> TemplateFile:
-    """Read and validate a template file in folkscope's own format."""
+    """Read and validate a template file in folkscope's own format (any encoding, shape or nesting: one line)."""
     source = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _bad(f"cannot be read ({exc.strerror or exc})", source, source) from exc
-    except json.JSONDecodeError as exc:
-        raise _bad(f"is not valid JSON ({exc.msg} at line {exc.lineno})", source, source) from exc
-    return validate_templates(data, source, dataset)
+    return validate_templates(read_data_file(path, "template file", error=file_error(source)), source, dataset)
 
 
 def is_folkscope_format(data: Any) -> bool:
@@ -225,7 +211,7 @@ def detect_template_format(path: str | Path) -> str:
     if path.suffix.lower() != ".json":
         return "original"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        data = read_data_file(path, "template file", error=ConfigError)
+    except ConfigError:
         return "folkscope"  # let the folkscope loader report the read/parse error
     return "folkscope" if is_folkscope_format(data) else "original"

@@ -11,13 +11,15 @@ exports (JSONL, Hugging Face datasets) and the prompt shapes of the other
 parts (:func:`qa_prompt`, :func:`likelihood_prompt`,
 :func:`numeric_problem_prompt`, :func:`matching_pennies_prompt`, the
 screening prompts :func:`pointwise_prompt`, :func:`pairwise_prompt`,
-:func:`listwise_prompt`). Reading
-the answers back is :mod:`folkscope.readout`'s.
+:func:`listwise_prompt`); :func:`format_slots` reads the ``{slots}`` of every
+template a user writes, refusing anything ``str.format`` would do beyond
+filling a name. Reading the answers back is :mod:`folkscope.readout`'s.
 
 Importing this package loads numpy and pandas only; transformers and
 datasets are imported inside the functions that need them.
 """
 
+from folkscope.prompting._checks import format_slots
 from folkscope.prompting.chat import continue_prompt, load_tokenizer, plain_text, render_chat, render_chats
 from folkscope.prompting.config import (
     PROMPT_FORMAT_VERSION,
@@ -101,6 +103,7 @@ __all__ = [
     "feature_order",
     "few_shot_description",
     "field_doc",
+    "format_slots",
     "format_variations",
     "iter_prompt_records",
     "join_label",

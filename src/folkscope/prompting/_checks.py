@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from folkscope.errors import ConfigError
 
@@ -43,14 +43,17 @@ def int_tuple(name: str, value: object) -> tuple[int, ...]:
     raise ConfigError(f"{name} must be a sequence of integers, got {value!r}", parameter=name, value=value)
 
 
-def format_slots(text: str, where: str) -> list[str]:
+def format_slots(text: str, where: str, *, error: Callable[[str], Exception] | None = None) -> list[str]:
     """The ``{slot}`` names of a template, read the way ``str.format`` will read them.
 
     Only plain names are slots. A stray brace, a positional ``{}``, an
     attribute or index (``{candidate.name}``, ``{candidate[0]}``), a
     conversion or a format spec is refused here, naming ``where``, rather
     than failing (with a traceback, after the model loaded) when prompts are
-    filled.
+    filled. Every template a user writes (allocation's screening templates,
+    epidemiology's questions, numeric templates) is read by this one
+    function; ``error`` makes the exception of the caller's kind of file
+    (default: :class:`ConfigError` on parameter ``template``).
 
     Examples
     --------
@@ -61,17 +64,19 @@ def format_slots(text: str, where: str) -> list[str]:
     ...
     folkscope.errors.ConfigError: pointwise: slot {candidate.name} is not allowed; write plain slots such as {candidate}, and {{ or }} for a literal brace
     """
+    fail = error or (lambda message: ConfigError(message, parameter="template", value=text))
     try:
         parts = list(string.Formatter().parse(text))
     except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}; write {{{{ or }}}} for a literal brace", parameter="template", value=text) from None
+        raise fail(f"{where}: {exc}; write {{{{ or }}}} for a literal brace") from None
     slots = []
     for _, name, spec, conversion in parts:
         if name is None:
             continue
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or spec or conversion:
             shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-            raise ConfigError(f"{where}: slot {shown} is not allowed; write plain slots such as {{candidate}}, and {{{{ or }}}} "
-                              "for a literal brace", parameter="template", value=text)  # fmt: skip
+            plain = re.match(r"[A-Za-z_][A-Za-z0-9_]*", name)
+            raise fail(f"{where}: slot {shown} is not allowed; write plain slots such as {{{plain.group() if plain else 'name'}}}, "
+                       "and {{ or }} for a literal brace")  # fmt: skip
         slots.append(name)
     return slots
