@@ -1,4 +1,4 @@
-"""Generation parsing: thinking blocks, "Probability: X%" lines and stated choices in free text.
+"""Generation parsing: thinking blocks and "Probability: X%" lines in free text.
 
 Chain-of-thought prompts end by asking for ``Probability: X%``.
 :func:`strip_thinking` removes a ``<think>...</think>`` block first (thinking
@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 
-__all__ = ["parse_choice", "parse_probability", "strip_thinking"]
+__all__ = ["parse_probability", "strip_thinking"]
 
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_KEYWORD = "probability"
+#: matched on the original text: positions found in ``text.lower()`` drift wherever lowering changes a
+#: character's length ("İ" lowers to two code points), so the number would be read at the wrong place
+_KEYWORD = re.compile("probability", re.IGNORECASE)
 #: what may stand between the keyword and the number: "**Probability**: ", "probability = ", "Probability is "
 _SEPARATOR = frozenset(" \t\r\n*:=_")
 _CONNECTORS = ("is", "of")
@@ -91,18 +92,16 @@ def parse_probability(text: str, *, strip_think: bool = True) -> float | None:
     (0.75, None)
     >>> parse_probability("I cannot tell.") is None
     True
+    >>> parse_probability("Born in İzmir (İİİ). Probability: 35%")  # letters whose lower case is longer
+    0.35
     """
     if strip_think:
         text = strip_thinking(text)
-    lowered = text.lower()
     last: re.Match[str] | None = None
-    found = lowered.find(_KEYWORD)
-    while found >= 0:
-        after = found + len(_KEYWORD)
-        statement = _statement_at(text, after)
+    for keyword in _KEYWORD.finditer(text):
+        statement = _statement_at(text, keyword.end())
         if statement is not None:
             last = statement
-        found = lowered.find(_KEYWORD, after)
     if last is None:
         return None
     return _value(last)
@@ -124,36 +123,3 @@ def _value(statement: re.Match[str]) -> float | None:
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         return None
     return value
-
-
-def parse_choice(text: str, options: Sequence[str], *, strip_think: bool = True) -> int | None:
-    """Index of the option a free-text answer states first, or None when it states none.
-
-    Options are matched as whole words: single capital letters (``"A"``,
-    ``"B"``) case-sensitively and not when a lower-case word follows, so
-    neither the article "a" nor "A good fit" or "I think" is an answer;
-    longer options (names, "Yes") case-insensitively. The earliest mention wins, as a
-    model answering "B. Candidate B is stronger than A" means B.
-
-    Examples
-    --------
-    >>> parse_choice("Answer: B. Candidate B is stronger than A.", ["A", "B", "C"])
-    1
-    >>> parse_choice("I think this is a close call; both are fine.", ["A", "B"]) is None
-    True
-    >>> parse_choice("yes, definitely", ["No", "Yes"])
-    1
-    >>> parse_choice("I think the answer is E.", list("ABCDEFGHI"))
-    4
-    """
-    if strip_think:
-        text = strip_thinking(text)
-    best: tuple[int, int] | None = None
-    for i, option in enumerate(options):
-        single = len(option) == 1 and option.isupper()
-        # a lone capital starting a sentence ("I think", "A good fit") is a word, not the answer letter
-        tail = r"(?!\w)(?!\s+[a-z])" if single else r"(?!\w)"
-        found = re.search(r"(?<!\w)" + re.escape(option) + tail, text, 0 if single else re.IGNORECASE)
-        if found and (best is None or found.start() < best[0]):
-            best = (found.start(), i)
-    return None if best is None else best[1]
