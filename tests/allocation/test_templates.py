@@ -161,24 +161,27 @@ def test_fuzzed_template_files_load_or_say_why_in_one_line(tmp_path_factory, con
         _one_line(exc)
 
 
-def _malformed_files(tmp_path: Path) -> dict[str, Path]:
-    text = json.dumps({"resumes": BUNDLED})
-    files = {
-        "utf16": (text.encode("utf-16"), ".json"),
-        "latin1": (text.replace("HR assistant", "HR assistänt").encode("latin-1"), ".json"),
-        "nested": (b"[" * 100_000 + b"]" * 100_000, ".json"),
-    }
-    out = {}
-    for name, (data, suffix) in files.items():
-        out[name] = tmp_path / f"{name}{suffix}"
-        out[name].write_bytes(data)
-    return out
+TEXT = json.dumps({"resumes": {**BUNDLED, "system": "Stellenbeschreibung für {context}"}}, ensure_ascii=False)
+#: what the shared reader (folkscope._json.read_data_file) makes of a template file's bytes
+MALFORMED = {
+    "utf16 with its mark": (TEXT.encode("utf-16"), None),  # read: the byte-order mark says how
+    "utf8 with a mark": (b"\xef\xbb\xbf" + TEXT.encode(), None),
+    "utf16 without a mark": (TEXT.encode("utf-16-le"), "save the file as UTF-8"),
+    "latin-1": (TEXT.encode("latin-1"), r"is not UTF-8 text \(byte \d+ is 0xfc\); save the file as UTF-8"),
+    "nested": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+}
 
 
-@pytest.mark.parametrize("kind", ["utf16", "latin1", "nested"])
-def test_a_template_file_in_another_encoding_or_nested_deep_is_one_line(tmp_path, kind):
-    with pytest.raises(FolkscopeError) as info:
-        load_template("resumes", _malformed_files(tmp_path)[kind])
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_a_template_file_in_another_encoding_or_nested_deep_reads_or_is_one_line(tmp_path, kind):
+    data, message = MALFORMED[kind]
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    if message is None:
+        assert load_template("resumes", path).system.startswith("Stellenbeschreibung für")
+        return
+    with pytest.raises(FolkscopeError, match=message) as info:
+        load_template("resumes", path)
     _one_line(info.value)
 
 

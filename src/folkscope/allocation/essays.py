@@ -293,7 +293,7 @@ def icnale_essays(folder: str | Path, *, topic: str | None = None) -> CandidateS
         wanted = present[0]
     elif wanted not in present:
         raise DataError(f"no rated essay on topic {wanted} under {root}; rated topics: {', '.join(present)}")
-    rows = sorted((stem, _ICNALE_REGIONS.get(region, region), int(rating >= median), "", text)
+    rows = sorted((stem, _ICNALE_REGIONS.get(region, region), int(rating >= median), "", text, "")
                   for stem, region, t, rating, text in matched if t == wanted)  # fmt: skip
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     context = (f'Task: an opinion essay on the statement "{_ICNALE_TOPICS[wanted]}" The writer agrees or disagrees '
