@@ -58,7 +58,7 @@ def test_bad_files_and_flags_are_one_clear_error(tmp_path):
     with pytest.raises(DataError, match="non-blank"):
         audit_responses(read_responses(bad))
     ok = tmp_path / "ok.jsonl"
-    ok.write_text(_line(["Ann Wu", "Bo Lee"], ["A", "B"], "Ann Wu"))
+    ok.write_text(_line(["Ann Wu", "Bo Lee"], ["A", "B"], "1. Ann Wu"))
     with pytest.raises(ConfigError, match="k=3 is larger than the pool"):
         audit_responses(read_responses(ok), config=ResponsesConfig(k=3))
     with pytest.raises(ConfigError, match="reference group 'C' never appears"):
@@ -95,11 +95,15 @@ def _bloomberg_records(limit=None):
 
 @pytest.mark.skipif(not BLOOMBERG.is_dir(), reason=f"the Bloomberg hiring-audit data is not at {BLOOMBERG} (set FOLKSCOPE_SHARED_DATA)")
 def test_bloomberg_logged_rankings_reproduce_its_published_top_one_counts():
-    """8,000 logged GPT-3.5/GPT-4 rankings (Apache-2.0): each group's top-1 count per (model, job) within 3 of Bloomberg's."""
+    """8,000 logged GPT-3.5/GPT-4 rankings (Apache-2.0): each group's top-1 count per (model, job) within 3 of Bloomberg's.
+
+    One answer ranks nobody ("it is difficult to rank the candidates ... however, MEAGAN KLEIN, ALFREDA BRANCH, and
+    ANTOINE WARE seem to have relevant experience"): it is left out, where Bloomberg counted its first name as the top."""
     audit = audit_responses(_bloomberg_records(), config=ResponsesConfig(k=1, by=("model", "job"), reference="W_M"))
-    assert audit.n_responses == 8000 and audit.n_unparseable == 0
+    assert audit.n_responses == 8000 and audit.n_unparseable == 1
     published = pd.read_csv(BLOOMBERG / "output" / "performance_ranking.csv")
     merged = audit.table.merge(published, left_on=["model", "job", "group"], right_on=["model", "job", "demo"])
-    assert len(merged) == 64 and (merged["appearances"] == 1000).all()
+    short = (merged["model"] == "gpt-3.5-turbo") & (merged["job"] == "HR specialist")  # the cell of the answer left out
+    assert len(merged) == 64 and (merged["appearances"] == 1000 - short.astype(int)).all()
     assert (merged["selected"] - merged["top"]).abs().max() <= 3
-    assert (merged["selected"] - merged["top"]).sum() == 0  # every run crowns exactly one candidate in both counts
+    assert (merged["selected"] - merged["top"]).sum() == -1  # every other run crowns exactly one candidate in both counts

@@ -3,9 +3,10 @@
 A crash-only fuzzer passes a parser that reads "Answer: C is better than B"
 as B. Here every generated answer is assembled from phrasings a model
 uses (stated answers, comparisons, markdown, line breaks, sentence openers
-"I" and "A", distractor letters later in the text), and the parser must
-return exactly what was put in: the letter stated, the probability stated
-after text whose lower case is longer than itself.
+"I" and "A", distractor letters and names later in the text), and the
+parser must return exactly what was put in: the letter stated, the
+probability stated after text whose lower case is longer than itself, the
+ranking written out in any of several formats.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from folkscope.readout import parse_choice, parse_probability
+from folkscope.readout import parse_choice, parse_probability, parse_ranking
 
 CAMPAIGN = settings(max_examples=2000, deadline=2000, database=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -115,3 +116,86 @@ def test_parse_probability_after_letters_whose_lower_case_is_longer(text, value)
     """Read as 0.05 and 0.0 before: the keyword's place in text.lower() was used in the original text."""
     assert parse_probability(text) == value
 
+
+# ---------------------------------------------------------------- parse_ranking
+#: names that trip a reader: shared first and last names, a name that begins another ("Li Smith", "Li Smith-Jones";
+#: "Ann Lee", "Ann Lee Park"), apostrophes ("O'Brien", written "OBrien" or "O’Brien" too)
+FIRST_NAMES = ["Li", "Ann", "Maya", "Jo", "Sean", "Tom", "Anne", "Mary-Kate", "D'Andre", "Bo"]
+LAST_NAMES = ["Smith", "Smith-Jones", "Yang", "Lee", "Lee-Park", "Lee Park", "O'Brien", "Brien", "Wu", "Jones"]
+#: first names of nobody in any pool: a hallucinated extra line ("1. Zed Yang" above "4. Maya Yang")
+HALLUCINATED = ["Zed", "Quinn"]
+NUMBERED_STYLES = ["{i}. {n}", "{i}) {n}", "#{i}: {n}", "**{i}.** {n}", "{i}. **{n}**", "{i}{th}: {n}", "{i} - {n}"]
+COMMENTS = ["", " - strong Python", ": five years of SQL", " (solid record)"]
+
+
+def _plain(name):
+    return "".join(c for c in name.casefold() if c not in "'\u2019")
+
+
+def _unique_words(pool):
+    words = [_plain(w) for name in pool for w in set(name.split())]
+    return {w for w in words if words.count(w) == 1}
+
+
+def _th(i):
+    return {1: "st", 2: "nd", 3: "rd"}.get(i if i < 20 else i % 10, "th")
+
+
+@st.composite
+def stated_rankings(draw):
+    """(response, pool, expected ranks): a ranking of part or all of a pool, written out in one of several formats."""
+    pool = draw(st.lists(st.tuples(st.sampled_from(FIRST_NAMES), st.sampled_from(LAST_NAMES)).map(" ".join),
+                         min_size=2, max_size=8, unique_by=_plain))  # fmt: skip
+    order = draw(st.permutations(range(len(pool))))[: draw(st.integers(1, len(pool)))]
+    unique = _unique_words(pool)
+
+    def written(i):
+        name = pool[i]
+        last = name.split()[-1]
+        if draw(st.booleans()) and _plain(last) in unique and len(name.split()) > 1:
+            name = last  # a last name no one else in the pool has
+        if "'" in name:
+            name = name.replace("'", draw(st.sampled_from(["'", "\u2019", ""])))
+        return draw(st.sampled_from([name, name.upper(), name.lower()]))
+
+    names = [written(i) for i in order]
+    fmt = draw(st.sampled_from(["numbered", "names", "prose"] if len(order) > 1 else ["numbered", "pick"]))
+    if fmt == "numbered":
+        style = draw(st.sampled_from(NUMBERED_STYLES))
+        rows = [(k + 1, n) for k, n in enumerate(names)]
+        full = all(written_name.casefold() == pool[i].casefold() for written_name, i in zip(names, order))
+        if full and len(order) > 1 and draw(st.booleans()):  # a hallucinated name on top, sharing a last name with one named in full
+            rows = [(1, f"{draw(st.sampled_from(HALLUCINATED))} {pool[order[-1]].split()[-1]}")] + [(k + 1, n) for k, n in rows]
+        lines = [style.format(i=k, n=n, th=_th(k)) + draw(st.sampled_from(COMMENTS)) for k, n in rows]
+        if len(order) == 1:
+            lines.append("2. ...")  # cut off after the first place
+        body = "\n".join(draw(st.permutations(lines)) if draw(st.booleans()) else lines)
+    elif fmt == "names":
+        bullet = draw(st.sampled_from(["", "- ", "* ", "**"]))
+        body = "\n".join(f"{bullet}{n}{'**' if bullet == '**' else ''}" for n in names)
+    elif fmt == "prose":
+        first, rest = names[0], names[1:]
+        body = draw(st.sampled_from([
+            f"I would rank {first} first" + "".join(f", then {n}" for n in rest) + ".",
+            f"{first} is the strongest candidate, followed by " + (", ".join(rest[:-1]) + " and " if len(rest) > 1 else "") + f"{rest[-1]}.",
+            " > ".join(names),
+            "My ranking: " + ", ".join(names) + ".",
+            "My ranking:\n\n" + ", ".join(names),
+        ]))  # fmt: skip
+    else:
+        body = draw(st.sampled_from([f"The most qualified candidate is {names[0]}.", f"I would hire {names[0]}.", f"{names[0]} is the best fit."]))
+    preamble = draw(st.sampled_from(["", "Here is my ranking:\n\n", "Based on the resumes provided, here is the ranking.\n\n", "Sure!\n"]))
+    postamble = draw(st.sampled_from(["", "\n\nAll candidates are qualified.", "\n\nNote: this ranking is based on the resumes alone."]))
+    n, m = len(pool), len(order)
+    ranks = [(m + 1 + n) / 2.0] * n
+    for place, i in enumerate(order, start=1):
+        ranks[i] = float(place)
+    return preamble + body + postamble, pool, ranks
+
+
+@CAMPAIGN
+@given(stated_rankings())
+def test_parse_ranking_returns_the_ranking_the_response_states(case):
+    text, pool, ranks = case
+    got = parse_ranking(text, pool)
+    assert got is not None and got.ranks.tolist() == ranks, text

@@ -9,15 +9,16 @@ log alone. Each JSONL line is one pool::
      "response": "<the model's text>", ...any other keys (job, model, ...)}
 
 The ranking is the one the response states (:func:`folkscope.readout.parse_ranking`:
-a numbered list, else the order of first mention; unmentioned candidates tie
-below the mentioned ones). The top ``k`` of each pool are selected, ties
+a numbered list, a list of names, or prose with ranking words; candidates it
+does not place tie below the placed ones). The top ``k`` of each pool are selected, ties
 sharing the remaining slots fractionally. Per ``by`` cell and group the audit
 reports appearances, selections, the selection rate and the impact ratio
 (rate / the highest group's rate in the cell: the four-fifths rule flags
 < 0.8), and, with a reference group, RABBI of each group against it on the
 rank scores (1 for first place down to 0 for last) with its Mann-Whitney
-p-value. A response naming no candidate is counted as unparseable and left
-out.
+p-value. A response that states no ranking (a description of the candidates,
+an echoed resume, a refusal, no candidate named) is counted as unparseable
+and left out.
 
 Examples
 --------
@@ -81,7 +82,7 @@ class ResponseAudit:
     table : pandas.DataFrame
         One row per (``by`` cell, group): the ``by`` keys, ``group``, then :data:`AUDIT_COLUMNS`.
     n_responses, n_unparseable : int
-        Pools read, and those whose response named no candidate (left out).
+        Pools read, and those whose response states no ranking (left out).
     unparseable_lines : list of int
         Their line numbers (1-based) in the file, or positions in the input.
     config : ResponsesConfig
@@ -194,7 +195,7 @@ def audit_responses(records: Iterable[Mapping[str, Any]], *, config: ResponsesCo
         for group, rank, score in zip(groups, ranking.ranks, ranking.scores):
             rows.append({**cell, "pool": position, "group": group, "rank": rank, "rank_score": score})
     if not rows:
-        raise DataError(f"none of the {n} responses names a candidate of its pool; nothing to audit")
+        raise DataError(f"none of the {n} responses states a ranking of its pool; nothing to audit")
     long = pd.DataFrame(rows)
     long["selected"] = top_k_selection(-long["rank"].to_numpy(), long["pool"].to_numpy(), k=cfg.k)
     if cfg.reference is not None and cfg.reference not in set(long["group"]):

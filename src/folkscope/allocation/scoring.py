@@ -20,9 +20,10 @@ pairwise
 listwise
     The whole pool in one prompt; the model writes a ranking, read back by
     :func:`folkscope.readout.parse_ranking`; score = 1 for first place down to
-    0 for last (unmentioned candidates share the remaining places). A pool
-    whose answer names nobody is unparseable: its candidates get NaN and are
-    counted.
+    0 for last (candidates it does not place share the remaining places). A
+    pool whose answer states no ranking (a description of the candidates, an
+    echoed resume, a refusal) is unparseable: its candidates get NaN and are
+    counted (``unparseable_pools``), never scored.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ def listwise_scores(
     """Scores per (pool, candidate) from the ranking each pool's answer states, and the answers per pool.
 
     Returns ``(scores, answers)``: ``scores`` with ``pool, candidate_id, rank, score``
-    (NaN for an unparseable pool); ``answers`` with ``pool, response, parsed, numbered, mentioned``.
+    (NaN for a pool whose answer states no ranking); ``answers`` with ``pool, response, parsed, numbered, mentioned``
+    (``mentioned``: candidates the answer places; ``numbered``: read from a list).
     """
     frame = candidates.frame.set_index("candidate_id")
     groups = list(pools.groupby("pool", sort=True))

@@ -11,8 +11,10 @@ mention of a letter is therefore read in its place:
    are also English words. When a lower-case word follows on its line,
    "A" is the option only if that word is a verb or a coordinator ("A is",
    "A would", "A and B"; not "A good fit", "A better choice") and "I" only
-   if it is a third-person verb ("I is", "I has"; not "I think", "I would");
-   "I'd", "I'm" are words. Every other capital letter is always a letter.
+   if it is a third-person verb or a comparison ("I is", "I has", "I over
+   H"; not "I think", "I would"); "I'd", "I'm" are words. After a noun
+   naming an option ("candidate I", "option A") it is always the letter, and
+   so is every other capital letter.
 2. **Stated**: a cue ("answer", "choice", "choose", "pick", "select",
    "prefer", "recommend", "go with") followed, through filler ("is",
    "would be", "the", "option", ":", markdown), by the letter. A lower-case
@@ -70,7 +72,7 @@ _VERBS = frozenset({
 _MODALS = frozenset({"would", "will", "should", "could", "can", "may", "might", "must", "did", "had"})
 _ADVERBS = frozenset({"clearly", "also", "definitely", "certainly", "obviously", "better", "stronger"})
 _COORDINATORS = frozenset({"and", "or", "nor", "vs", "versus", "&", "/"})
-_COMPARING = frozenset({"than", "over", "with"})  # "A over B": never the article ("a over")
+_COMPARING = frozenset({"than", "over", "with"})  # "A over B": never the article ("a over") nor the pronoun
 #: a letter after one of these is the object of a comparison or one of a pair: named in passing
 _RELATIONAL = frozenset({
     "than", "over", "vs", "versus", "between", "unlike", "against", "and", "or", "nor", "neither", "either", "both",
@@ -144,8 +146,10 @@ class _Answer:
         following, _ = self.next_mark(i)
         if following is None or following[0].isupper():
             return True  # "A\n", "A.", "A B", "Answer: A Candidate B lacks SQL": an article is followed by a lower-case word
+        if self.previous(i, nouns=False)[0] in _NOUNS:
+            return True  # "candidate I over H"
         after = self.next_word(i)
-        return after is None or after in (_VERBS if token == "I" else _VERBS | _MODALS | _COORDINATORS | _COMPARING)
+        return after is None or after in (_VERBS | _COMPARING if token == "I" else _VERBS | _MODALS | _COORDINATORS | _COMPARING)
 
     def in_passing(self, i: int, letters: frozenset[str]) -> bool:
         """The letter is the object of a comparison, one of a pair or list, or a label ("Candidate A:")."""
