@@ -49,7 +49,7 @@ def test_audit_by_hand(tmp_path):
 def test_bad_files_and_flags_are_one_clear_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(_line(["Ann Wu"], ["A"], "Ann Wu") + "\n{not json\n")
-    with pytest.raises(DataError, match="line 2 is not JSON"):
+    with pytest.raises(DataError, match="line 2 is not valid JSON .*; each line must be one JSON object"):
         read_responses(bad)
     bad.write_text(_line(["Ann Wu", "Bo Lee"], ["A"], "Ann Wu"))
     with pytest.raises(DataError, match="line 1: 'groups' must list one group per candidate"):

@@ -203,16 +203,24 @@ def test_a_logged_line_with_its_own_line_number_and_bad_records_are_one_line(tmp
         audit_responses([[1, 2]])
 
 
-@pytest.mark.parametrize("kind", ["utf16", "latin1", "nested"])
-def test_a_responses_file_in_another_encoding_or_nested_deep_is_one_line(tmp_path, kind):
-    body = {"utf16": (json.dumps(LINE) + "\n").encode("utf-16"),
-            "latin1": json.dumps({**LINE, "response": "1. Bo Lée"}, ensure_ascii=False).encode("latin-1"),
-            "nested": json.dumps(LINE).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n"}[kind]  # fmt: skip
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [("utf16 with its mark", None), ("latin1", r"responses file log.jsonl is not UTF-8 text \(byte \d+ is 0xe9\)"),
+     ("nested", "log.jsonl line 2 is nested too deeply"), ("syntax", "log.jsonl line 2 is not valid JSON")],
+)
+def test_a_responses_file_in_another_encoding_or_nested_deep_reads_or_is_one_line(tmp_path, kind, message):
+    good = json.dumps({**LINE, "response": "1. Bo Lée\n2. Ann Wu", "candidates": ["Ann Wu", "Bo Lée"]}, ensure_ascii=False)
+    body = {"utf16 with its mark": (good + "\n").encode("utf-16"), "latin1": good.encode("latin-1"),
+            "nested": good.encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            "syntax": good.encode() + b"\n{not json\n"}[kind]  # fmt: skip
     path = tmp_path / "log.jsonl"
     path.write_bytes(body)
-    with pytest.raises(DataError) as info:
+    if message is None:
+        assert read_responses(path)[0]["candidates"] == ["Ann Wu", "Bo Lée"]
+        return
+    with pytest.raises(DataError, match=message) as info:
         read_responses(path)
-    assert ("line 2" if kind == "nested" else "line 1") in _one_line(info.value)
+    _one_line(info.value)
 
 
 def test_a_utf8_byte_order_mark_is_read(tmp_path):

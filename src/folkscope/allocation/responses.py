@@ -34,7 +34,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from folkscope._config import comma_names, option
+from folkscope._json import parse_data, read_text_file
 from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning
 from folkscope.metrics import impact_ratio, rabbi_test, top_k_selection
 from folkscope.readout import parse_ranking
@@ -98,35 +98,31 @@ class ResponseAudit:
 def read_responses(path: str | Path) -> list[dict[str, Any]]:
     """The records of a JSONL file of logged responses (blank lines skipped); a bad line or file is one clear error.
 
-    Each record gets ``_line``, its line number in the file (a ``_line`` the
-    line itself holds is replaced: errors must name the real line).
+    The file is read as every file a person writes is (:func:`folkscope._json.read_text_file`:
+    UTF-8 with or without a byte-order mark, UTF-16/32 by their mark, else one
+    line naming the byte), each line as one JSON value
+    (:func:`folkscope._json.parse_data`: syntax, nesting and size refused in
+    one line). Each record gets ``_line``, its line number in the file (a
+    ``_line`` the line itself holds is replaced: errors must name the real line).
     """
     file = Path(path).expanduser()
     if not file.is_file():
         raise DataError(f"no responses file at {file}; pass the JSONL file of logged responses")
     records = []
-    number = 0
-    try:
-        with file.open(encoding="utf-8-sig") as handle:  # a UTF-8 byte-order mark is fine
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{file.name} line {number} is not JSON ({exc.msg}); each line must be one JSON object") from None
-                except RecursionError:
-                    raise DataError(f"{file.name} line {number} nests JSON too deeply to read; each line must be one flat "
-                                    "JSON object of candidates, groups and response") from None  # fmt: skip
-                if not isinstance(record, dict):
-                    raise DataError(f"{file.name} line {number} is a JSON {type(record).__name__}, not an object")
-                records.append({**record, "_line": number})
-    except UnicodeDecodeError:
-        raise DataError(f"{file.name} line {number + 1} is not UTF-8 text (a UTF-16 or legacy-encoded file?); save the file "
-                        "as UTF-8") from None  # fmt: skip
+    for number, line in enumerate(read_text_file(file, "responses file").split("\n"), start=1):  # JSONL lines end at \n only
+        if not line.strip():
+            continue
+        record = parse_data(line, f"{file.name} line {number}", error=_one_object)
+        if not isinstance(record, dict):
+            raise DataError(f"{file.name} line {number} is a JSON {type(record).__name__}, not an object")
+        records.append({**record, "_line": number})
     if not records:
         raise DataError(f"{file} holds no responses")
     return records
+
+
+def _one_object(message: str) -> DataError:
+    return DataError(f"{message}; each line must be one JSON object")
 
 
 def _line_of(record: Mapping[str, Any], position: int) -> tuple[int, str]:
