@@ -11,6 +11,7 @@ import pytest
 
 import folkscope.logs as logs
 from folkscope.errors import ConfigError
+from folkscope.paths import check_writable_dir
 from folkscope.prompting.config import PromptConfigWarning
 
 
@@ -86,7 +87,7 @@ def test_run_log_appends_across_resumed_runs(tmp_path):
 def test_a_file_in_the_way_is_one_clear_error(tmp_path):
     (tmp_path / "results").write_text("not a folder")
     with pytest.raises(ConfigError, match=r"results is a file, not a folder; pass another --results-dir"):
-        logs.check_writable_dir(tmp_path / "results" / "deeper")
+        check_writable_dir(tmp_path / "results" / "deeper")
 
 
 def unwritable_folder(tmp_path):
@@ -96,7 +97,7 @@ def unwritable_folder(tmp_path):
         folder.mkdir(mode=0o500)
         return folder
     try:
-        logs.check_writable_dir("/sys")
+        check_writable_dir("/sys")
     except ConfigError:
         return "/sys"
     pytest.skip("no folder here refuses root")
@@ -105,12 +106,12 @@ def unwritable_folder(tmp_path):
 def test_an_unwritable_folder_is_one_clear_error_and_nothing_is_created(tmp_path):
     folder = unwritable_folder(tmp_path)
     with pytest.raises(ConfigError, match=r"is not writable \(permission denied\); pass another --results-dir"):
-        logs.check_writable_dir(f"{folder}/results/run")
+        check_writable_dir(f"{folder}/results/run")
     assert not os.path.exists(f"{folder}/results")
 
 
 def test_a_new_folder_under_a_writable_one_passes_without_being_created(tmp_path):
-    assert logs.check_writable_dir(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert check_writable_dir(tmp_path / "a" / "b") == tmp_path / "a" / "b"
     assert not (tmp_path / "a").exists()
 
 

@@ -34,9 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from folkscope.paths import check_writable_dir  # its home is folkscope.paths; still importable from here
-
-__all__ = ["adopt_library_loggers", "check_writable_dir", "configure_cli", "log_to_file"]
+__all__ = ["adopt_library_loggers", "configure_cli", "log_to_file"]
 
 #: a record with this attribute set is for the log file only (e.g. progress lines a bar already shows)
 FILE_ONLY = "folkscope_file_only"

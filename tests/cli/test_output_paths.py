@@ -144,3 +144,23 @@ def test_the_checks_create_nothing(tmp_path):
 
 def test_the_path_module_examples_run():
     assert doctest.testmod(paths, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_allocation_responses_output_under_a_file_is_refused_before_the_log_is_read(capsys, tmp_path, blocker, monkeypatch):
+    def boom(*_args, **_kwargs):
+        raise AssertionError("the log was read before --output was checked")
+
+    monkeypatch.setattr("folkscope.allocation.read_responses", boom)
+    log = tmp_path / "log.jsonl"
+    log.write_text("")
+    err = _one_line(capsys, ["allocation", "responses", log, "--output", blocker / "table.csv"])
+    assert f"{blocker} is a file, not a folder" in err
+
+
+def test_allocation_study_output_under_a_file_is_refused_before_the_runs_are_read(capsys, tmp_path, blocker, monkeypatch):
+    def boom(*_args, **_kwargs):
+        raise AssertionError("the runs were read before --output was checked")
+
+    monkeypatch.setattr("folkscope.allocation.study", boom)
+    err = _one_line(capsys, ["allocation", "study", tmp_path, "--output", blocker / "tables"])
+    assert "pass another --output" in err

@@ -82,8 +82,11 @@ def print_audit(audit: Any) -> None:
 def run_responses(args: argparse.Namespace) -> int:
     from folkscope._io import atomic_write
     from folkscope.allocation import ResponsesConfig, audit_responses, read_responses
+    from folkscope.paths import check_output_file
 
     config = ResponsesConfig(**config_values(args, ResponsesConfig))
+    if args.output:
+        check_output_file(args.output)  # before the (possibly large) log is read
     audit = audit_responses(read_responses(args.file), config=config)
     print_audit(audit)
     if args.output:
@@ -154,7 +157,7 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
 
 def run_allocation_cmd(args: argparse.Namespace) -> int:
     from folkscope.allocation import run_allocation
-    from folkscope.logs import check_writable_dir
+    from folkscope.paths import check_writable_dir
 
     engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads
@@ -165,7 +168,10 @@ def run_allocation_cmd(args: argparse.Namespace) -> int:
 
 def run_study(args: argparse.Namespace) -> int:
     from folkscope.allocation import study, write_study
+    from folkscope.paths import check_writable_dir
 
+    if args.output:
+        check_writable_dir(args.output, flag="--output", what="study tables")
     result = study(args.runs)
     best = result.correlations[result.correlations["k"] == 1].sort_values("r", ascending=False, key=lambda r: r.abs())
     print(f"{result.points['run'].nunique()} runs, {len(result.points[result.points['k'] == 1])} (model, subtask, group) points")
