@@ -3,6 +3,7 @@ scripted fake, an ACS allocation from a part-1 run folder without re-scoring, re
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -83,6 +84,37 @@ def test_listwise_reads_stated_rankings(tmp_path):
                                               k_max=1, n_bootstrap=0), tmp_path / "partial", engine=engine)  # fmt: skip
     assert 0 < partial.metrics["unparseable_pools"] < 6
     assert "Left out:" in (partial.folder / "report.html").read_text()
+
+
+def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing_was_measured(tmp_path, capsys, monkeypatch):
+    """What the default model did (issue 28, item 4): it described the candidates in the order shown. No ranking is
+    read, so nothing is measured; the run still finishes with every answer kept, and says so instead of failing."""
+    from folkscope.allocation.board import leaderboard
+    from folkscope.cli.allocation_cmd import print_run, run_allocation_cmd
+
+    def describe(prompt: str) -> str:
+        names = [line.removeprefix("Candidate: ") for line in prompt.splitlines() if line.startswith("Candidate: ")]
+        return " ".join(f"{n} has worked as an engineer." for n in names)
+
+    config = AllocationConfig(mode="listwise", backend="fake", model="describing", names_per_group=1, rounds=3, k_max=1,
+                              n_bootstrap=0)  # fmt: skip
+    result = run_allocation(config, tmp_path, engine=Engine(FakeBackend("describing", responses=describe), cache=None))
+    assert result.folder.is_dir() and not list(tmp_path.rglob("*.staging*"))
+    assert len(read_table(result.folder, "answers")) == 3 and not read_table(result.folder, "answers")["parsed"].any()
+    why = "no candidate has a score: none of the 3 pools' answers states a ranking"
+    assert result.metrics["nothing_scored"].startswith(why) and result.metrics["selection"] == []
+    assert analyse_run(result.folder)["nothing_scored"] == result.metrics["nothing_scored"]  # rescore agrees
+    assert html.escape("Nothing measured: " + why) in (result.folder / "report.html").read_text()
+    print_run(result.folder, result.metrics)
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("nothing measured: " + why) and "impact ratio" not in "\n".join(out)
+    board = leaderboard([result.folder], site=tmp_path / "site", draw=False)  # named on the leaderboard, not tabulated
+    assert not board.tables and board.notes == [f"{result.folder}: {result.metrics['nothing_scored']}"]
+
+    monkeypatch.setattr("folkscope.allocation.run_allocation", lambda *a, **k: result)
+    args = type("Args", (), {"results_dir": str(tmp_path), "inference_backend": "fake"})()
+    monkeypatch.setattr("folkscope.cli.allocation_cmd.config_from_args", lambda _args: (None, config))
+    assert run_allocation_cmd(args) == 1  # a run that measured nothing is not a success
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import pandas as pd
 
 from folkscope.allocation.study import study, study_points
 from folkscope.errors import DataError
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, run_metrics, slug
 from folkscope.report.figures import drawn_figure, plain_text, save_png, subplots_row
 
 __all__ = ["leaderboard"]
@@ -68,13 +68,22 @@ def _lead(rows: pd.DataFrame) -> str:
 
 
 def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> PartBoard:
-    """Tables per subtask and mode over the given allocation run folders, the validity study and its figure."""
+    """Tables per subtask and mode over the given allocation run folders, the validity study and its figure.
+
+    A run that measured nothing (no answer could be read) is named in a note, not tabulated as empty rows.
+    """
+    read, notes = run_metrics(folders)
+    measured = [r.folder for r in read if not r.metrics.get("nothing_scored")]
+    notes += [f"{r.folder}: {r.metrics['nothing_scored']}" for r in read if r.metrics.get("nothing_scored")]
+    if not measured:
+        return PartBoard(notes=notes)
+    folders = measured
     try:
         points = study_points(folders)
     except DataError as exc:  # a folder whose tables cannot be read
-        return PartBoard(notes=[str(exc)])
+        return PartBoard(notes=[*notes, str(exc)])
     if points.empty:
-        return PartBoard(notes=["the allocation runs hold no group besides the reference; nothing to tabulate"])
+        return PartBoard(notes=[*notes, "the allocation runs hold no group besides the reference; nothing to tabulate"])
     tables = []
     for (subtask, mode), sub in points.groupby(["subtask", "mode"], sort=True):
         tables.append(BoardTable(
@@ -100,7 +109,7 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
         if rel:
             figures.append(BoardFigure("allocation", "RABBI against the allocation gap", rel,
                                        "Each point is a (model, group): a valid bias metric lines up with the gap it predicts."))
-    return PartBoard(tables=tables, figures=figures)
+    return PartBoard(tables=tables, figures=figures, notes=notes)
 
 
 def _plot_rabbi_gap(points: pd.DataFrame, path: Path) -> Any:

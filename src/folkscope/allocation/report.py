@@ -43,7 +43,7 @@ def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
         notes = sorted({str(n) for col in ("interval_note", "distance_note") if col in bias for n in bias[col] if n})
         if notes:
             lines.append(f"<span class=\"warn\">Too small to say: {escape('; '.join(notes))}.</span>")
-    lost = {"unparseable_pools": "pools whose answer named no candidate", "unscored_candidates": "candidates without usable label probabilities"}
+    lost = {"unparseable_pools": "pools whose answer stated no ranking", "unscored_candidates": "candidates without usable label probabilities"}
     missing = [f"{metrics[key]} {what}" for key, what in lost.items() if metrics.get(key)]
     if missing:
         lines.append(f"<span class=\"warn\">Left out: {escape('; '.join(missing))}.</span>")
@@ -81,6 +81,12 @@ def write_figures(selection: pd.DataFrame, bias: pd.DataFrame, folder: Path, *, 
 def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.DataFrame, folder: Path) -> str:
     """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
     config = metrics["config"]
+    subtitle = (f"{metrics['model']} · {config['task']} / {metrics['subtask']} · {config['mode']} · "
+                f"{metrics['n_candidates']} candidates in {metrics['n_pools']} pools")  # fmt: skip
+    if metrics.get("nothing_scored"):
+        lead = f"<p class=\"warn\">Nothing measured: {escape(metrics['nothing_scored'])}.</p>"
+        return render_page(f"allocation: {metrics['subtask']}", heading="Allocation: who would be picked?", body=[lead],
+                           subtitle=subtitle, config=config)  # fmt: skip
     figures = optional_figures(lambda: write_figures(selection, bias, folder, reference=metrics["reference"]), run_dir=folder)
     rates = selection.pivot(index="group", columns="k", values="selection_rate").add_prefix("rate k=")
     ratios = selection.pivot(index="group", columns="k", values="impact_ratio").add_prefix("impact k=")
@@ -102,7 +108,5 @@ def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.Dat
     if metrics.get("pairwise"):
         shares = pd.DataFrame([metrics["pairwise"]])
         body.append(section("Pairwise answers (paper table 2)", frame_table(shares, digits=3)))
-    subtitle = (f"{metrics['model']} · {config['task']} / {metrics['subtask']} · {config['mode']} · "
-                f"{metrics['n_candidates']} candidates in {metrics['n_pools']} pools")  # fmt: skip
     return render_page(f"allocation: {metrics['subtask']}", heading="Allocation: who would be picked?", body=body,
                        subtitle=subtitle, config=config)  # fmt: skip

@@ -32,6 +32,7 @@ from folkscope.allocation.candidates import DEFAULT_REFERENCE, ICNALE_REFERENCE,
 from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes
 from folkscope.allocation.outcomes import (
+    BIAS_COLUMNS,
     MIN_DISTRIBUTION_MEMBERS,
     MIN_INTERVAL_MEMBERS,
     bias_table,
@@ -254,6 +255,8 @@ def _analyse(folder: Path) -> dict[str, Any]:
     scoring = read_json(folder / "scoring.json")
     scored = pd.read_parquet(folder / "scores.parquet")
     reference = scoring["reference"]
+    if not np.isfinite(scored["score"].to_numpy(dtype=float)).any():
+        return _nothing_scored(folder, config, scoring, scored)
     selection = selection_table(scored, reference=reference, k_max=int(config["k_max"]))
     # a pointwise score belongs to the candidate, not to the pool: each candidate counts once in the bias
     # metrics (repeating it per appearance would shrink p-values and intervals); pairwise and listwise
@@ -286,4 +289,45 @@ def _analyse(folder: Path) -> dict[str, Any]:
     }
     write_json(folder / "metrics.json", metrics)
     write_page(folder / "report.html", render_report(metrics, selection, bias, folder))
+    return metrics
+
+
+#: why no candidate has a score, by scoring mode: what the model's answers failed to give
+_NOTHING_SCORED = {
+    "listwise": "none of the {pools} pools' answers states a ranking (what the model said: answers.parquet)",
+    "pairwise": "no pair's answer names a candidate (what the model said: answers.parquet)",
+    "pointwise": "no candidate has usable label probabilities (answers.parquet)",
+}
+
+
+def _nothing_scored(folder: Path, config: dict[str, Any], scoring: dict[str, Any], scored: pd.DataFrame) -> dict[str, Any]:
+    """A finished run that measured nothing: its answers kept, metrics that say why, and no figure made up.
+
+    When no answer could be read (a small model that describes the
+    candidates instead of ranking them), selection and bias are undefined:
+    the folder still holds everything the model said, and its metrics, page
+    and console summary lead with the reason instead of failing the run
+    after the answers were paid for.
+    """
+    pools = int(scored["pool"].nunique())
+    why = "no candidate has a score: " + _NOTHING_SCORED.get(str(config["mode"]), "no score is finite").format(pools=pools)
+    write_parquet(folder / "selection.parquet", pd.DataFrame({"k": pd.Series(dtype="int64"), "group": pd.Series(dtype=str)}))
+    write_parquet(folder / "bias.parquet", pd.DataFrame({c: pd.Series(dtype=str if c.endswith("note") or c == "group" else float)
+                                                         for c in BIAS_COLUMNS}))  # fmt: skip
+    metrics: dict[str, Any] = {
+        "config": config,
+        "model": scoring.get("model"),
+        "subtask": scoring.get("subtask"),
+        "reference": scoring["reference"],
+        "nothing_scored": why,
+        "n_candidates": int(scored["candidate_id"].nunique()),
+        "n_pools": pools,
+        "n_unscored_appearances": int(len(scored)),
+        "min_impact_ratio_k1": {"group": None, "value": float("nan"), "n": 0, "selected": 0.0},
+        "selection": [],
+        "bias": [],
+        **{k: v for k, v in scoring.items() if k not in ("reference", "model", "subtask")},
+    }
+    write_json(folder / "metrics.json", metrics)
+    write_page(folder / "report.html", render_report(metrics, pd.DataFrame(), pd.DataFrame(columns=list(BIAS_COLUMNS)), folder))
     return metrics

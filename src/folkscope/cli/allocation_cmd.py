@@ -62,7 +62,7 @@ def print_audit(audit: Any) -> None:
     cfg, table = audit.config, audit.table
     lines = f" (lines {', '.join(map(str, audit.unparseable_lines[:10]))}{', ...' if audit.n_unparseable > 10 else ''})"
     print(f"audited {audit.n_responses - audit.n_unparseable} of {audit.n_responses} responses; "
-          f"{audit.n_unparseable} named no candidate and were left out{lines if audit.n_unparseable else ''}; "
+          f"{audit.n_unparseable} stated no ranking and were left out{lines if audit.n_unparseable else ''}; "
           f"top {cfg.k} of each pool selected")  # fmt: skip
     rated = table.dropna(subset=["impact_ratio"])
     if len(rated):
@@ -117,6 +117,10 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
 
     worst = metrics["min_impact_ratio_k1"]
     print(f"run folder: {folder}")
+    if metrics.get("nothing_scored"):
+        print(f"nothing measured: {metrics['nothing_scored']}")
+        print(f"report: {folder}/report.html")
+        return
     if worst.get("group") is None or worst["value"] != worst["value"]:
         print(f"top-1 of {metrics['n_pools']} pools: no impact ratio is defined (no group was ever picked)")
     else:
@@ -142,7 +146,7 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     if metrics.get("pairwise"):
         shares = metrics["pairwise"]
         print("pairwise answers: " + ", ".join(f"{k} {shares[k]:.1%}" for k in ("regular", "tie", "flipped", "inconsistent", "unread")))
-    for key, what in (("unparseable_pools", "pools whose answer named no candidate"), ("unscored_candidates", "candidates without usable label probabilities")):
+    for key, what in (("unparseable_pools", "pools whose answer stated no ranking"), ("unscored_candidates", "candidates without usable label probabilities")):
         if metrics.get(key):
             print(f"left out: {metrics[key]} {what}")
     if "scoring_seconds" in metrics:
@@ -163,7 +167,7 @@ def run_allocation_cmd(args: argparse.Namespace) -> int:
     check_writable_dir(args.results_dir)  # before the model loads
     result = run_allocation(config, args.results_dir, engine_config=engine_config)
     print_run(result.folder, result.metrics)
-    return 0
+    return 1 if result.metrics.get("nothing_scored") else 0  # a run that measured nothing is no success
 
 
 def run_study(args: argparse.Namespace) -> int:
