@@ -29,10 +29,23 @@ kept: the cache never has to be deleted whole. A cache file deleted or
 replaced while a run writes to it is noticed on the next write
 (:attr:`ResultCache.recreated`), and the engine writes the answers it holds
 again.
+
+Errors that are not damage
+--------------------------
+A full disk (``SQLITE_FULL``, ``ENOSPC``) and a cache that may not be
+written (``SQLITE_READONLY``, ``EACCES``, ``EROFS``: a read-only file,
+folder or file system) say nothing about the answers stored: the cache is
+left exactly as it is and :class:`~folkscope.errors.BackendError` says in
+one line what happened, where, and the fix. A read-only cache still serves
+what it holds; the engine asks :meth:`ResultCache.ensure_writable` before it
+computes anything it would have to save, so no work is done that could not
+be kept. A lock held by another process is waited for, then reported the
+same way.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -64,9 +77,50 @@ def _checksum(key: str, text: str) -> str:
     return hashlib.sha256(f"{key}\0{text}".encode()).hexdigest()[:16]
 
 
-def _busy(exc: sqlite3.DatabaseError) -> bool:
-    """A lock held by another process: not damage, and never a reason to touch the file."""
-    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc).lower() for w in ("locked", "busy"))
+#: SQLite's primary result codes that are not damage (an extended code carries its primary one in the low byte)
+_SQLITE_PERM, _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_FULL, _SQLITE_CANTOPEN = 3, 5, 6, 8, 13, 14
+#: the file was moved or deleted under an open connection: the deleted-cache case, started anew, not a permission
+_SQLITE_READONLY_DBMOVED = _SQLITE_READONLY | (4 << 8)
+
+
+def _not_damage(exc: BaseException) -> str | None:
+    """Why a cache operation failed when it is not damage: ``"busy"``, ``"full"`` or ``"denied"``; None for damage.
+
+    A lock held by another process, a full disk and a write that is not
+    permitted are never a reason to touch the file. SQLite's result code
+    decides where there is one; an :class:`OSError` (moving files, creating
+    the folder) by its errno.
+    """
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "full"
+        return "denied" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else None
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:  # raised without a code: SQLite's own wording
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            return "busy"
+        if "disk is full" in text:
+            return "full"
+        return "denied" if "readonly database" in text or "unable to open" in text else None
+    primary = code & 0xFF
+    if primary in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return "busy"
+    if primary == _SQLITE_FULL:
+        return "full"
+    return "denied" if primary in (_SQLITE_PERM, _SQLITE_READONLY, _SQLITE_CANTOPEN) and code != _SQLITE_READONLY_DBMOVED else None
+
+
+def _open(path: Path, *, timeout: float, read_only: bool = False) -> sqlite3.Connection:
+    """A connection to the store (read-only when asked: a cache that may not be written still serves what it holds).
+
+    The one place the cache opens SQLite, so fault-injection tests can make
+    it full (``PRAGMA max_page_count``) or read-only.
+    """
+    target = f"file:{path}?mode=ro" if read_only else str(path)
+    return sqlite3.connect(target, timeout=timeout, isolation_level=None, check_same_thread=False, uri=read_only)
 
 
 def default_cache_dir() -> Path:
@@ -113,8 +167,14 @@ class ResultCache:
 
     def __init__(self, directory: str | Path | None = None, *, timeout: float = 60.0) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / _FILE
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BackendError(
+                f"the engine result cache folder {self.directory} cannot be created ({exc.strerror or exc}); "
+                "choose another --cache-dir (cache_dir), a folder you may write"
+            ) from None
         self.timeout = timeout
         #: entries skipped because their checksum or JSON was bad (the caller recomputes them)
         self.damaged = 0
@@ -122,17 +182,35 @@ class ResultCache:
         self.recreated = 0
         #: damaged database files moved aside, with the number of answers salvaged from each
         self.salvaged: list[tuple[Path, int]] = []
+        #: why answers cannot be saved here (the cache was opened read-only), raised on the first write
+        self._unwritable: BackendError | None = None
+        self._write_checked = False
         try:
             self._connect()
         except sqlite3.DatabaseError as exc:
-            if _busy(exc):
+            cause = _not_damage(exc)
+            if cause == "busy":
                 raise self._locked(exc) from exc
-            self._salvage(exc)
+            if cause is None:
+                self._salvage(exc)
+            else:  # a full disk or a file that may not be written: serve what it holds, refuse to write
+                self._unwritable = self._stopped(cause, exc)
+                try:
+                    self._connect(read_only=True)
+                except sqlite3.DatabaseError:
+                    raise self._unwritable from exc
 
     # ------------------------------------------------------------------ opening and repair
-    def _connect(self) -> None:
-        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+    def _connect(self, *, read_only: bool = False) -> None:
+        conn = _open(self.path, timeout=self.timeout, read_only=read_only)
         try:
+            if read_only:
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
+                if not {"key", "result", "checksum", "usage"} <= columns:
+                    raise sqlite3.OperationalError("attempt to write a readonly database (its table needs an update)")
+                self._conn = conn
+                self._inode = os.stat(self.path).st_ino
+                return
             conn.execute("PRAGMA journal_mode=WAL")
             # NORMAL is durable across process crashes in WAL mode; only a power cut can lose the last commits.
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -163,30 +241,67 @@ class ResultCache:
             "another cache_dir (--cache-dir)"
         )
 
-    def _salvage(self, exc: sqlite3.DatabaseError) -> None:
-        """Move a damaged file aside, copy what is still readable and verified into a fresh one, and say so."""
-        conn = getattr(self, "_conn", None)
-        if conn is not None:
+    def _stopped(self, cause: str, exc: BaseException) -> BackendError:
+        """The one-line error for a cache that cannot be written (``cause``: "full" or "denied"); the file stays as it is."""
+        if cause == "busy":
+            return self._locked(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+        why = getattr(exc, "strerror", None) or str(exc)
+        if cause == "full":
+            problem, fix = "the disk is full", f"free space on the disk of {self.directory}"
+        else:
+            problem, fix = "it may not be written here", f"make {self.directory} and the files in it writable"
+        return BackendError(
+            f"the engine result cache {self.path} cannot be written: {problem} ({why}); {fix}, or choose another "
+            "--cache-dir (cache_dir); the answers it holds are kept as they are, and a rerun reuses them"
+        )
+
+    def _rollback(self) -> None:
+        """End a failed transaction (SQLite has already rolled it back itself after a full disk)."""
+        if self._conn.in_transaction:
             try:
-                conn.close()
+                self._conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+    def _salvage(self, exc: sqlite3.DatabaseError) -> None:
+        """Move a damaged file aside, copy what is still readable and verified into a fresh one, and say so.
+
+        If that cannot be done (a full disk, a folder that may not be
+        written), the damaged file is put back as it was and the one-line
+        error says why: a later run salvages it once there is room.
+        """
+        self._close_quietly()
         aside = self.path.with_name(f"{_FILE}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
-        for suffix in ("", "-wal", "-shm"):  # the WAL holds committed answers too: keep it with its database
-            source = Path(f"{self.path}{suffix}")
-            if source.exists():
-                os.replace(source, f"{aside}{suffix}")
-        self._connect()
-        kept = 0
-        rows = list(_readable_rows(aside))
-        good = [row for row in rows if row[5] is None or row[5] == _checksum(row[0], row[3])]
+        moved: list[str] = []
+        fresh = False
+        try:
+            for suffix in ("", "-wal", "-shm"):  # the WAL holds committed answers too: keep it with its database
+                source = Path(f"{self.path}{suffix}")
+                if source.exists():
+                    os.replace(source, f"{aside}{suffix}")
+                    moved.append(suffix)
+            fresh = True
+            self._connect()
+            kept = 0
+            rows = list(_readable_rows(aside))
+            good = [row for row in rows if row[5] is None or row[5] == _checksum(row[0], row[3])]
+            if good:
+                fixed = [(*row[:5], row[5] or _checksum(row[0], row[3]), row[6]) for row in good]
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._conn.executemany(f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", fixed)
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+                kept = len(fixed)
+        except (OSError, sqlite3.Error) as err:
+            cause = _not_damage(err)
+            if cause is None:
+                raise
+            self._put_back(aside, moved, fresh=fresh)
+            raise self._stopped(cause, err) from err
         self.damaged += len(rows) - len(good)
-        if good:
-            fixed = [(*row[:5], row[5] or _checksum(row[0], row[3]), row[6]) for row in good]
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany(f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", fixed)
-            self._conn.execute("COMMIT")
-            kept = len(fixed)
         self.salvaged.append((aside, kept))
         log.warning(
             "the engine result cache %s was damaged (%s): kept the %d answers that could still be read and verified "
@@ -194,13 +309,37 @@ class ResultCache:
             self.path, exc, kept, aside,
         )
 
+    def _close_quietly(self) -> None:
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+    def _put_back(self, aside: Path, moved: Sequence[str], *, fresh: bool) -> None:
+        """Undo a salvage that could not finish: drop the fresh file (if one was begun), return the damaged one to its place."""
+        self._close_quietly()
+        try:
+            for suffix in ("", "-wal", "-shm") if fresh else ():  # every original was moved before a fresh file began
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            for suffix in moved:
+                os.replace(f"{aside}{suffix}", f"{self.path}{suffix}")
+        except OSError as err:  # cannot even put it back: say where it is
+            log.warning("the damaged engine result cache is at %s (%s); move it back to %s to salvage it later", aside, err, self.path)
+
     def _guarded(self, operation: str, run: Any) -> Any:
-        """Run a database operation; on damage, salvage the file and run it once more on the fresh one."""
+        """Run a database operation; on damage, salvage the file and run it once more on the fresh one.
+
+        A lock, a full disk or a write that is not permitted is not damage:
+        one-line :class:`BackendError`, the file untouched.
+        """
         try:
             return run()
         except sqlite3.DatabaseError as exc:
-            if _busy(exc):
-                raise self._locked(exc) from exc
+            cause = _not_damage(exc)
+            if cause is not None:
+                raise self._stopped(cause, exc) from exc
             log.debug("result cache %s failed during %s: %s", self.path, operation, exc)
             self._salvage(exc)
             return run()
@@ -252,9 +391,17 @@ class ResultCache:
             rows.append((key, ns, kind, text, now, _checksum(key, text), usage))
         if not rows:
             return 0
+        if self._unwritable is not None:
+            raise self._unwritable
         if self._file_replaced():
             self._conn.close()
-            self._connect()
+            try:
+                self._connect()
+            except (OSError, sqlite3.Error) as exc:
+                cause = _not_damage(exc)
+                if cause is None:
+                    raise
+                raise self._stopped(cause, exc) from exc
             self.recreated += 1
             log.warning(
                 "the engine result cache %s was deleted or replaced while this run wrote to it; a fresh one was started "
@@ -266,13 +413,37 @@ class ResultCache:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 self._conn.executemany(f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                self._conn.execute("COMMIT")  # a full disk may show only here, when the WAL grows
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
-            self._conn.execute("COMMIT")
             return len(rows)
 
         return int(self._guarded("a write", write))
+
+    def ensure_writable(self) -> None:
+        """Raise the one-line :class:`BackendError` now if answers could not be saved here, before any is computed.
+
+        Opens a write transaction and changes nothing (a read-only file is
+        refused at the first write, not at opening); checked once per cache.
+        A full disk shows only when a write needs room: :meth:`put_many` stops
+        then, the answers stored so far intact.
+        """
+        if self._unwritable is not None:
+            raise self._unwritable
+        if self._write_checked:
+            return
+
+        def probe() -> None:
+            version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(f"PRAGMA user_version = {version}")
+            finally:
+                self._rollback()
+
+        self._guarded("a write check", probe)
+        self._write_checked = True
 
     def usage_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """The recorded usage (decoded JSON) of those keys that have one; unreadable records are left out."""
