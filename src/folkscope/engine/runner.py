@@ -12,8 +12,9 @@ every call it
    done, so the backend rebuilds the same batches as an earlier run and
    skips the finished ones;
 4. appends every completed batch to the cache (one atomic transaction)
-   before the next batch starts, showing progress in the caller's unit
-   (after saying how many answers the cache already held);
+   before the next batch starts, and only then counts it in the progress
+   shown in the caller's unit (after saying how many answers the cache
+   already held), so the count is what a kill would leave;
 5. returns results in input order.
 
 A run killed at any point restarts with the same call, recomputes nothing
@@ -42,6 +43,7 @@ from folkscope.engine.backends import Backend, create_backend
 from folkscope.engine.backends.base import Batches
 from folkscope.engine.cache import ResultCache, entry_key, namespace_key
 from folkscope.engine.config import EngineConfig
+from folkscope.engine.plausibility import implausible
 from folkscope.engine.progress import Progress, progress_mode
 from folkscope.engine.usage import Usage
 from folkscope.engine.requests import (
@@ -80,8 +82,10 @@ class EngineStats:
         Distinct requests the backend answered.
     damaged : int
         Cached answers skipped because they were damaged (checksum, JSON) or
-        implausible for their request (shape, log-probabilities above 0);
-        each was recomputed and replaced.
+        implausible for their request (:mod:`~folkscope.engine.plausibility`:
+        shape, log-probabilities above 0 or absurdly low, exclusive candidates
+        more than certain together, NaN from a backend that scores everything);
+        each was recomputed and replaced, and a warning says how many.
     billed_answers : int
         Answers of a paid backend (web API) used, cached or computed, whose
         billing is known; ``billed`` sums it, over every session that paid
@@ -126,26 +130,6 @@ def _pass_on(stream: Iterator[Any], interrupt: KeyboardInterrupt) -> Any:
     if throw is None:
         raise interrupt
     return throw(interrupt)
-
-
-def _check_plausible(request: Any, result: Any) -> None:
-    """Raise ValueError if a cached result cannot be the answer to ``request`` (wrong shape, log-probability above 0)."""
-    if isinstance(request, PrefixGroupRequest):
-        if len(result.results) != len(request.suffixes):
-            raise ValueError("prefix group with the wrong number of results")
-        for part in result.results:
-            _check_logprobs(part.logprobs, len(request.candidates))
-    elif isinstance(request, ScoreRequest):
-        _check_logprobs(result.logprobs, len(request.candidates))
-    elif isinstance(request, NextTokenRequest):
-        _check_logprobs(result.logprobs, len(request.tokens))
-
-
-def _check_logprobs(logprobs: Sequence[float], expected: int) -> None:
-    if len(logprobs) != expected:
-        raise ValueError(f"{len(logprobs)} log-probabilities for {expected} candidates")
-    if any(value > 1e-6 for value in logprobs):  # NaN (unscored) passes; a probability above 1 cannot
-        raise ValueError("a log-probability above 0")
 
 
 def _announce_reuse(description: str, unit: str, cached: int, unique: int, *, enabled: bool | None) -> None:
@@ -382,23 +366,8 @@ class Engine:
         unique = list(first)
         entries = [entry_key(self.namespace, k) for k in unique]
         found: dict[str, R] = {}
-        damaged = 0
         if self.cache is not None and unique:
-            before = self.cache.damaged
-            stored = self.cache.get_many(entries)
-            for k, e in zip(unique, entries):
-                if e in stored:
-                    try:
-                        result = decode(stored[e])
-                        _check_plausible(requests[first[k]], result)
-                    except (KeyError, TypeError, ValueError):  # damaged, implausible or from an incompatible writer
-                        damaged += 1
-                        continue
-                    found[k] = result
-            damaged += self.cache.damaged - before
-            if damaged:
-                log.warning("%d cached answers were damaged or implausible; they are recomputed and replaced", damaged)
-        self.stats.damaged += damaged
+            found = self._cached(requests, first, unique, entries, decode)
         billing = getattr(self.backend, "take_usage", None)  # only a paid backend (web API) bills its answers
         if billing is not None and self.cache is not None and found:
             reused = [e for k, e in zip(unique, entries) if k in found]
@@ -411,6 +380,8 @@ class Engine:
         if found:
             _announce_reuse(description, unit, len(found), len(unique), enabled=self.progress)
         if not all(done):
+            if self.cache is not None:
+                self.cache.ensure_writable()  # a cache that cannot keep answers stops the run before any is computed
             recorded: dict[str, Any] = {}  # billing of the answers computed here, by entry
             with Progress(done.count(False), description=description, unit=unit, enabled=self.progress) as bar:
                 hook = hasattr(self.backend, "on_partial")
@@ -435,18 +406,18 @@ class Engine:
                         if billing is not None:
                             self._add_billing([paid.get(idx) for idx, _ in completed])
                         self.stats.computed += len(completed)
+                        if self.cache is not None:
+                            try:
+                                self._store(items, found, unique, entries, kind.kind, recorded)
+                            except KeyboardInterrupt as exc:
+                                # Ctrl-C while this batch was written: write it whole, then hand the interrupt to the
+                                # backend, which may still collect answers already paid for (a web API's in flight)
+                                if interrupt is not None:
+                                    raise
+                                interrupt, pass_on = exc, True
+                                self._store(items, found, unique, entries, kind.kind, recorded)
+                        # counted once saved: a progress line never says more is done than a kill would leave
                         bar.advance(len(completed), tokens=sum(_tokens(r) for _, r in completed))
-                        if self.cache is None:
-                            continue
-                        try:
-                            self._store(items, found, unique, entries, kind.kind, recorded)
-                        except KeyboardInterrupt as exc:
-                            # Ctrl-C while this batch was written: write it whole, then hand the interrupt to the
-                            # backend, which may still collect answers already paid for (a web API's in flight)
-                            if interrupt is not None:
-                                raise
-                            interrupt, pass_on = exc, True
-                            self._store(items, found, unique, entries, kind.kind, recorded)
                 finally:
                     if hasattr(stream, "close"):
                         stream.close()  # a backend's stream stops sending work at once, also when this call fails
@@ -458,6 +429,41 @@ class Engine:
                 f"backend {self.backend.name!r} returned no result for {len(missing)} of {len(unique)} requests"
             )
         return [found[k] for k in keys]
+
+    def _cached(
+        self, requests: list[Any], first: dict[str, int], unique: list[str], entries: list[str], decode: Callable[[Any], R]
+    ) -> dict[str, R]:
+        """The answers the cache holds that can be trusted; damaged and implausible ones are counted, logged and left to recompute."""
+        assert self.cache is not None
+        before = self.cache.damaged
+        stored = self.cache.get_many(entries)
+        marks_unscored = bool(getattr(self.backend, "marks_unscored", False))
+        found: dict[str, R] = {}
+        undecodable = 0
+        implausible_count, example = 0, ""
+        for k, e in zip(unique, entries):
+            if e not in stored:
+                continue
+            try:
+                result = decode(stored[e])
+            except (KeyError, TypeError, ValueError):  # damaged or from an incompatible writer
+                undecodable += 1
+                continue
+            why = implausible(requests[first[k]], result, marks_unscored=marks_unscored)
+            if why is not None:  # a valid checksum over wrong numbers: a buggy writer's answer
+                implausible_count += 1
+                example = example or why
+                continue
+            found[k] = result
+        damaged = undecodable + self.cache.damaged - before
+        if damaged:
+            log.warning("%d cached answers were damaged; they are recomputed and replaced", damaged)
+        if implausible_count:
+            log.warning(
+                "%d cached answers were implausible (e.g. %s); they are recomputed and replaced", implausible_count, example
+            )
+        self.stats.damaged += damaged + implausible_count
+        return found
 
     def _store(
         self, items: list[tuple[Any, ...]], found: dict[str, Any], unique: list[str], entries: list[str], kind: str, recorded: dict[str, Any]

@@ -196,6 +196,8 @@ class LiteLLMBackend:
     """
 
     name = "litellm"
+    #: candidates it cannot score are NaN (see the module docs); the result cache accepts them from this backend
+    marks_unscored = True
 
     def __init__(
         self,

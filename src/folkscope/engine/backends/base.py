@@ -10,6 +10,11 @@ first run and computes only what is missing.
 
 Backends are looked up by name in :mod:`folkscope.engine.backends`, and
 parts never import one directly.
+
+A backend that leaves candidates it cannot score as NaN (a web API whose
+top log-probabilities leave one out) says so with a class attribute
+``marks_unscored = True``; from any other backend a NaN in the result cache
+is implausible and recomputed (:mod:`folkscope.engine.plausibility`).
 """
 
 from __future__ import annotations
