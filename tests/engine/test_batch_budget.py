@@ -79,3 +79,39 @@ def test_a_run_that_ran_out_of_memory_says_its_answers_may_differ_in_the_last_bi
     assert metrics["scoring"]["backend_stats"]["oom_backoffs"] == 1
     assert any("halved 1 time(s)" in note and "last bits" in note for note in metrics["scoring"]["notes"])
     assert backend.identity()["batch_tokens"] == 4096  # the run's identity keeps the budget it was planned with
+
+
+def _budget_for(config, device="cpu", dtype="float32") -> int:
+    """The automatic budget of a model of this shape, without weights (the estimate needs none)."""
+    import torch
+    import transformers
+
+    from folkscope.engine.backends.hf import HFBackend
+
+    backend = HFBackend.__new__(HFBackend)
+    backend._torch, backend._transformers, backend.device, backend.dtype, backend.strategy = torch, transformers, device, dtype, "optimized"
+    return backend._estimate_budget(config)
+
+
+def test_a_cpu_batch_is_bounded_work_so_a_kill_loses_seconds_not_minutes():
+    """Issue 28 (13): answers are saved per batch, and a batch of the automatic CPU budget took minutes.
+
+    The budget now also bounds a batch's work (2 * parameters * tokens): the
+    default model's shape gets about 3,700 tokens instead of 16384 (a batch
+    of 16384 took up to a minute on a busy 2-core machine), a 1.7B model the
+    1024 floor, and a tiny model is not held back.
+    """
+    from transformers import LlamaConfig
+
+    from folkscope.engine.backends.hf import CPU_BATCH_FLOP
+
+    def llama(hidden, inter, layers, heads, kv_heads):
+        return LlamaConfig(hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers, num_attention_heads=heads,
+                           num_key_value_heads=kv_heads, vocab_size=49152, tie_word_embeddings=True)  # fmt: skip
+
+    smollm2_135m = llama(576, 1536, 30, 9, 3)
+    params = 134_515_008
+    budget = _budget_for(smollm2_135m)
+    assert 2 * params * budget <= CPU_BATCH_FLOP and 3000 <= budget < 16384
+    assert _budget_for(llama(2048, 8192, 24, 32, 32)) == 1024  # SmolLM2-1.7B's shape: the floor
+    assert _budget_for(llama(32, 64, 2, 4, 2)) >= 4096  # a tiny model: memory sets the budget, as before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -82,3 +83,52 @@ def test_sigkill_mid_run_then_resume(tmp_path, backend, request):
     assert fresh["engine"]["computed"] == TOTAL
     assert resumed["scores"] == fresh["scores"]  # identical, not merely close
     assert resumed["groups"] == fresh["groups"]
+
+
+BUDGET = 600  # fake tokens per batch in the kill-mid-batch test: several requests per batch
+SAVED_LINE = re.compile(r"scoring: (\d+)/(\d+) requests \(\d+%\)(?:, (\d+) more in the running batch)?")
+
+
+def test_a_kill_mid_batch_keeps_every_row_progress_called_done_and_loses_at_most_the_running_batch(tmp_path):
+    """Issue 28 (13): two kills at "20/31 rows (65 %)" had saved 0 answers; the count included the running batch.
+
+    The fake backend takes 0.2 s between the reported steps of a batch; the
+    run is killed right after the first progress line that counts 10 or more
+    requests. Everything that line counted must be in the cache, and what was
+    computed but lost is no more than the batch that was running.
+    """
+    cache_dir, out = tmp_path / "cache", tmp_path / "killed.json"
+    env = {**os.environ, "CI": "1", "FOLKSCOPE_PROGRESS_INTERVAL": "0", "RESUME_WORKER_PROGRESS": str(BUDGET)}
+    proc = subprocess.Popen(command(cache_dir, out, "fake", None), env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    counted = running = None
+    for line in proc.stderr:
+        match = SAVED_LINE.match(line)
+        if match and int(match[1]) >= 10:
+            proc.send_signal(signal.SIGKILL)
+            counted, running = int(match[1]), int(match[3] or 0)
+            break
+        assert time.monotonic() < deadline, "no progress line counted 10 requests in 120 s"
+    proc.wait()
+    proc.stderr.close()
+    assert counted is not None and proc.returncode == -signal.SIGKILL and not out.exists()
+    kept = saved(cache_dir)
+    assert kept >= counted  # nothing the progress line called done was lost
+    # the batches the worker plans (several requests each): a kill loses the one that was running, at most
+    spec = importlib.util.spec_from_file_location("resume_worker", WORKER)
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    probe = worker.build_engine(None, "fake", None, slow=False, batch_tokens=BUDGET)
+    sizes = []
+    original = probe.backend._run_scores
+
+    def record(batch, units, reads):
+        sizes.append(len(batch.jobs))
+        return original(batch, units, reads)
+
+    probe.backend._run_scores = record
+    probe.score(worker.workload()[0])
+    assert min(sizes) > 1 and counted + running - kept <= max(sizes)
+
+    resumed = finish(cache_dir, tmp_path / "resumed.json", "fake", None)
+    assert resumed["engine"]["cached"] == kept and resumed["engine"]["computed"] == TOTAL - kept

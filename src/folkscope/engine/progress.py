@@ -11,9 +11,12 @@ Three ways to show it, chosen by where stderr goes:
 
 In every mode the same plain lines go to the ``folkscope.progress`` logger
 at INFO, marked for the log file only, so a run's ``run.log`` records its
-progress while the terminal shows the bar. A backend that can say how far
-it is inside a batch reports it through :meth:`Progress.partial`, so the
-count moves within long batches rather than once per batch.
+progress while the terminal shows the bar. The count is what is saved:
+answers are saved batch by batch, and a backend that can say how far it is
+inside a batch reports it through :meth:`Progress.partial`, shown apart as
+units of the running batch not saved yet (``scoring: 0/31 rows (0%), 20
+more in the running batch (not saved yet), ...``), so a line never counts
+what a kill would lose.
 """
 
 from __future__ import annotations
@@ -134,18 +137,30 @@ class Progress:
         elapsed = time.monotonic() - self._start
         return self.completed / elapsed if elapsed > 0 else 0.0
 
+    @property
+    def running(self) -> int:
+        """Units of the running batch as good as done but not saved yet (a kill now would lose them)."""
+        return int(self.completed) - self.done
+
     def line(self) -> str:
-        """``scoring: 120/463 rows (26%), 3.1 rows/s, ETA 1m50s``, or ``..., done in 2m13s`` at the end."""
-        done, total = self.completed, self.total
+        """``scoring: 120/463 rows (26%), 3.1 rows/s, ETA 1m50s``, or ``..., done in 2m13s`` at the end.
+
+        The count is what is saved (answers are saved batch by batch); units
+        of the running batch already computed are named apart, so a killed
+        run never turns out to have saved less than its last line said.
+        """
+        done, total = self.done, self.total
         pct = 100.0 * done / total if total else 100.0
-        head = f"{self.description}: {int(done):,}/{total:,} {self.unit} ({pct:.0f}%)"
+        head = f"{self.description}: {done:,}/{total:,} {self.unit} ({pct:.0f}%)"
         elapsed = time.monotonic() - self._start
         rate = self.rate()
-        if self.done >= total:
+        if done >= total:
             return f"{head}, {rate:,.2f} {self.unit}/s, done in {format_duration(elapsed)}"
-        if done <= 0:
+        if self.running > 0:
+            head = f"{head}, {self.running:,} more in the running batch (not saved yet)"
+        if self.completed <= 0:
             return f"{head}, starting"
-        eta = (total - done) / rate if rate > 0 else float("inf")
+        eta = (total - self.completed) / rate if rate > 0 else float("inf")
         return f"{head}, {rate:,.2f} {self.unit}/s, ETA {format_duration(eta)}"
 
     def _emit(self) -> None:
@@ -158,7 +173,7 @@ class Progress:
 
     def _refresh(self) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.completed, tokens=self.tokens)
+            self._bar.update(self._task, completed=self.done, tokens=self.tokens, running=self.running, rate=self.rate())
         if time.monotonic() - self._last_line >= self.interval:
             self._emit()
 
@@ -186,11 +201,16 @@ class Progress:
             unit = self.unit
 
             class Rate(ProgressColumn):  # type: ignore[misc]
+                """Units/s (the running batch's share counted), tokens/s, and the units computed but not saved yet."""
+
                 def render(self, task: Any) -> Text:
                     elapsed = task.elapsed or 0.0
+                    running = task.fields.get("running", 0)
+                    extra = f"  +{running:,} not saved yet" if running > 0 else ""
                     if elapsed <= 0:
-                        return Text(f"-- {unit}/s")
-                    return Text(f"{task.completed / elapsed:,.2f} {unit}/s  {task.fields.get('tokens', 0) / elapsed:,.0f} tok/s")
+                        return Text(f"-- {unit}/s{extra}")
+                    tokens = task.fields.get("tokens", 0) / elapsed
+                    return Text(f"{task.fields.get('rate', 0.0):,.2f} {unit}/s  {tokens:,.0f} tok/s{extra}")
 
             self._bar = RichProgress(
                 "[progress.description]{task.description}",
@@ -202,7 +222,7 @@ class Progress:
                 transient=False,
             )
             self._bar.__enter__()
-            self._task = self._bar.add_task(self.description, total=self.total, tokens=0)
+            self._task = self._bar.add_task(self.description, total=self.total, tokens=0, running=0, rate=0.0)
         if self.total > 0:
             self._emit()
         return self

@@ -63,6 +63,9 @@ log = logging.getLogger(__name__)
 _FEATURE = "the transformers backend"
 #: bump when the readout arithmetic changes (part of the cache namespace)
 NUMERICS_VERSION = 1
+#: floating-point work of one batch on a CPU (2 * parameters * token budget): about half a minute at the
+#: 30-50 GFLOP/s a small or busy CPU sustains; answers are saved per batch, so this bounds what a kill loses
+CPU_BATCH_FLOP = 1e12
 
 
 def weights_fingerprint(model: Any, *, sample: int = 256) -> str:
@@ -141,7 +144,8 @@ class HFBackend(TokenBackend):
     batch_tokens : int, optional
         Token budget of a batch (see :mod:`folkscope.engine.batching`);
         default estimated from the device's memory and the model's size
-        before loading (up to 16384 on CPU). Part of the identity (so of the
+        before loading (on CPU up to 16384, and small enough that a batch,
+        the unit in which answers are saved, ends within about half a minute). Part of the identity (so of the
         cache namespace and a run's folder): rows batched differently can
         differ in the last bits (measured: up to ~1e-6 in a risk score, see
         ``benchmarks/batch_invariance.py``), so a resumed run never mixes
@@ -323,7 +327,12 @@ class HFBackend(TokenBackend):
         up to 1M tokens. CPU: an eighth of the installed RAM, up to 16384
         tokens (passes that large already keep the cores busy; the optimised
         path's passes are several times smaller than its budget, since its
-        footprint counts cached prefixes). The naive path also needs
+        footprint counts cached prefixes), and at most :data:`CPU_BATCH_FLOP`
+        of work per batch (``2 * parameters * budget``): answers are saved
+        batch by batch, so a batch in flight is what a kill loses, and on a
+        CPU it must end within about half a minute (the default model:
+        about 3,700 tokens, where 16384 took up to a minute on a busy
+        2-core machine). The naive path also needs
         full-vocabulary logits and their log-softmax for every token. Out of
         memory, the budget still halves (:class:`~folkscope.engine.backoff.AdaptiveBudget`),
         and the run's stats count it (``oom_backoffs``).
@@ -344,10 +353,11 @@ class HFBackend(TokenBackend):
             left = max(total - self._weight_bytes(config, loaded, elt), 0)
             return int(max(1024, min(1 << 20, left * 0.5 / per_token)))
         try:
-            installed = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+            memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 0.125 / per_token
         except (AttributeError, ValueError, OSError):  # no POSIX sysconf (Windows): a fixed, modest budget
-            return 4096
-        return int(max(1024, min(16384, installed * 0.125 / per_token)))
+            memory = 4096
+        work = CPU_BATCH_FLOP / (2 * max(self._weight_bytes(config, loaded, elt) // elt, 1))
+        return int(max(1024, min(16384, memory, work)))
 
     def _weight_bytes(self, config: Any, loaded: Any, elt: int) -> int:
         """Bytes the weights take on the device, counted on a loaded model or on an empty (meta-device) copy."""
