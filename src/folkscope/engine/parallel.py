@@ -40,6 +40,15 @@ memory, a lost node), Ray starts it again and the driver sends it its shard
 again with every answer already received marked done; nothing that was
 persisted is recomputed and nothing is lost.
 
+A death is counted once, by the worker's *life*: every start of a worker
+draws a fresh id, returned with each answer, and a new id is one restart.
+While Ray restarts a worker, calls to it fail at once ("the actor is
+restarting"); those are waited out with a short back-off, never counted as
+deaths (one death used to be counted four times, and the run stopped). A
+worker Ray reports dead for good (its restarts spent), or one that stays
+unavailable for :data:`START_TIMEOUT`, stops the run in one line; every
+answer received is saved.
+
 Each worker takes one CPU and, where the cluster has GPUs (and ``--device``
 is not ``cpu``), one GPU (``tensor_parallel_size`` GPUs for vLLM). A
 transformers worker on CPU runs torch with this process's thread count,
@@ -50,6 +59,8 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
 from typing import Any
@@ -75,8 +86,10 @@ log = logging.getLogger(__name__)
 
 #: times a worker may die and be restarted before the run stops
 MAX_RESTARTS = 3
-#: seconds to wait for every worker to start (be scheduled and build its backend)
+#: seconds to wait for every worker to start (be scheduled and build its backend), or to come back after a death
 START_TIMEOUT = 600.0
+#: first and longest pause before asking a worker that Ray is restarting again
+_RETRY_FIRST, _RETRY_MOST = 0.1, 2.0
 #: fault injection for tests only: ``"<batches>:<marker file>"`` makes the first worker that has returned
 #: that many batches exit hard once (the marker file records that it happened)
 FAULT_ENV = "FOLKSCOPE_TEST_WORKER_EXIT"
@@ -156,6 +169,8 @@ class _Worker:
             torch.set_num_threads(threads)
         self.backend = _backend(config)
         self.fault = fault
+        #: this start of the worker: a restarted worker has a new one, and has lost the shard it was given
+        self.life = uuid.uuid4().hex
         self._stream: Iterator[Any] | None = None
         self._error: BaseException | None = None
         self._returned = 0
@@ -163,8 +178,8 @@ class _Worker:
     def identity(self) -> dict[str, Any]:
         return self.backend.identity()
 
-    def begin(self, kind: str, requests: list[Any], done: list[bool]) -> None:
-        """Start a shard; an error is kept for :meth:`next`, the call the driver waits on."""
+    def begin(self, kind: str, requests: list[Any], done: list[bool]) -> str:
+        """Start a shard and return this life's id; an error is kept for :meth:`next`, the call the driver waits on."""
         method = {"score": self.backend.score, "prefix_group": self.backend.score_groups,
                   "next_token": self.backend.next_token, "generate": self.backend.generate}[kind]  # fmt: skip
         self._error = None
@@ -172,9 +187,10 @@ class _Worker:
             self._stream = iter(method(requests, done=done))
         except Exception as exc:  # raised in the driver by next()
             self._stream, self._error = None, exc
+        return self.life
 
-    def next(self) -> tuple[list[tuple[int, Any]] | None, dict[str, Any]]:
-        """The next completed batch of the shard (None when it is finished) and the backend's counters so far."""
+    def next(self) -> tuple[str, list[tuple[int, Any]] | None, dict[str, Any]]:
+        """This life's id, the next completed batch of the shard (None when it is finished) and the backend's counters so far."""
         if self._error is not None:
             raise self._error
         self._maybe_exit()
@@ -183,7 +199,7 @@ class _Worker:
             self._stream = None
         else:
             self._returned += 1
-        return batch, asdict(self.backend.stats)
+        return self.life, batch, asdict(self.backend.stats)
 
     def _maybe_exit(self) -> None:
         if not self.fault:
@@ -224,7 +240,9 @@ class ParallelBackend:
         self._workers: list[Any] = []
         self._latest: list[dict[str, Any]] = [{} for _ in range(self.size)]
         self._retired = BackendStats()
+        #: restarts of each worker seen so far (a new life id is one), and the life id last seen
         self._deaths = [0] * self.size
+        self._lives: list[str | None] = [None] * self.size
         try:
             self._start(config, start_timeout)
         except BaseException:
@@ -323,51 +341,100 @@ class ParallelBackend:
         # worker plans one process's batches and answers to the last bit (generation batches by length: no windows)
         window = getattr(self.local, "window", None) if kind != GenerateRequest.kind else None
         shards = shard(order_keys(requests, self.local.render), self.size, window=window)
-        pending: dict[Any, int] = {}
+        pending: dict[Any, tuple[int, str]] = {}  # call -> (worker, "begin" or "next")
+        began: dict[int, str] = {}  # worker -> the life its shard was begun in
+        retry: dict[int, float] = {}  # worker -> when to send its shard again (Ray is restarting it)
+        outage: dict[int, tuple[float, int]] = {}  # worker -> (unavailable since, failed calls since)
 
         def submit(w: int) -> None:
             members = shards[w]
-            self._workers[w].begin.remote(kind, [requests[i] for i in members], [answered[i] for i in members])
-            pending[self._workers[w].next.remote()] = w
+            ref = self._workers[w].begin.remote(kind, [requests[i] for i in members], [answered[i] for i in members])
+            pending[ref] = (w, "begin")
 
         for w, members in enumerate(shards):
             if not all(answered[i] for i in members):
                 submit(w)
-        while pending:
-            (ref,), _ = ray.wait(list(pending), num_returns=1)
-            w = pending.pop(ref)
-            try:
-                batch, counters = ray.get(ref)
-            except ray.exceptions.RayActorError as exc:
-                self._lost(w, exc, sum(not answered[i] for i in shards[w]))
+        while pending or retry:
+            now = time.monotonic()
+            for w in [w for w, when in retry.items() if when <= now]:
+                del retry[w]
                 submit(w)
+            if not pending:
+                time.sleep(max(0.0, min(retry.values()) - time.monotonic()))
+                continue
+            wait = max(0.0, min(retry.values()) - now) if retry else None
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait)
+            if not ready:
+                continue
+            ref = ready[0]
+            w, call = pending.pop(ref)
+            try:
+                value = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:
+                retry[w] = time.monotonic() + self._unavailable(w, exc, outage, sum(not answered[i] for i in shards[w]))
                 continue
             except ray.exceptions.RayTaskError as exc:
                 raise _cause(exc) from exc
+            outage.pop(w, None)
+            if call == "begin":
+                began[w] = value
+                self._seen(w, value, sum(not answered[i] for i in shards[w]))
+                pending[self._workers[w].next.remote()] = (w, "next")
+                continue
+            life, batch, counters = value
+            self._seen(w, life, sum(not answered[i] for i in shards[w]))
+            if life != began[w]:  # restarted after its shard was begun: this life never had it
+                submit(w)
+                continue
             self._latest[w] = counters
             if batch is None:
                 continue
-            pending[self._workers[w].next.remote()] = w  # the worker computes its next batch while this one is saved
+            pending[self._workers[w].next.remote()] = (w, "next")  # the worker computes its next batch while this one is saved
             completed = [(shards[w][i], result) for i, result in batch]
             for i, _ in completed:
                 answered[i] = True
             yield completed
 
-    def _lost(self, w: int, exc: Exception, left: int) -> None:
-        """Count a dead worker; give up after :data:`MAX_RESTARTS` restarts."""
-        self._deaths[w] += 1
-        self._retired = BackendStats(**{f.name: getattr(self._retired, f.name) + self._latest[w].get(f.name, 0) for f in fields(BackendStats)})
-        self._latest[w] = {}
+    def _seen(self, w: int, life: str, left: int) -> None:
+        """Note the life an answer of worker ``w`` came from: a new one is one restart, counted once and said once."""
+        if self._lives[w] == life:
+            return
+        if self._lives[w] is not None:
+            self._deaths[w] += 1
+            self._retired = BackendStats(**{f.name: getattr(self._retired, f.name) + self._latest[w].get(f.name, 0) for f in fields(BackendStats)})
+            self._latest[w] = {}
+            log.warning(
+                "data-parallel worker %d was restarted by Ray (restart %d of at most %d) and redoes the %d requests of "
+                "its shard not yet saved", w, self._deaths[w], MAX_RESTARTS, left,
+            )  # fmt: skip
+        self._lives[w] = life
+
+    def _unavailable(self, w: int, exc: Exception, outage: dict[int, tuple[float, int]], left: int) -> float:
+        """Seconds to wait before sending worker ``w`` its shard again; raise when Ray will not bring it back.
+
+        Calls to a worker that Ray is restarting fail at once: they are waited
+        out (not counted as deaths). A worker Ray calls dead for good (its
+        restarts spent) is asked once more, then the run stops; so does one
+        unavailable for :data:`START_TIMEOUT`.
+        """
+        ray = self._ray
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if self._deaths[w] > MAX_RESTARTS:
+        since, failures = outage.get(w, (time.monotonic(), 0))
+        outage[w] = (since, failures + 1)
+        if failures == 0:
+            log.warning(
+                "data-parallel worker %d stopped (%s); waiting for Ray to restart it (%d requests of its shard not yet saved)",
+                w, first_line, left,
+            )  # fmt: skip
+        gone = isinstance(exc, ray.exceptions.ActorDiedError) and failures >= 1
+        if gone or time.monotonic() - since > START_TIMEOUT:
+            why = "Ray could not restart it" if gone else f"it did not come back within {START_TIMEOUT:g}s"
             raise BackendError(
-                f"data-parallel worker {w} died {self._deaths[w]} times (last: {first_line}); every answer received "
-                "is saved: rerun the same command to go on, with fewer workers or a smaller --batch-tokens if memory ran out"
+                f"data-parallel worker {w} stopped and {why} (restarted {self._deaths[w]} times before, at most "
+                f"{MAX_RESTARTS}; last: {first_line}); every answer received is saved: rerun the same command to go on, "
+                "with fewer workers or a smaller --batch-tokens if memory ran out"
             ) from exc
-        log.warning(
-            "data-parallel worker %d stopped (%s); Ray restarts it and it redoes the %d requests of its shard not yet saved",
-            w, first_line, left,
-        )  # fmt: skip
+        return min(_RETRY_MOST, _RETRY_FIRST * 2**failures)
 
     def close(self) -> None:
         """Stop the workers (and the local Ray instance this backend started)."""
