@@ -203,6 +203,33 @@ def test_server_binds_loopback_and_stops_by_itself(fake):
         LocalOpenAIServer(FakeSource(fake), latency=-1)
 
 
+def test_hold_after_keeps_requests_in_flight_until_released(fake):
+    """A test that must act while requests are in flight holds them, rather than betting on a latency (issue 28, 20)."""
+    import threading
+
+    body = {"model": "fake", "prompt": "Q? Answer:", "max_tokens": 1, "logprobs": 2}
+    srv = LocalOpenAIServer(FakeSource(fake), hold_after=1, max_lifetime=60)
+    with srv as url:
+        assert post(url, "/completions", body)[0] == 200  # the first request is answered at once
+        statuses: list[int] = []
+        late = [threading.Thread(target=lambda i=i: statuses.append(post(url, "/completions", {**body, "seed": i})[0])) for i in range(2)]
+        for thread in late:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while srv.held < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert srv.total_answered == 1 and not statuses  # held: received, not answered
+        srv.release()
+        for thread in late:
+            thread.join(timeout=30)
+        assert statuses == [200, 200] and srv.total_answered == 3 and srv.held == 0
+        assert post(url, "/completions", {**body, "seed": 9})[0] == 200  # released for good
+    with pytest.raises(ConfigError, match="hold_after"):
+        LocalOpenAIServer(FakeSource(fake), hold_after=-1)
+
+
 def test_transformers_source_matches_the_model_tiny_random_model(llama_backend):
     pytest.importorskip("torch")
     from folkscope.engine import Engine, ScoreRequest

@@ -105,6 +105,12 @@ class LocalOpenAIServer:
         Seconds after which the server stops itself.
     idle_timeout : float, default 120
         Seconds without a request after which the server stops itself.
+    hold_after : int, optional
+        Answer this many requests (in arrival order), then hold every later
+        one unanswered until :meth:`release`: a test that must act while
+        requests are in flight (a Ctrl-C) waits for :attr:`held` to reach
+        the client's concurrency instead of hoping a latency is long enough
+        on a busy machine.
 
     Attributes
     ----------
@@ -118,6 +124,8 @@ class LocalOpenAIServer:
         Requests whose bearer key matched ``api_key`` / did not.
     arrivals : list of float
         ``time.monotonic()`` of every request received (to check rate limits).
+    held : int
+        Requests held unanswered right now (see ``hold_after``).
     """
 
     def __init__(
@@ -133,6 +141,7 @@ class LocalOpenAIServer:
         max_requests: int = 100_000,
         max_lifetime: float = 600.0,
         idle_timeout: float = 120.0,
+        hold_after: int | None = None,
     ) -> None:
         for name, value in (("latency", latency), ("max_lifetime", max_lifetime), ("idle_timeout", idle_timeout)):
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
@@ -155,6 +164,11 @@ class LocalOpenAIServer:
         self.unauthorized = 0
         self.requests = 0
         self.arrivals: list[float] = []
+        if hold_after is not None and (isinstance(hold_after, bool) or not isinstance(hold_after, int) or hold_after < 0):
+            raise ConfigError(f"hold_after must be an integer >= 0, got {hold_after!r}", parameter="hold_after", value=hold_after)
+        self.hold_after = hold_after
+        self.held = 0
+        self._released = threading.Event()
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -220,6 +234,23 @@ class LocalOpenAIServer:
                     httpd.shutdown()
                 return
 
+    def release(self) -> None:
+        """Answer the requests held (``hold_after``) and every later one at once."""
+        self._released.set()
+
+    def _hold(self, number: int) -> None:
+        """Keep request ``number`` unanswered until :meth:`release` (or the server stops), if ``hold_after`` says so."""
+        if self.hold_after is None or number < self.hold_after or self._released.is_set():
+            return
+        with self._lock:
+            self.held += 1
+        try:
+            while not (self._released.wait(0.05) or self._stop.is_set()):
+                pass
+        finally:
+            with self._lock:
+                self.held -= 1
+
     @property
     def running(self) -> bool:
         return self._httpd is not None and not self._stop.is_set()
@@ -263,8 +294,8 @@ class LocalOpenAIServer:
         return sum(self.faults.values())
 
     # -- request handling (called by the HTTP handler) ---------------------------------
-    def _admit(self, body: Any, authorization: str | None) -> tuple[str, str | None]:
-        """Count the request and choose its fault; returns (body key, fault kind or None)."""
+    def _admit(self, body: Any, authorization: str | None) -> tuple[str, str | None, int]:
+        """Count the request and choose its fault; returns (body key, fault kind or None, its arrival number)."""
         key = body_key(body)
         with self._lock:
             self._last_seen = time.monotonic()
@@ -279,13 +310,13 @@ class LocalOpenAIServer:
                     self.authorized += 1
                 else:
                     self.unauthorized += 1
-                    return key, "401"
+                    return key, "401", number
             if number >= self.max_requests:
-                return key, "503"
+                return key, "503", number
             fault = self.plan.choose(number, key, attempt, sum(self.answered.values()))
             if fault is not None:
                 self.faults[fault] += 1
-            return key, fault
+            return key, fault, number
 
 
 _STATUS_TEXT = {
@@ -368,7 +399,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "the request body is not JSON")
             return
-        key, fault = app._admit(body, self.headers.get("Authorization"))
+        key, fault, number = app._admit(body, self.headers.get("Authorization"))
         if fault == "timeout":
             app._stop.wait(app.plan.stall_seconds)  # the client gives up first; then drop the connection
             self.close_connection = True
@@ -378,6 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Retry-After": app.plan.retry_after_header()} if status in (429, 503) else None
             self._error(status, _STATUS_TEXT[fault] if fault != "401" else "invalid API key (Authorization header)", headers)
             return
+        app._hold(number)
         if app.latency:
             app._stop.wait(app.latency)
         try:
