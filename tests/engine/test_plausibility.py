@@ -106,7 +106,7 @@ def test_a_web_apis_top_k_reading_is_plausible_from_that_backend_only(weights, c
     """NaN with or without a bound is how the web-API backend marks what it could not score: plausible from it alone."""
     vocab = ["A", " A", "B", " B", "x", "y"][: len(weights)]
     total = sum(weights) or 1.0
-    table = {t: math.log(w / total) for t, w in zip(vocab, weights) if w > 0}  # a top-k table: probabilities summing to <= 1
+    table = {t: math.log(w / total) for t, w in zip(vocab, weights) if w / total > 0}  # a top-k table: probabilities summing to <= 1
     lps, ntok, bound = top_result(table, 7, candidates, prefixes=prefixes)
     request = ScoreRequest("Q:", tuple(candidates))
     result = ScoreResult(tuple(lps), tuple(ntok), 7, bound)
