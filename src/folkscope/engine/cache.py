@@ -50,7 +50,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -58,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from folkscope.engine.requests import canonical_json
+from folkscope.engine.salvage import readable_rows
 from folkscope.errors import BackendError
 from folkscope.paths import cache_home
 
@@ -283,7 +283,7 @@ class ResultCache:
             fresh = True
             self._connect()
             kept = 0
-            rows = list(_readable_rows(aside))
+            rows = list(readable_rows(aside))
             good = [row for row in rows if row[5] is None or row[5] == _checksum(row[0], row[3])]
             if good:
                 fixed = [(*row[:5], row[5] or _checksum(row[0], row[3]), row[6]) for row in good]
@@ -477,78 +477,3 @@ class ResultCache:
     def __repr__(self) -> str:
         return f"ResultCache({str(self.directory)!r})"
 
-
-def _readable_rows(path: Path) -> Iterator[tuple[Any, ...]]:
-    """Every row of a damaged store that SQLite can still read, also from a file cut short.
-
-    SQLite refuses a truncated file outright (its schema names pages past
-    the end); a copy padded with empty pages to the size its header states
-    lets it read every page that survived.
-    """
-    try:
-        head = path.read_bytes()[:100] if path.stat().st_size >= 100 else b""
-    except OSError:
-        return
-    rows = _rows_of(path)
-    if rows is not None or len(head) < 100 or not head.startswith(b"SQLite format 3\0"):
-        yield from rows or ()
-        return
-    page = int.from_bytes(head[16:18], "big")
-    page = 65536 if page == 1 else page
-    expected = page * int.from_bytes(head[28:32], "big")
-    size = path.stat().st_size
-    if not 0 < size < expected <= 64 * size:  # not a truncation (or a header claiming absurd sizes)
-        return
-    padded = path.with_name(path.name + ".padded")
-    try:
-        with open(path, "rb") as src, open(padded, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-            dst.truncate(expected)  # extends with zero bytes: empty pages SQLite reads as damaged
-        yield from _rows_of(padded) or ()
-    finally:
-        padded.unlink(missing_ok=True)
-
-
-def _rows_of(path: Path, *, chunk: int = 256, give_up_after: int = 64) -> list[tuple[Any, ...]] | None:
-    """The rows SQLite can still read from a store; None when not even its schema can be read.
-
-    Rows are read by rowid range (the store is append-only, so rowids are
-    dense), a range that fails row by row. When the last rowid cannot be
-    read either (a truncated file loses the right end of the table), the
-    scan stops after ``give_up_after`` ranges in a row yield nothing.
-    """
-    try:
-        conn = sqlite3.connect(path, isolation_level=None)
-    except sqlite3.Error:
-        return None
-    found: list[tuple[Any, ...]] = []
-    try:
-        try:
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
-        except sqlite3.Error:
-            return None  # header or schema unreadable
-        if not columns:
-            return found
-        try:
-            last: int | None = conn.execute("SELECT MAX(rowid) FROM results").fetchone()[0] or 0
-        except sqlite3.Error:
-            last = None
-        optional = ", ".join(name if name in columns else "NULL" for name in ("checksum", "usage"))
-        select = f"SELECT key, namespace, kind, result, created, {optional} FROM results"
-        start, misses = 1, 0
-        while (start <= last) if last is not None else (misses < give_up_after):
-            try:
-                rows = conn.execute(f"{select} WHERE rowid BETWEEN ? AND ?", (start, start + chunk - 1)).fetchall()
-            except sqlite3.Error:
-                rows = []
-                for rowid in range(start, start + chunk):
-                    try:
-                        rows.extend(conn.execute(f"{select} WHERE rowid = ?", (rowid,)).fetchall())
-                    except sqlite3.Error:
-                        continue
-            misses = 0 if rows else misses + 1
-            found.extend(rows)
-            start += chunk
-    finally:
-        conn.close()
-    return found
