@@ -91,7 +91,11 @@ def test_usage_records_are_read_strictly():
 
 
 _CTRL_C_WORKER = """
-import json, sys
+import json, signal, sys
+# A process started in the background by a non-interactive shell (as CI runners and `cmd &` in scripts do) inherits
+# SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the signal would be lost, the worker would
+# finish every request, and the test would fail for a reason of the shell's. Ctrl-C is what is tested, so restore it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from folkscope.engine import Engine, ResultCache, ScoreRequest
 from folkscope.engine.backends.api import LiteLLMBackend
 url, cache, score_mode = sys.argv[1:4]
@@ -101,6 +105,20 @@ engine = Engine(LiteLLMBackend("openai/fake", api_base=url, max_concurrency=6, m
 print("ready", flush=True)
 engine.score(reqs)
 """
+
+
+def _interrupt_while_held(srv: LocalOpenAIServer, proc: subprocess.Popen, waiting: threading.Event, err_lines: list[bytes]) -> None:
+    """Send SIGINT once six requests are held unanswered, wait until the worker says it waits for them, release them."""
+    assert proc.stdout.readline().strip() == b"ready"
+    deadline = time.monotonic() + 120
+    while srv.held < 6:  # the worker's concurrency: six requests sent, provably unanswered
+        assert time.monotonic() < deadline and proc.poll() is None, b"".join(err_lines)[-2000:]
+        time.sleep(0.01)
+    assert srv.total_answered == 8
+    proc.send_signal(signal.SIGINT)
+    assert waiting.wait(120), b"".join(err_lines)[-2000:]  # the user is told what it waits for, and how to skip it
+    srv.release()
+    proc.wait(timeout=120)
 
 
 @pytest.mark.parametrize("score_mode", ["echo", "topk"])
@@ -131,19 +149,15 @@ def test_ctrl_c_waits_for_the_requests_in_flight_so_no_paid_answer_is_asked_twic
 
         reader = threading.Thread(target=read_stderr, daemon=True)
         reader.start()
-        assert proc.stdout.readline().strip() == b"ready"
-        deadline = time.monotonic() + 120
-        while srv.held < 6:  # the worker's concurrency: six requests sent, provably unanswered
-            assert time.monotonic() < deadline and proc.poll() is None, b"".join(err_lines)[-2000:]
-            time.sleep(0.01)
-        assert srv.total_answered == 8
-        proc.send_signal(signal.SIGINT)
-        assert waiting.wait(120), b"".join(err_lines)[-2000:]  # the user is told what it waits for, and how to skip it
-        srv.release()
-        proc.wait(timeout=120)
-        reader.join(timeout=10)
-        proc.stdout.close()
-        proc.stderr.close()
+        try:
+            _interrupt_while_held(srv, proc, waiting, err_lines)
+        finally:  # a failed check must not leave the worker running (its pipes would fail a later test)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=60)
+            reader.join(timeout=10)
+            proc.stdout.close()
+            proc.stderr.close()
         err = b"".join(err_lines)
         assert proc.returncode != 0 and b"KeyboardInterrupt" in err
         answered = dict(srv.answered)
