@@ -8,6 +8,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh "hf,api,ray,plots,datasets,baselines,essays,dev"
+# folktexts 0.7.1, the parity tests' oracle (tests/parity): beside the venv, not in it (its console scripts
+# would collide with ours), without its dependencies (it runs on the venv's torch and transformers).
+oracle="${FOLKSCOPE_ORACLE_DIR:-.oracle}"
+if [ ! -f "$oracle/folktexts/__init__.py" ]; then
+  "${FOLKSCOPE_VENV:-.venv}/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --target "$oracle" \
+    -r tests/parity/oracle.txt
+fi
+export FOLKSCOPE_ORACLE_DIR="$oracle"
 # The leaderboard's browser tests drive Debian's chromium package: installed here when we can (root
 # with apt, as in CI); otherwise those tests are skipped and say why.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

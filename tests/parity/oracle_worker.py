@@ -1,0 +1,121 @@
+"""folktexts 0.7.1 answering questions for the parity tests, in a process of its own.
+
+Run by :mod:`tests.parity.conftest` as ``python oracle_worker.py`` with the
+folktexts install (``.oracle``, see ``tests/parity/oracle.txt``) on
+``PYTHONPATH``. It reads one JSON request per line on stdin,
+``{"op": name, "args": {...}}``, and writes one JSON line back,
+``{"ok": result}`` or ``{"error": "Type: message"}``.
+
+Why a process of its own: folktexts must never be imported into the test
+process (its module-level logging and warnings would run under folkscope's
+warnings-as-errors, and an accidental import of it from folkscope code would
+go unnoticed). The worker shares the test venv's torch and transformers, so
+scores computed on both sides run the same kernels.
+
+Each op is a small adapter that calls folktexts' own public functions; the
+adapters only translate JSON to folktexts' arguments and back, so what the
+tests compare against is folktexts' behaviour, not a re-statement of it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+warnings.simplefilter("ignore")  # folktexts' own deprecation noise is not what is tested
+logging.disable(logging.WARNING)  # folktexts logs every unknown code it renders as N/A
+
+OPS: dict[str, Callable[..., Any]] = {}
+
+
+def op(fn: Callable[..., Any]) -> Callable[..., Any]:
+    OPS[fn.__name__] = fn
+    return fn
+
+
+def _task(name: str, question: str = "multiple_choice") -> Any:
+    """folktexts' task object, switched to the question kind asked for."""
+    from folktexts.acs import ACSTaskMetadata
+
+    task = ACSTaskMetadata.get_task(name, use_numeric_qa=question == "direct_numeric")
+    if question == "cot":
+        task.use_cot_qa = True
+    return task
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=columns)
+
+
+@op
+def version() -> str:
+    import folktexts
+
+    return folktexts.__version__
+
+
+@op
+def task_metadata(task: str) -> dict[str, Any]:
+    """Features in folktexts' order, the target column and its threshold, the questions' texts."""
+    t = _task(task)
+    return {
+        "features": list(t.features),
+        "target": t.get_target(),
+        "target_threshold": str(t.target_threshold) if t.target_threshold is not None else None,
+        "description": t.description,
+    }
+
+
+@op
+def column_values(task: str) -> dict[str, Any]:
+    """Per feature, the codes folktexts' value map knows (a list), or None where it formats any number."""
+    import re
+    from pathlib import Path
+
+    import folktexts
+
+    data = Path(folktexts.__file__).parent / "acs" / "data"
+    files = {f.stem: [int(m.group(1)) for m in map(re.compile(r"(\d+)\s+[.]").match, f.read_text().splitlines()) if m]
+             for f in data.glob("*.txt")}  # fmt: skip
+    coded_by_file = {"OCCP": "OCCP", "POBP": "POBP", "ST": "ST", "ANC1P": "ANC1P"}
+    out: dict[str, Any] = {}
+    for name, column in _task(task).cols_to_text.items():
+        value_map = column._value_map
+        if isinstance(value_map, dict):
+            out[name] = sorted(value_map, key=str)
+        else:
+            out[name] = files.get(coded_by_file.get(name, ""))
+    return out
+
+
+@op
+def prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_choice", variation: dict[str, Any] | None = None) -> list[str]:
+    """folktexts' zero-shot prompt of each row (``encode_row_prompt``), with the question kind and variations asked for."""
+    from folktexts.prompting import PromptConfig, encode_row_prompt
+
+    t = _task(task, question)
+    config = PromptConfig.from_dict(variation or {}, task=t, question=t.question)
+    frame = _frame(rows, list(t.features))
+    return [encode_row_prompt(row, t, question=t.question, prompt_config=config) for _, row in frame.iterrows()]
+
+
+def main() -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            reply: dict[str, Any] = {"ok": OPS[request["op"]](**request.get("args", {}))}
+        except Exception as exc:  # noqa: BLE001 - the test process shows what went wrong on this side
+            reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        sys.stdout.write(json.dumps(reply, default=str) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
