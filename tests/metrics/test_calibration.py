@@ -38,8 +38,10 @@ def test_ece_uniform_by_hand():
 
 
 def test_ece_uniform_edges_are_left_closed():
-    # 0.3 lies on an edge and joins 0.35 in bin [0.3, 0.4): |1 - 0.65| / 2
-    assert expected_calibration_error([1, 0], [0.3, 0.35]) == pytest.approx(0.175)
+    # uniform_exact: 0.3 lies on an edge and joins 0.35 in bin [0.3, 0.4): |1 - 0.65| / 2
+    assert expected_calibration_error([1, 0], [0.3, 0.35], strategy="uniform_exact") == pytest.approx(0.175)
+    # uniform (folktexts' linspace edges): 0.3 < 0.30000000000000004 stays in [0.2, 0.3): (|1 - 0.3| + |0 - 0.35|) / 2
+    assert expected_calibration_error([1, 0], [0.3, 0.35]) == pytest.approx(0.525)
     # 1.0 belongs to the last bin, 0.0 to the first
     assert expected_calibration_error([1, 0], [1.0, 0.0]) == 0.0
 
@@ -52,8 +54,10 @@ def test_ece_quantile_by_hand():
     assert expected_calibration_error(y, p, n_bins=2, strategy="quantile") == pytest.approx(0.25)
     # 2 uniform bins put all in [0, 0.5): |2 - 1.0| / 4
     assert expected_calibration_error(y, p, n_bins=2) == pytest.approx(0.25)
-    # 10 uniform bins: one row each: (0.1 + 0.8 + 0.3 + 0.6) / 4
-    assert expected_calibration_error(y, p, n_bins=10) == pytest.approx(0.45)
+    # 10 exact-width bins: one row each: (0.1 + 0.8 + 0.3 + 0.6) / 4
+    assert expected_calibration_error(y, p, n_bins=10, strategy="uniform_exact") == pytest.approx(0.45)
+    # folktexts' linspace edges keep 0.3 below 0.30000000000000004, with 0.2: (0.1 + |1 - 0.5| + 0.6) / 4
+    assert expected_calibration_error(y, p, n_bins=10) == pytest.approx(0.3)
 
 
 def test_ece_quantile_with_ties_merges_bins():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -13,34 +15,61 @@ from folkscope.metrics import (
     accuracy_score,
     balanced_accuracy_score,
     best_accuracy_threshold,
+    false_negative_rate,
     false_positive_rate,
+    positive_prediction_rate,
+    precision_score,
     roc_auc_score,
     selective_accuracy_score,
+    true_negative_rate,
     true_positive_rate,
 )
 
 from .strategies import PROPERTY, binary_data, int_weights
 
 THRESHOLDED = [accuracy_score, balanced_accuracy_score, true_positive_rate, false_positive_rate]
+NEW_RATES = [false_negative_rate, true_negative_rate, precision_score, positive_prediction_rate]
 
 Y = np.array([1, 1, 1, 0, 0, 0, 0, 1])
 P = np.array([0.9, 0.6, 0.4, 0.7, 0.2, 0.5, 0.1, 0.5])
 
 
 def test_thresholded_metrics_by_hand():
-    # predictions r > 0.5: 1 1 0 1 0 0 0 0 ; tp = 2 of 4 positives, fp = 1 of 4 negatives
+    # predictions r >= 0.5 (folktexts): 1 1 0 1 0 1 0 1 ; tp = 3 of 4 positives, fp = 2 of 4 negatives
     assert accuracy_score(Y, P) == pytest.approx(5 / 8)
-    assert true_positive_rate(Y, P) == pytest.approx(2 / 4)
-    assert false_positive_rate(Y, P) == pytest.approx(1 / 4)
-    assert balanced_accuracy_score(Y, P) == pytest.approx((0.5 + 0.75) / 2)
-    # threshold 0.45: 0.5 now counts as positive -> tp 3/4, fp 2/4
-    assert true_positive_rate(Y, P, threshold=0.45) == pytest.approx(3 / 4)
-    assert false_positive_rate(Y, P, threshold=0.45) == pytest.approx(2 / 4)
+    assert true_positive_rate(Y, P) == pytest.approx(3 / 4)
+    assert false_positive_rate(Y, P) == pytest.approx(2 / 4)
+    assert balanced_accuracy_score(Y, P) == pytest.approx((0.75 + 0.5) / 2)
+    # r > 0.5 (threshold_rule=">"): 1 1 0 1 0 0 0 0 ; tp = 2 of 4, fp = 1 of 4
+    assert true_positive_rate(Y, P, threshold_rule=">") == pytest.approx(2 / 4)
+    assert false_positive_rate(Y, P, threshold_rule=">") == pytest.approx(1 / 4)
+    assert balanced_accuracy_score(Y, P, threshold_rule=">") == pytest.approx((0.5 + 0.75) / 2)
+    # threshold 0.45: 0.5 counts as positive under either rule
+    for rule in (">=", ">"):
+        assert true_positive_rate(Y, P, threshold=0.45, threshold_rule=rule) == pytest.approx(3 / 4)
+        assert false_positive_rate(Y, P, threshold=0.45, threshold_rule=rule) == pytest.approx(2 / 4)
+
+
+def test_new_rates_by_hand():
+    # r >= 0.5: tp 3, fn 1, fp 2, tn 2
+    assert false_negative_rate(Y, P) == pytest.approx(1 / 4)
+    assert true_negative_rate(Y, P) == pytest.approx(2 / 4)
+    assert precision_score(Y, P) == pytest.approx(3 / 5)
+    assert positive_prediction_rate(Y, P) == pytest.approx(5 / 8)
+    with pytest.warns(UndefinedMetricWarning, match="no row is predicted positive"):
+        assert np.isnan(precision_score(Y, P, threshold=1.0, threshold_rule=">"))
+
+
+def test_unknown_threshold_rule_is_one_clear_error():
+    from folkscope.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="threshold_rule must be one of"):
+        accuracy_score(Y, P, threshold_rule="=>")
 
 
 def test_thresholded_metrics_match_sklearn_with_weights():
     w = np.array([1, 2, 3, 1, 2, 3, 1, 2])
-    pred = (P > 0.5).astype(int)
+    pred = (P >= 0.5).astype(int)
     assert accuracy_score(Y, P, sample_weight=w) == pytest.approx(
         skm.accuracy_score(Y, pred, sample_weight=w))
     assert balanced_accuracy_score(Y, P, sample_weight=w) == pytest.approx(
@@ -85,7 +114,10 @@ def test_best_accuracy_threshold_by_hand():
 
 def test_best_accuracy_threshold_extremes():
     assert best_accuracy_threshold([1, 1], [0.3, 0.6]) == 0.0  # all positive
-    assert best_accuracy_threshold([0, 0], [0.3, 0.6]) == 0.6  # all negative
+    assert best_accuracy_threshold([0, 0], [0.3, 0.6]) == 0.8  # all negative: above the top score under >=
+    assert best_accuracy_threshold([0, 0], [0.3, 0.6], threshold_rule=">") == 0.6
+    # a score of 1 cannot be predicted negative under >= with a threshold in [0, 1]
+    assert best_accuracy_threshold([0, 1, 0], [0.2, 0.6, 1.0]) == pytest.approx(0.4)
     # weights flip the decision
     assert best_accuracy_threshold([0, 1], [0.3, 0.6], sample_weight=[1, 5]) == pytest.approx(
         0.45)
@@ -103,13 +135,14 @@ def test_auc_is_brute_force_pair_count(data):
 
 
 @PROPERTY
-@given(binary_data(both_classes=True))
-def test_best_threshold_is_optimal(data):
+@given(binary_data(both_classes=True), st.sampled_from([">=", ">"]))
+def test_best_threshold_is_optimal(data, rule):
     y, p = data
-    t = best_accuracy_threshold(y, p)
-    candidates = np.unique(np.concatenate([[0.0], p, (p[:, None] + p[None, :]).ravel() / 2]))
-    brute = ((p[None, :] > candidates[:, None]) == (y[None, :] == 1)).mean(axis=1).max()
-    assert accuracy_score(y, p, threshold=t) == pytest.approx(brute, abs=1e-12)
+    t = best_accuracy_threshold(y, p, threshold_rule=rule)
+    candidates = np.unique(np.concatenate([[0.0, 1.0], p, (p[:, None] + p[None, :]).ravel() / 2, (p + 1) / 2]))
+    decide = np.greater_equal if rule == ">=" else np.greater
+    brute = (decide(p[None, :], candidates[:, None]) == (y[None, :] == 1)).mean(axis=1).max()
+    assert accuracy_score(y, p, threshold=t, threshold_rule=rule) == pytest.approx(brute, abs=1e-12)
 
 
 @PROPERTY
@@ -120,6 +153,10 @@ def test_permutation_invariance(data, rnd):
     for metric in [*THRESHOLDED, roc_auc_score, best_accuracy_threshold,
                    selective_accuracy_score]:
         assert metric(y[perm], p[perm]) == pytest.approx(metric(y, p), abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # precision without a positive prediction
+        for metric in NEW_RATES:
+            assert metric(y[perm], p[perm]) == pytest.approx(metric(y, p), abs=1e-12, nan_ok=True)
 
 
 @PROPERTY
@@ -133,5 +170,9 @@ def test_integer_weights_equal_row_repetition(args):
     for metric in [*THRESHOLDED, roc_auc_score, best_accuracy_threshold,
                    selective_accuracy_score]:
         assert metric(y, p, sample_weight=w) == pytest.approx(metric(yr, pr), abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # precision without a positive prediction
+        for metric in NEW_RATES:
+            assert metric(y, p, sample_weight=w) == pytest.approx(metric(yr, pr), abs=1e-12, nan_ok=True)
         assert metric(y, p, sample_weight=np.ones(len(y))) == pytest.approx(metric(y, p),
                                                                             abs=1e-12)

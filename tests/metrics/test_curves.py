@@ -40,8 +40,8 @@ def test_calibration_curve_intervals_match_scipy(interval, method):
 
 def test_calibration_curve_weighted_uses_effective_size():
     # equal weights 2: effective size stays 4, so intervals equal the unweighted ones
-    a = calibration_curve([1, 0, 0, 1], [0.3] * 4)
-    b = calibration_curve([1, 0, 0, 1], [0.3] * 4, sample_weight=[2, 2, 2, 2])
+    a = calibration_curve([1, 0, 0, 1], [0.35] * 4)
+    b = calibration_curve([1, 0, 0, 1], [0.35] * 4, sample_weight=[2, 2, 2, 2])
     assert np.allclose(a["ci_low"], b["ci_low"], equal_nan=True)
     assert b.loc[3, "weight"] == 8
 

@@ -106,6 +106,50 @@ def prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_cho
     return [encode_row_prompt(row, t, question=t.question, prompt_config=config) for _, row in frame.iterrows()]
 
 
+def _arrays(y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None) -> tuple[Any, Any, Any]:
+    import numpy as np
+
+    return np.asarray(y_true), np.asarray(y_pred_scores, dtype=float), None if sensitive_attribute is None else np.asarray(sensitive_attribute)
+
+
+@op
+def evaluation(fn: str, y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None = None,
+               **kwargs: Any) -> Any:  # fmt: skip
+    """One of ``folktexts.evaluation``'s functions on these arrays (``y_pred_scores`` holds 0/1 predictions for the binary ones)."""
+    from folktexts import evaluation
+
+    y, p, s = _arrays(y_true, y_pred_scores, sensitive_attribute)
+    if fn == "evaluate_predictions":
+        return evaluation.evaluate_predictions(y, p, sensitive_attribute=s, **kwargs)
+    if fn == "compute_best_threshold":
+        return evaluation.compute_best_threshold(y, p, **kwargs)
+    if fn == "evaluate_binary_predictions":
+        return evaluation.evaluate_binary_predictions(y, p.astype(int))
+    if fn == "evaluate_binary_predictions_fairness":
+        return evaluation.evaluate_binary_predictions_fairness(y, p.astype(int), s, **kwargs)
+    raise ValueError(f"unknown evaluation function {fn!r}")
+
+
+@op
+def bootstrap_numeric(y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None = None,
+                      threshold: float = 0.5, k: int = 200, confidence_pct: float = 95, seed: int = 42) -> Any:  # fmt: skip
+    """folktexts' ``bootstrap_estimate`` of ``evaluate_predictions`` with its non-numeric keys left out.
+
+    (folktexts' own ``evaluate_predictions_bootstrap`` raises TypeError on ``model_name=None`` in every call.)
+    """
+    import numbers
+
+    from folktexts import evaluation
+
+    def numeric(labels: Any, scores: Any, groups: Any) -> dict[str, float]:
+        res = evaluation.evaluate_predictions(labels, scores, sensitive_attribute=groups, threshold=threshold)
+        return {m: v for m, v in res.items() if isinstance(v, numbers.Real) and not isinstance(v, bool)}
+
+    y, p, s = _arrays(y_true, y_pred_scores, sensitive_attribute)
+    return evaluation.bootstrap_estimate(numeric, y_true=y, y_pred_scores=p, sensitive_attribute=s, k=k,
+                                         confidence_pct=confidence_pct, seed=seed)  # fmt: skip
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)

@@ -23,7 +23,9 @@ Conventions shared by every function:
   (``random_state``).
 
 Modules: risk scores (``_calibration``, ``_classification``, ``_curves``, ``_groups``,
-``_bootstrap``, ``_recalibration``), allocation (``_allocation``,
+``_bootstrap``, ``_recalibration``; ``_evaluation``: folktexts' flat dictionaries
+with folktexts' conventions, which differ from the ones above where a rate has
+no denominator), allocation (``_allocation``,
 ``_selection``), epidemiology (``_epidemiology``), numeric calibration
 (``_numeric``, ``_randomness``).
 """
@@ -56,15 +58,26 @@ from folkscope.metrics._calibration import (
 from folkscope.metrics._classification import (
     accuracy_score,
     balanced_accuracy_score,
-    best_accuracy_threshold,
+    false_negative_rate,
     false_positive_rate,
+    positive_prediction_rate,
+    precision_score,
     roc_auc_score,
+    true_negative_rate,
     true_positive_rate,
 )
 from folkscope.metrics._curves import (
     calibration_curve,
     selective_accuracy_curve,
     selective_accuracy_score,
+)
+from folkscope.metrics._evaluation import (
+    bootstrap_estimate,
+    compute_best_threshold,
+    evaluate_binary_predictions,
+    evaluate_binary_predictions_fairness,
+    evaluate_predictions,
+    evaluate_predictions_bootstrap,
 )
 from folkscope.metrics._epidemiology import (
     best_reference_distance,
@@ -105,6 +118,7 @@ from folkscope.metrics._randomness import (
     runs_test,
     runs_test_pass_rate,
 )
+from folkscope.metrics._thresholds import THRESHOLD_RULES, best_accuracy_threshold
 from folkscope.metrics._recalibration import IsotonicCalibrator, PlattCalibrator
 from folkscope.metrics._replicates import replicate_standard_error
 from folkscope.metrics._selection import (
@@ -121,6 +135,7 @@ from folkscope.metrics._selection import (
 __all__ = [
     "GROUP_METRICS",
     "REFERENCE_BEHAVIOURS",
+    "THRESHOLD_RULES",
     "BehaviourClassification",
     "BootstrapResult",
     "GroupMetrics",
@@ -132,25 +147,32 @@ __all__ = [
     "RunsTestResult",
     "accuracy_score",
     "allocation_gaps",
-    "impact_ratio",
     "average_score_gap",
     "balanced_accuracy_score",
     "best_accuracy_threshold",
     "best_reference_distance",
     "bootstrap_ci",
+    "bootstrap_estimate",
     "brier_score_loss",
     "calibration_curve",
     "calibration_distance",
     "classify_behaviour",
     "clustered_mean_ci",
+    "compute_best_threshold",
     "confidence_bias",
     "distribution_distance",
     "earth_movers_distance",
     "epidemiology_score",
+    "evaluate_binary_predictions",
+    "evaluate_binary_predictions_fairness",
+    "evaluate_predictions",
+    "evaluate_predictions_bootstrap",
     "expected_calibration_error",
+    "false_negative_rate",
     "false_positive_rate",
     "groupwise_metrics",
     "ideal_distribution",
+    "impact_ratio",
     "jensen_shannon_divergence",
     "l1_distance",
     "log_loss",
@@ -164,6 +186,8 @@ __all__ = [
     "numeric_calibration_table",
     "pick_higher_baseline",
     "pointwise_relevance_score",
+    "positive_prediction_rate",
+    "precision_score",
     "predictive_validity",
     "probability_mass",
     "rabbi",
@@ -183,6 +207,7 @@ __all__ = [
     "signed_calibration_error_gap",
     "simulate_top_k_allocation",
     "top_k_selection",
+    "true_negative_rate",
     "true_positive_rate",
     "uniform_baseline_distance",
     "worst_reference_distance",

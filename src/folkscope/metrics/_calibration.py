@@ -35,13 +35,16 @@ __all__ = [
     "signed_calibration_error",
 ]
 
-_STRATEGIES = ("uniform", "quantile", "equal_count")
+_STRATEGIES = ("uniform", "uniform_exact", "quantile", "equal_count")
 
 
 def _bin_edges(p: FloatArray, w: FloatArray | None, n_bins: int, strategy: str) -> FloatArray:
     levels = np.arange(n_bins + 1) / n_bins
     if strategy == "uniform":
-        # m / M (not linspace) so that edges equal the decimals users type: 3 / 10 == 0.3
+        # folktexts' (netcal's) edges: linspace, whose 0.30000000000000004 keeps a score of 0.3 in [0.2, 0.3)
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    if strategy == "uniform_exact":
+        # m / M, so that edges equal the decimals users type: 3 / 10 == 0.3
         return levels
     if strategy == "quantile":
         # folktexts' ECE (netcal): linearly interpolated quantiles of the scores, weights not used
@@ -90,13 +93,14 @@ def expected_calibration_error(
         Risk scores in [0, 1].
     n_bins : int, default=10
         Number of bins M (the paper uses 10).
-    strategy : {"uniform", "quantile", "equal_count"}, default="uniform"
-        ``"uniform"``: M equal-width bins ``[m/M, (m+1)/M)`` on [0, 1] (1.0 in
-        the last). The edges are exactly m/M; folktexts (netcal) uses
-        ``linspace(0, 1, M+1)``, whose 0.30000000000000004 puts a score of
-        exactly 0.3 one bin lower, so on scores on a 0.01 grid the two can
-        differ (by up to 1.2e-2 measured at n = 100); elsewhere they agree.
-        ``"quantile"``: folktexts' ``ece_quantile`` (netcal's
+    strategy : {"uniform", "uniform_exact", "quantile", "equal_count"}, default="uniform"
+        ``"uniform"``: folktexts' ``ece`` (netcal's ``equal_intervals=True``):
+        M equal-width bins ``[e_m, e_{m+1})`` on [0, 1] (1.0 in the last) with
+        edges ``numpy.linspace(0, 1, M+1)``, whose 0.30000000000000004 keeps a
+        score of exactly 0.3 in the bin below it. ``"uniform_exact"``: edges
+        exactly m/M, so a score of 0.3 opens its bin; on scores on a 0.01 grid
+        (numeric prompting) the two differ (by up to 1.2e-2 measured at
+        n = 100), elsewhere they agree. ``"quantile"``: folktexts' ``ece_quantile`` (netcal's
         ``equal_intervals=False``): edges at the linearly interpolated
         quantiles m/M of the scores (``numpy.quantile``; weights are not used
         for the edges), outer edges 0 and 1, bins ``[e_m, e_{m+1})`` with the

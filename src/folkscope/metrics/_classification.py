@@ -1,8 +1,8 @@
 """Discrimination and thresholded classification of risk scores.
 
-A score becomes a prediction by ``c(x) = 1{r > tau}`` (strictly greater), the
-rule of Cruz, Hardt & Mendler-Dünner (2024), section 2.2, with ``tau = 0.5``
-unless a threshold is fitted (``--fit-threshold``).
+A score becomes a prediction by ``c(x) = 1{r >= tau}`` (folktexts' rule;
+``threshold_rule=">"`` for ``1{r > tau}``, see :mod:`._thresholds`), with
+``tau = 0.5`` unless a threshold is fitted (``--fit-threshold``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from folkscope.metrics._thresholds import check_threshold_rule, predict_positive
 from folkscope.metrics._validation import (
     FloatArray,
     check_binary_input,
@@ -23,11 +24,15 @@ from folkscope.metrics._validation import (
 __all__ = [
     "accuracy_score",
     "balanced_accuracy_score",
-    "best_accuracy_threshold",
+    "false_negative_rate",
     "false_positive_rate",
+    "positive_prediction_rate",
+    "precision_score",
     "roc_auc_score",
+    "true_negative_rate",
     "true_positive_rate",
 ]
+
 
 
 def _weights(n: int, w: FloatArray | None) -> FloatArray:
@@ -39,9 +44,9 @@ def _check_threshold(threshold: object) -> float:
 
 
 def _rates(y: FloatArray, p: FloatArray, w: FloatArray | None,
-           threshold: float) -> tuple[float, float, float, float]:
+           threshold: float, rule: str = ">=") -> tuple[float, float, float, float]:
     """Weighted (true positives, positives, false positives, negatives)."""
-    pred = p > threshold
+    pred = predict_positive(p, threshold, rule)
     if w is None:
         pos = y == 1
         n_pos, tp = np.count_nonzero(pos), np.count_nonzero(pred & pos)
@@ -58,10 +63,11 @@ def accuracy_score(
     y_prob: ArrayLike,
     *,
     threshold: float = 0.5,
+    threshold_rule: str = ">=",
     sample_weight: ArrayLike | None = None,
     nan_policy: str = "raise",
 ) -> float:
-    """Share of rows whose thresholded score ``1{r > threshold}`` equals the label.
+    """Share of rows whose thresholded score (``1{r >= threshold}``) equals the label.
 
     Parameters
     ----------
@@ -70,6 +76,9 @@ def accuracy_score(
     y_prob : array-like of shape (n_samples,)
         Risk scores in [0, 1] (not predicted labels).
     threshold : float in [0, 1], default=0.5
+    threshold_rule : {">=", ">"}, default=">="
+        ``">="`` predicts positive at ``r >= threshold`` (folktexts' rule);
+        ``">"`` at ``r > threshold`` (the paper's strict wording).
     sample_weight : array-like of shape (n_samples,), optional
     nan_policy : {"raise", "omit"}, default="raise"
 
@@ -79,146 +88,160 @@ def accuracy_score(
 
     Examples
     --------
-    >>> accuracy_score([1, 0, 1], [0.9, 0.2, 0.5])   # 0.5 is not > 0.5
+    >>> accuracy_score([1, 0, 0], [0.9, 0.2, 0.5])   # 0.5 >= 0.5 predicts positive
     0.6666666666666666
+    >>> accuracy_score([1, 0, 0], [0.9, 0.2, 0.5], threshold_rule=">")
+    1.0
     """
-    t = _check_threshold(threshold)
+    t, rule = _check_threshold(threshold), check_threshold_rule(threshold_rule)
     y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
-    return _accuracy(y, p, w, t)
+    return _accuracy(y, p, w, t, rule)
 
 
-def _accuracy(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float) -> float:
+def _accuracy(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
     """Accuracy on validated arrays (shared with groupwise_metrics)."""
     if len(y) == 0:
         return undefined("accuracy_score is undefined: no scored row is left.")
-    correct = ((p > t) == (y == 1)).astype(np.float64)
+    correct = (predict_positive(p, t, rule) == (y == 1)).astype(np.float64)
     return wsum(correct, w) / (len(y) if w is None else float(w.sum()))
 
 
-def true_positive_rate(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    threshold: float = 0.5,
-    sample_weight: ArrayLike | None = None,
-    nan_policy: str = "raise",
-) -> float:
-    """TPR (recall) ``P(r > threshold | y = 1)``; NaN with a warning without positives.
+def _thresholded(name: str, rate: Any) -> Any:
+    """A public thresholded metric: ``rate(y, p, w, t, rule)`` on validated input."""
 
-    Parameters
-    ----------
-    y_true, y_prob, threshold, sample_weight, nan_policy
-        As in :func:`accuracy_score`.
+    def metric(
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        *,
+        threshold: float = 0.5,
+        threshold_rule: str = ">=",
+        sample_weight: ArrayLike | None = None,
+        nan_policy: str = "raise",
+    ) -> float:
+        t, rule = _check_threshold(threshold), check_threshold_rule(threshold_rule)
+        y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
+        return float(rate(y, p, w, t, rule))
 
-    Returns
-    -------
-    float in [0, 1]
-
-    Examples
-    --------
-    >>> true_positive_rate([1, 1, 0], [0.9, 0.3, 0.8])
-    0.5
-    """
-    t = _check_threshold(threshold)
-    y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
-    return _tpr(y, p, w, t)
+    metric.__name__ = metric.__qualname__ = name
+    return metric
 
 
-def _tpr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float) -> float:
-    tp, pos, _, _ = _rates(y, p, w, t)
+def _tpr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    tp, pos, _, _ = _rates(y, p, w, t, rule)
     if pos == 0:
         return undefined("true_positive_rate is undefined: there is no positive label (y = 1).")
     return tp / pos
 
 
-def false_positive_rate(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    threshold: float = 0.5,
-    sample_weight: ArrayLike | None = None,
-    nan_policy: str = "raise",
-) -> float:
-    """FPR ``P(r > threshold | y = 0)`` (lower is better); NaN with a warning without negatives.
-
-    Parameters
-    ----------
-    y_true, y_prob, threshold, sample_weight, nan_policy
-        As in :func:`accuracy_score`.
-
-    Returns
-    -------
-    float in [0, 1]
-
-    Examples
-    --------
-    >>> false_positive_rate([1, 0, 0, 0], [0.9, 0.6, 0.1, 0.2])
-    0.3333333333333333
-    """
-    t = _check_threshold(threshold)
-    y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
-    return _fpr(y, p, w, t)
+def _fnr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    tp, pos, _, _ = _rates(y, p, w, t, rule)
+    if pos == 0:
+        return undefined("false_negative_rate is undefined: there is no positive label (y = 1).")
+    return (pos - tp) / pos
 
 
-def _fpr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float) -> float:
-    _, _, fp, neg = _rates(y, p, w, t)
+def _fpr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    _, _, fp, neg = _rates(y, p, w, t, rule)
     if neg == 0:
         return undefined("false_positive_rate is undefined: there is no negative label (y = 0).")
     return fp / neg
 
 
-def balanced_accuracy_score(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    threshold: float = 0.5,
-    sample_weight: ArrayLike | None = None,
-    nan_policy: str = "raise",
-) -> float:
-    """Balanced accuracy ``(TPR + 1 - FPR) / 2``; NaN with a warning for a single class.
-
-    Parameters
-    ----------
-    y_true, y_prob, threshold, sample_weight, nan_policy
-        As in :func:`accuracy_score`.
-
-    Returns
-    -------
-    float in [0, 1]
-
-    Examples
-    --------
-    >>> balanced_accuracy_score([1, 1, 0, 0], [0.9, 0.3, 0.2, 0.1])   # (1/2 + 1) / 2
-    0.75
-    """
-    t = _check_threshold(threshold)
-    y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
-    return _balanced_accuracy(y, p, w, t)
+def _tnr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    _, _, fp, neg = _rates(y, p, w, t, rule)
+    if neg == 0:
+        return undefined("true_negative_rate is undefined: there is no negative label (y = 0).")
+    return (neg - fp) / neg
 
 
-def _balanced_accuracy(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float) -> float:
-    tp, pos, fp, neg = _rates(y, p, w, t)
+def _precision(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    tp, _, fp, _ = _rates(y, p, w, t, rule)
+    if tp + fp == 0:
+        return undefined("precision_score is undefined: no row is predicted positive.")
+    return tp / (tp + fp)
+
+
+def _ppr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    tp, pos, fp, neg = _rates(y, p, w, t, rule)
+    if pos + neg == 0:
+        return undefined("positive_prediction_rate is undefined: no scored row is left.")
+    return (tp + fp) / (pos + neg)
+
+
+def _balanced_accuracy(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
+    tp, pos, fp, neg = _rates(y, p, w, t, rule)
     if pos == 0 or neg == 0:
         return undefined("balanced_accuracy_score is undefined: y_true holds a single class.")
     return (tp / pos + 1.0 - fp / neg) / 2.0
 
 
-def _score_groups(p: FloatArray, y: FloatArray, w: FloatArray | None) -> tuple[Any, Any, Any]:
-    """Unique scores (ascending) with the positive and negative weight at each."""
-    if len(p) == 0:
-        return p, p, p
-    order = np.argsort(p)
-    ps = p[order]
-    starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
-    ys = y[order]
-    if w is None:
-        wp = np.add.reduceat(ys, starts)
-        wn = np.diff(np.append(starts, len(ps))) - wp
-    else:
-        ws = w[order]
-        wp = np.add.reduceat(ws * ys, starts)
-        wn = np.add.reduceat(ws, starts) - wp
-    return ps[starts], wp, np.asarray(wn, dtype=np.float64)
+_SHARED_PARAMETERS = """
+    Parameters
+    ----------
+    y_true, y_prob, threshold, threshold_rule, sample_weight, nan_policy
+        As in :func:`accuracy_score`.
+
+    Returns
+    -------
+    float in [0, 1]
+"""
+
+true_positive_rate = _thresholded("true_positive_rate", _tpr)
+true_positive_rate.__doc__ = f"""TPR (recall) ``P(r >= threshold | y = 1)``; NaN with a warning without positives.
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> true_positive_rate([1, 1, 0], [0.9, 0.3, 0.8])
+    0.5
+    """
+false_negative_rate = _thresholded("false_negative_rate", _fnr)
+false_negative_rate.__doc__ = f"""FNR ``1 - TPR = P(r < threshold | y = 1)`` (lower is better); NaN with a warning without positives.
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> false_negative_rate([1, 1, 1, 0], [0.9, 0.3, 0.5, 0.8])
+    0.3333333333333333
+    """
+false_positive_rate = _thresholded("false_positive_rate", _fpr)
+false_positive_rate.__doc__ = f"""FPR ``P(r >= threshold | y = 0)`` (lower is better); NaN with a warning without negatives.
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> false_positive_rate([1, 0, 0, 0], [0.9, 0.6, 0.1, 0.2])
+    0.3333333333333333
+    """
+true_negative_rate = _thresholded("true_negative_rate", _tnr)
+true_negative_rate.__doc__ = f"""TNR (specificity) ``1 - FPR``; NaN with a warning without negatives.
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> true_negative_rate([1, 0, 0, 0], [0.9, 0.6, 0.1, 0.2])
+    0.6666666666666666
+    """
+precision_score = _thresholded("precision_score", _precision)
+precision_score.__doc__ = f"""Precision ``P(y = 1 | r >= threshold)``; NaN with a warning when no row is predicted positive.
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> precision_score([1, 0, 0, 0], [0.9, 0.6, 0.1, 0.2])
+    0.5
+    """
+positive_prediction_rate = _thresholded("positive_prediction_rate", _ppr)
+positive_prediction_rate.__doc__ = f"""Share of rows predicted positive, ``P(r >= threshold)`` (folktexts' ``ppr``).
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> positive_prediction_rate([1, 0, 0, 0], [0.9, 0.6, 0.1, 0.2])
+    0.5
+    """
+balanced_accuracy_score = _thresholded("balanced_accuracy_score", _balanced_accuracy)
+balanced_accuracy_score.__doc__ = f"""Balanced accuracy ``(TPR + 1 - FPR) / 2``; NaN with a warning for a single class.
+{_SHARED_PARAMETERS}
+    Examples
+    --------
+    >>> balanced_accuracy_score([1, 1, 0, 0], [0.9, 0.3, 0.2, 0.1])   # (1/2 + 1) / 2
+    0.75
+    """
 
 
 def roc_auc_score(
@@ -310,55 +333,3 @@ def _auc(y: FloatArray, p: FloatArray, w: FloatArray | None) -> float:
     hi = cw[np.searchsorted(ns, ps, side="right")]
     wp = w[pos][order_p]
     return float(np.dot(wp, lo + 0.5 * (hi - lo)) / (wp.sum() * cw[-1]))
-
-
-def best_accuracy_threshold(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    sample_weight: ArrayLike | None = None,
-    nan_policy: str = "raise",
-) -> float:
-    """Threshold that maximises (weighted) accuracy of ``1{r > t}`` on the given rows.
-
-    Candidates are 0, the midpoints between consecutive distinct scores and the
-    largest score (predict all negative); every possible split of the sorted
-    scores is covered, except predicting a score of exactly 0 positive. Among
-    equally accurate thresholds the one closest to 0.5 wins (then the smaller),
-    so a tie keeps the paper's default. Used for ``--fit-threshold N`` on N
-    training rows.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-    y_prob : array-like of shape (n_samples,)
-    sample_weight : array-like of shape (n_samples,), optional
-    nan_policy : {"raise", "omit"}, default="raise"
-
-    Returns
-    -------
-    float in [0, 1]
-
-    Examples
-    --------
-    >>> best_accuracy_threshold([0, 0, 1, 1], [0.1, 0.2, 0.3, 0.4])
-    0.25
-    """
-    y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
-    if w is not None:  # a row of weight 0 must not add a candidate threshold
-        y, p, w = y[w > 0], p[w > 0], w[w > 0]
-    if len(y) == 0:
-        return undefined("best_accuracy_threshold is undefined: no scored row is left.")
-    uniq, wp, wn = _score_groups(p, y, w)
-    cum_n, cum_p = np.cumsum(wn), np.cumsum(wp)
-    # candidate j: rows with score <= uniq[j] predicted negative
-    acc = cum_n + (cum_p[-1] - cum_p)
-    thr = np.append((uniq[:-1] + uniq[1:]) / 2.0, uniq[-1])
-    if uniq[0] > 0:  # threshold 0 predicts every row positive
-        acc = np.insert(acc, 0, cum_p[-1])
-        thr = np.insert(thr, 0, 0.0)
-    best = acc.max()
-    tied = np.flatnonzero(acc >= best - 1e-12 * max(abs(best), 1.0))
-    dist = np.abs(thr[tied] - 0.5)
-    choice = tied[dist <= dist.min() + 1e-15]
-    return float(thr[choice].min())

@@ -19,9 +19,14 @@ from folkscope.metrics._classification import (
     _accuracy,
     _auc,
     _balanced_accuracy,
+    _fnr,
     _fpr,
+    _ppr,
+    _precision,
+    _tnr,
     _tpr,
 )
+from folkscope.metrics._thresholds import check_threshold_rule
 from folkscope.metrics._validation import (
     FloatArray,
     check_binary_input,
@@ -32,23 +37,28 @@ from folkscope.metrics._validation import (
 
 __all__ = ["GROUP_METRICS", "GroupMetrics", "groupwise_metrics", "signed_calibration_error_gap"]
 
-_Metric = Callable[[FloatArray, FloatArray, "FloatArray | None", float, int], float]
+_Metric = Callable[..., float]
 
 #: Metrics computed by :func:`groupwise_metrics`, by name. Each takes
-#: ``(y, p, w, threshold, n_bins)``.
+#: ``(y, p, w, threshold, n_bins)`` and, for the thresholded ones, the rule
+#: as a sixth argument (default ``">="``, folktexts' ``score >= threshold``).
 GROUP_METRICS: dict[str, _Metric] = {
-    "ece": lambda y, p, w, t, b: _ece(y, p, w, b, "uniform"),          # expected_calibration_error
-    "ece_quantile": lambda y, p, w, t, b: _ece(y, p, w, b, "quantile"),
-    "ece_equal_count": lambda y, p, w, t, b: _ece(y, p, w, b, "equal_count"),
-    "brier_score": lambda y, p, w, t, b: _brier(y, p, w),              # brier_score_loss
-    "log_loss": lambda y, p, w, t, b: _log_loss(y, p, w, None),
-    "roc_auc": lambda y, p, w, t, b: _auc(y, p, w),                    # roc_auc_score
-    "accuracy": lambda y, p, w, t, b: _accuracy(y, p, w, t),
-    "balanced_accuracy": lambda y, p, w, t, b: _balanced_accuracy(y, p, w, t),
-    "tpr": lambda y, p, w, t, b: _tpr(y, p, w, t),                     # true_positive_rate
-    "fpr": lambda y, p, w, t, b: _fpr(y, p, w, t),                     # false_positive_rate
-    "confidence_bias": lambda y, p, w, t, b: _confidence_bias(y, p, w),
-    "sce": lambda y, p, w, t, b: _sce(y, p, w),                        # signed_calibration_error
+    "ece": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "uniform"),          # expected_calibration_error
+    "ece_quantile": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "quantile"),
+    "ece_equal_count": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "equal_count"),
+    "brier_score": lambda y, p, w, t, b, r=">=": _brier(y, p, w),              # brier_score_loss
+    "log_loss": lambda y, p, w, t, b, r=">=": _log_loss(y, p, w, None),
+    "roc_auc": lambda y, p, w, t, b, r=">=": _auc(y, p, w),                    # roc_auc_score
+    "accuracy": lambda y, p, w, t, b, r=">=": _accuracy(y, p, w, t, r),
+    "balanced_accuracy": lambda y, p, w, t, b, r=">=": _balanced_accuracy(y, p, w, t, r),
+    "tpr": lambda y, p, w, t, b, r=">=": _tpr(y, p, w, t, r),           # true_positive_rate
+    "fpr": lambda y, p, w, t, b, r=">=": _fpr(y, p, w, t, r),           # false_positive_rate
+    "fnr": lambda y, p, w, t, b, r=">=": _fnr(y, p, w, t, r),           # false_negative_rate
+    "tnr": lambda y, p, w, t, b, r=">=": _tnr(y, p, w, t, r),           # true_negative_rate
+    "precision": lambda y, p, w, t, b, r=">=": _precision(y, p, w, t, r),  # precision_score
+    "ppr": lambda y, p, w, t, b, r=">=": _ppr(y, p, w, t, r),           # positive_prediction_rate
+    "confidence_bias": lambda y, p, w, t, b, r=">=": _confidence_bias(y, p, w),
+    "sce": lambda y, p, w, t, b, r=">=": _sce(y, p, w),                 # signed_calibration_error
 }
 
 
@@ -93,10 +103,10 @@ def _factorize_groups(groups: ArrayLike, n: int) -> tuple[Any, list[Any]]:
 
 
 def _safe(metric: _Metric, y: FloatArray, p: FloatArray, w: FloatArray | None,
-          t: float, b: int) -> tuple[float, bool]:
+          t: float, b: int, rule: str) -> tuple[float, bool]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
-        value = metric(y, p, w, t, b)
+        value = metric(y, p, w, t, b, rule)
     bad = any(issubclass(c.category, UndefinedMetricWarning) for c in caught)
     for c in caught:  # anything else is not ours to swallow
         if not issubclass(c.category, UndefinedMetricWarning):
@@ -121,6 +131,7 @@ def groupwise_metrics(
     sample_weight: ArrayLike | None = None,
     metrics: Sequence[str] | None = None,
     threshold: float = 0.5,
+    threshold_rule: str = ">=",
     n_bins: int = 10,
     pair: tuple[Hashable, Hashable] | None = None,
     nan_policy: str = "raise",
@@ -138,6 +149,8 @@ def groupwise_metrics(
         Names from :data:`GROUP_METRICS`; all by default.
     threshold : float, default=0.5
         Threshold of the thresholded metrics (accuracy, TPR, FPR, ...).
+    threshold_rule : {">=", ">"}, default=">="
+        ``score >= threshold`` predicts positive (folktexts), or ``score > threshold``.
     n_bins : int, default=10
         Bins of the ECE metrics.
     pair : (A, B), optional
@@ -166,6 +179,7 @@ def groupwise_metrics(
         raise ConfigError(f"metrics must be a non-empty subset of {sorted(GROUP_METRICS)}; "
                           f"got {metrics!r}.", parameter="metrics", value=metrics)
     t = float(check_number(threshold, "threshold", low=0.0, high=1.0))
+    rule = check_threshold_rule(threshold_rule)
     b = int(check_number(n_bins, "n_bins", integer=True, low=1))
     # validate once on all rows so NaN handling is the same for every group
     y_all, p_all, w_all, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
@@ -193,7 +207,7 @@ def groupwise_metrics(
             if len(y) == 0:
                 row[name], bad = float("nan"), True
             else:
-                row[name], bad = _safe(GROUP_METRICS[name], y, p, w, t, b)
+                row[name], bad = _safe(GROUP_METRICS[name], y, p, w, t, b, rule)
             if bad:
                 undefined.append((label, name))
         return row

@@ -30,7 +30,8 @@ __all__ = ["compare_risk"]
 #: how each metric of the risk table reads (folkscope.report.paired.BETTER); names and titles are risk.evaluate's
 _BETTER = {"ece": "lower", "ece_quantile": "lower", "ece_equal_count": "lower", "brier": "lower", "log_loss": "lower",
            "roc_auc": "higher", "accuracy": "higher", "balanced_accuracy": "higher", "tpr": "higher", "fpr": "lower",
-           "confidence_bias": "zero", "sce": "zero"}  # fmt: skip
+           "fnr": "lower", "tnr": "higher", "precision": "higher", "ppr": "none", "confidence_bias": "zero",
+           "sce": "zero"}  # fmt: skip
 #: metrics.json key -> (GROUP_METRICS name, title, better), in the risk table's order
 RISK_METRICS: dict[str, tuple[str, str, str]] = {m: (GROUP_NAME[m], TABLE_COLUMNS[m], _BETTER[m]) for m in METRICS}
 
@@ -67,6 +68,7 @@ def compare_risk(a: Path, b: Path, opts: Options) -> PartComparison:
     w = rows["weight"].to_numpy(np.float64)[scored] if opts.survey_weighted else None
     thresholds = [float(s.get("threshold", 0.5)) for s in settings]
     bins = [int(s.get("n_bins", 10)) for s in settings]
+    rules = [str(s.get("threshold_rule", ">=")) for s in settings]
     if thresholds[0] != thresholds[1]:
         notes.append(f"each run's accuracy, TPR and FPR use its own threshold (A {thresholds[0]:.3f}, B {thresholds[1]:.3f})")
     if opts.survey_weighted:
@@ -77,7 +79,7 @@ def compare_risk(a: Path, b: Path, opts: Options) -> PartComparison:
         fn = GROUP_METRICS[name]
 
         def value(side: int, counts: np.ndarray) -> float:
-            return float(fn(y, p[side], counts if w is None else counts * w, thresholds[side], bins[side]))
+            return float(fn(y, p[side], counts if w is None else counts * w, thresholds[side], bins[side], rules[side]))
 
         return PairedMetric(key, title, better, value)
 

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 from folkscope import metrics as fm
 from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning, UnknownColumnError
 from folkscope._json import to_jsonable
+from folkscope.metrics._thresholds import check_threshold_rule
 from folkscope.metrics._validation import check_binary, check_number
 
 __all__ = [
@@ -55,23 +56,27 @@ __all__ = [
 SCHEMA = "folkscope.risk.metrics/1"
 
 #: Metric key in the results -> function computing it on validated arrays, as a
-#: ``(y, p, w, threshold, n_bins) -> float`` closure over the public metric.
+#: ``(y, p, w, threshold, n_bins, threshold_rule) -> float`` closure over the public metric.
 _OVERALL: dict[str, Callable[..., float]] = {
-    "ece": lambda y, p, w, t, b: fm.expected_calibration_error(y, p, n_bins=b, sample_weight=w),
-    "ece_quantile": lambda y, p, w, t, b: fm.expected_calibration_error(
+    "ece": lambda y, p, w, t, b, r: fm.expected_calibration_error(y, p, n_bins=b, sample_weight=w),
+    "ece_quantile": lambda y, p, w, t, b, r: fm.expected_calibration_error(
         y, p, n_bins=b, strategy="quantile", sample_weight=w),
-    "ece_equal_count": lambda y, p, w, t, b: fm.expected_calibration_error(
+    "ece_equal_count": lambda y, p, w, t, b, r: fm.expected_calibration_error(
         y, p, n_bins=b, strategy="equal_count", sample_weight=w),
-    "brier": lambda y, p, w, t, b: fm.brier_score_loss(y, p, sample_weight=w),
-    "log_loss": lambda y, p, w, t, b: fm.log_loss(y, p, sample_weight=w),
-    "roc_auc": lambda y, p, w, t, b: fm.roc_auc_score(y, p, sample_weight=w),
-    "accuracy": lambda y, p, w, t, b: fm.accuracy_score(y, p, threshold=t, sample_weight=w),
-    "balanced_accuracy": lambda y, p, w, t, b: fm.balanced_accuracy_score(
-        y, p, threshold=t, sample_weight=w),
-    "tpr": lambda y, p, w, t, b: fm.true_positive_rate(y, p, threshold=t, sample_weight=w),
-    "fpr": lambda y, p, w, t, b: fm.false_positive_rate(y, p, threshold=t, sample_weight=w),
-    "confidence_bias": lambda y, p, w, t, b: fm.confidence_bias(y, p, sample_weight=w),
-    "sce": lambda y, p, w, t, b: fm.signed_calibration_error(y, p, sample_weight=w),
+    "brier": lambda y, p, w, t, b, r: fm.brier_score_loss(y, p, sample_weight=w),
+    "log_loss": lambda y, p, w, t, b, r: fm.log_loss(y, p, sample_weight=w),
+    "roc_auc": lambda y, p, w, t, b, r: fm.roc_auc_score(y, p, sample_weight=w),
+    "accuracy": lambda y, p, w, t, b, r: fm.accuracy_score(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "balanced_accuracy": lambda y, p, w, t, b, r: fm.balanced_accuracy_score(
+        y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "tpr": lambda y, p, w, t, b, r: fm.true_positive_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "fpr": lambda y, p, w, t, b, r: fm.false_positive_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "fnr": lambda y, p, w, t, b, r: fm.false_negative_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "tnr": lambda y, p, w, t, b, r: fm.true_negative_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "precision": lambda y, p, w, t, b, r: fm.precision_score(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "ppr": lambda y, p, w, t, b, r: fm.positive_prediction_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
+    "confidence_bias": lambda y, p, w, t, b, r: fm.confidence_bias(y, p, sample_weight=w),
+    "sce": lambda y, p, w, t, b, r: fm.signed_calibration_error(y, p, sample_weight=w),
 }
 #: Every metric reported overall and per group, in report order.
 METRICS: tuple[str, ...] = tuple(_OVERALL)
@@ -83,7 +88,8 @@ INTERVAL_METRICS: tuple[str, ...] = ("ece", "brier", "roc_auc", "accuracy")
 TABLE_COLUMNS: dict[str, str] = {
     "ece": "ECE", "ece_quantile": "ECE (quantile)", "ece_equal_count": "ECE (equal count)", "brier": "Brier", "log_loss": "Log loss",
     "roc_auc": "AUC", "accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy",
-    "tpr": "TPR", "fpr": "FPR", "confidence_bias": "Confidence bias", "sce": "SCE",
+    "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "tnr": "TNR", "precision": "Precision", "ppr": "Positive rate",
+    "confidence_bias": "Confidence bias", "sce": "SCE",
 }
 _MAX_LISTED_ROWS = 100
 _CONFIDENCE = 0.95
@@ -207,7 +213,7 @@ def _prepare(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: s
 
 
 # ----------------------------------------------------------------------------- metrics
-def _overall(y: Any, p: Any, w: Any, threshold: float, n_bins: int,
+def _overall(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int,
              undefined: list[dict[str, Any]], weighting: str) -> dict[str, Any]:
     ww = np.ones_like(p) if w is None else w
     tot = float(ww.sum())
@@ -220,7 +226,7 @@ def _overall(y: Any, p: Any, w: Any, threshold: float, n_bins: int,
         if len(y) == 0:
             value, bad = float("nan"), True
         else:
-            value, bad = _quiet(fn, y, p, w, threshold, n_bins)
+            value, bad = _quiet(fn, y, p, w, threshold, n_bins, rule)
         out[name] = value
         if bad or np.isnan(value):
             undefined.append({"weighting": weighting, "scope": "overall", "group": None,
@@ -234,7 +240,7 @@ def _summary(p: Any, w: Any) -> dict[str, float]:
     return dict(value)
 
 
-def _intervals(y: Any, p: Any, w: Any, threshold: float, n_bins: int, n_bootstrap: int,
+def _intervals(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int, n_bootstrap: int,
                seed: int, undefined: list[dict[str, Any]], weighting: str) -> dict[str, Any]:
     """Percentile bootstrap of the main metrics, one seeded resample set shared by all.
 
@@ -257,7 +263,7 @@ def _intervals(y: Any, p: Any, w: Any, threshold: float, n_bins: int, n_bootstra
 
         def metric(idx: Any, fn: Callable[..., float] = fn) -> float:
             counts = np.bincount(idx, minlength=n).astype(np.float64)
-            return fn(y, p, counts if w is None else counts * w, threshold, n_bins)
+            return fn(y, p, counts if w is None else counts * w, threshold, n_bins, rule)
 
         res, _ = _quiet(fm.bootstrap_ci, metric, np.arange(n), n_resamples=n_bootstrap,
                         confidence=_CONFIDENCE, random_state=seed)
@@ -274,8 +280,8 @@ def _intervals(y: Any, p: Any, w: Any, threshold: float, n_bins: int, n_bootstra
 GROUP_INTERVAL_METRICS = ("ece", "brier", "roc_auc", "accuracy", "sce")
 
 
-def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: int, n_bootstrap: int, seed: int,
-                     names: dict[Any, str], pair: tuple[Any, Any] | None) -> dict[str, Any] | None:
+def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str, n_bins: int, n_bootstrap: int,
+                     seed: int, names: dict[Any, str], pair: tuple[Any, Any] | None) -> dict[str, Any] | None:
     """Percentile bootstrap of per-group metrics, their max − min gaps and the pair's difference (ΔSCE).
 
     Rows are resampled jointly (not within groups), so a gap's interval
@@ -300,7 +306,7 @@ def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: i
                 if ww[sel].sum() <= 0:
                     continue
                 for m, fn in fns.items():
-                    draws[m][b, j] = fn(y[sel], p[sel], ww[sel], threshold, n_bins)
+                    draws[m][b, j] = fn(y[sel], p[sel], ww[sel], threshold, n_bins, rule)
 
     def interval(values: np.ndarray) -> dict[str, Any]:
         ok = values[np.isfinite(values)]
@@ -327,16 +333,16 @@ def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: i
     return out
 
 
-def _groupwise(y: Any, p: Any, g: Any, w: Any, threshold: float, n_bins: int,
+def _groupwise(y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str, n_bins: int,
                pair: tuple[Any, Any] | None) -> Any:
-    kw = dict(sample_weight=w, threshold=threshold, n_bins=n_bins, pair=pair, nan_policy="omit")
+    kw = dict(sample_weight=w, threshold=threshold, threshold_rule=rule, n_bins=n_bins, pair=pair, nan_policy="omit")
     return _quiet(fm.groupwise_metrics, y, p, g, **kw)[0]
 
 
-def _groups(col: str, y_all: Any, p_all: Any, w_all: Any, g_all: Any, threshold: float,
+def _groups(col: str, y_all: Any, p_all: Any, w_all: Any, g_all: Any, threshold: float, rule: str,
             n_bins: int, names: dict[Any, str], pair: tuple[Any, Any] | None,
             undefined: list[dict[str, Any]], weighting: str) -> dict[str, Any]:
-    res = _groupwise(y_all, p_all, g_all, w_all, threshold, n_bins, pair)
+    res = _groupwise(y_all, p_all, g_all, w_all, threshold, rule, n_bins, pair)
     rows = []
     scored = ~np.isnan(p_all)
     for code, row in res.per_group.iterrows():
@@ -380,6 +386,7 @@ def evaluate_scores(
     weight_col: str | None = "weight",
     group_cols: Sequence[str] = ("RAC1P", "SEX"),
     threshold: float = 0.5,
+    threshold_rule: str = ">=",
     n_bins: int = 10,
     n_bootstrap: int = 1000,
     seed: int = 42,
@@ -402,8 +409,10 @@ def evaluate_scores(
     group_cols : sequence of str, default=("RAC1P", "SEX")
         Sensitive attributes for per-group metrics and gaps.
     threshold : float in [0, 1], default=0.5
-        Threshold of accuracy, TPR, FPR (``1{r > threshold}``); pass a fitted one
-        for ``--fit-threshold``.
+        Threshold of accuracy, TPR, FPR, ... (``1{r >= threshold}``); pass a
+        fitted one for ``--fit-threshold``.
+    threshold_rule : {">=", ">"}, default=">="
+        ``">="``: folktexts' ``score >= threshold``; ``">"``: ``score > threshold``.
     n_bins : int, default=10
         Bins of both ECEs.
     n_bootstrap : int, default=1000
@@ -446,6 +455,7 @@ def evaluate_scores(
         raise ConfigError(f"n_bootstrap must be an integer >= 0; got {n_bootstrap!r}.",
                           parameter="n_bootstrap", value=n_bootstrap)
     check_number(threshold, "threshold", low=0.0, high=1.0)
+    rule = check_threshold_rule(threshold_rule)
     check_number(n_bins, "n_bins", integer=True, low=1)
     check_number(seed, "seed", integer=True, low=0)
     if isinstance(group_cols, str):
@@ -470,7 +480,7 @@ def evaluate_scores(
         "settings": {"label_col": label_col, "score_col": score_col,
                      "weight_col": weight_col if w_all is not None else None,
                      "group_cols": list(group_cols), "threshold": float(threshold),
-                     "n_bins": n_bins, "n_bootstrap": int(n_bootstrap), "seed": seed,
+                     "threshold_rule": rule, "n_bins": n_bins, "n_bootstrap": int(n_bootstrap), "seed": seed,
                      "confidence": _CONFIDENCE},
         "counts": {"n_rows": len(p_all), "n_scored": int(keep.sum()), "n_excluded": n_nan},
         "excluded": {
@@ -492,18 +502,18 @@ def evaluate_scores(
         w = None if w_full is None else w_full[keep]
         undefined: list[dict[str, Any]] = []
         section: dict[str, Any] = {
-            "overall": _overall(y, p, w, float(threshold), n_bins, undefined, weighting)}
+            "overall": _overall(y, p, w, float(threshold), rule, n_bins, undefined, weighting)}
         section["overall"]["score_summary"] = _summary(p_all, w_full)
-        section["intervals"] = _intervals(y, p, w, float(threshold), n_bins, int(n_bootstrap),
+        section["intervals"] = _intervals(y, p, w, float(threshold), rule, n_bins, int(n_bootstrap),
                                           seed, undefined, weighting)
         section["groups"] = {
-            col: _groups(col, y_all, p_all, w_full, g, float(threshold), n_bins, names[col],
+            col: _groups(col, y_all, p_all, w_full, g, float(threshold), rule, n_bins, names[col],
                          pairs.get(col), undefined, weighting)
             for col, g in d["groups"].items()}
         for col, g in d["groups"].items():
             block = section["groups"][col]
             pair = tuple(block["pair_codes"]) if block["pair_codes"] else None
-            block["intervals"] = _group_intervals(y, p, np.asarray(g)[keep], w, float(threshold), n_bins,
+            block["intervals"] = _group_intervals(y, p, np.asarray(g)[keep], w, float(threshold), rule, n_bins,
                                                   int(n_bootstrap), seed, names[col], pair)
         for m, iv in section["intervals"].items():
             if iv is not None:
