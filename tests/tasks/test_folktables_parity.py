@@ -1,15 +1,18 @@
-"""The five ACS tasks keep the rows folktables 0.0.12 keeps and label them as it does, blanks included.
+"""The ACS tasks keep the rows folktables 0.0.12 keeps and label them as folktexts 0.7.1 does, blanks included.
 
 folktables (which folktexts 0.7.1 uses to build its datasets) applies each
-task's filter to the raw rows, then its target rule to the raw target
-column. A blank compares false in both, so: a filter that keeps the rows
-passing a condition drops a blank; ACSMobility's filter, which *drops* the
-rows failing it, keeps a blank age; and a blank target is label 0, e.g. a
-worker at work who works from home (ESR = 1, blank commute JWMNP) in
-ACSTravelTime, or a child under 16 (blank ESR) in ACSEmployment, whose
-folktables definition has no filter at all. The frames below are written by
-hand from those rules (folktables is not a folkscope dependency and is not
-imported here).
+task's filter to the raw rows; folktables and folktexts then apply the
+target rule to the raw target column. A blank compares false in both, so: a
+filter that keeps the rows passing a condition drops a blank; ACSMobility's
+filter, which *drops* the rows failing it, keeps a blank age; and a blank
+target is label 0, e.g. a worker at work who works from home (ESR = 1,
+blank commute JWMNP) in ACSTravelTime, or a child under 16 (blank ESR) in
+ACSEmployment, whose folktables definition has no filter at all. Except
+folktexts' ACSMobility, which asks "has moved" (MIG != 1): a blank is not
+1, so it is label 1 (folktables' own MIG == 1 is ACSMobilityFolktables, where
+a blank is 0). The frames below are written by hand from those rules
+(folktables is not a folkscope dependency and is not imported here;
+tests/parity/test_tasks.py compares with folktexts itself).
 
 Measured with folktables 0.0.12 itself (scratch script, not part of the
 suite: random PUMS-like rows with 5-30% blanks in every column and values at
@@ -83,8 +86,23 @@ CASES = {
         ],
     ),
     # folktables ACSMobility preprocess: drop rows with AGEP<=18 or AGEP>=35, so a blank age stays;
-    # target MIG==1, so a blank MIG -> 0
+    # folktexts' target MIG!=1 ("has moved"), so a blank MIG -> 1
     "ACSMobility": (
+        ["AGEP", "MIG"],
+        [
+            (19, 1, 0),
+            (34, 2, 1),
+            (25, 3, 1),
+            (25, nan, 1),  # blank target is not 1 -> 1
+            (nan, 1, 0),  # blank age is neither <=18 nor >=35: kept
+            (nan, nan, 1),
+            (18, 1, DROP),
+            (35, 1, DROP),
+            (0, nan, DROP),
+        ],
+    ),
+    # folktables' own target MIG==1 (same house), so a blank MIG -> 0
+    "ACSMobilityFolktables": (
         ["AGEP", "MIG"],
         [
             (19, 1, 1),
@@ -193,8 +211,9 @@ def test_travel_time_dataset_labels_people_working_from_home_0():
 
 def test_blank_target_declared_only_by_the_folktables_tasks():
     for name in CASES:
-        assert get_task(name).target.blank_label == 0
-        assert get_task(name).to_dict()["target"]["blank_label"] == 0
+        blank = 1 if name == "ACSMobility" else 0  # folktexts' MIG != 1: a blank is not 1
+        assert get_task(name).target.blank_label == blank
+        assert get_task(name).to_dict()["target"]["blank_label"] == blank
     for name in ("NISTIncome", "NISTPoverty"):
         assert get_task(name).target.blank_label is None
         assert "blank_label" not in get_task(name).to_dict()["target"]

@@ -6,15 +6,19 @@ once (:meth:`ColumnToText.render`) and turned into their finished line
 by integer code (numpy fancy indexing), and each row's block is one
 ``str.join`` of its gathered lines. No field is formatted per row.
 
-Formats (``connector="is:"``)::
+Formats (``connector="is:"``), as folktexts 0.7.1 lays them out::
 
     textbullet   - The age is: 42 years old.        (one line per feature)
-    bullet       - Age is: 42 years old             (one line per feature)
-    comma        Age is: 42 years old, Sex is: Male (one line)
+    bullet       - age is: 42 years old             (one line per feature)
+    comma        age is: 42 years old, sex is: Male (one line)
     text         The age is: 42 years old. The sex is: Male.   (one paragraph)
 
-Label and value are joined as ``<label> <connector> <value>``; a connector
-starting with ``:`` or ``,`` attaches to the label (``The age: 42 years old``).
+Label and value are joined as ``<label> <connector> <value>``, except the
+connector ``:``, which attaches to the label (``age: 42 years old``). The
+block ends with one line break, whatever the last value ends with (folktexts
+strips trailing commas, spaces and line breaks before adding it). A column
+whose values are statements (:attr:`~folkscope.tasks.columns.ColumnToText.statement`)
+shows the statement as its line in the textbullet and text formats.
 """
 
 from __future__ import annotations
@@ -55,43 +59,40 @@ def join_label(label: str, connector: str) -> str:
 
     Examples
     --------
-    >>> join_label("The age", "is:"), join_label("Age", "="), join_label("Age", ":")
-    ('The age is: ', 'Age = ', 'Age: ')
+    >>> join_label("The age", "is:"), join_label("age", "="), join_label("age", ":"), join_label("age", ",")
+    ('The age is: ', 'age = ', 'age: ', 'age , ')
     """
-    glue = "" if connector[0] in ":," else " "
-    return f"{label}{glue}{connector} "
+    return f"{label}: " if connector == ":" else f"{label} {connector} "
 
 
-def _capitalise(text: str) -> str:
-    return text[:1].upper() + text[1:]
+#: per format: text before and after each feature's ``<label> <connector> <value>``, then before and after a
+#: statement that stands for the whole line (None: the format shows statements as values)
+_LAYOUT = {
+    "textbullet": ("- The ", ".\n", "- ", ".\n"),
+    "bullet": ("- ", "\n", None, None),
+    "comma": ("", ", ", None, None),
+    "text": ("The ", ". ", "", ". "),
+}
+#: what folktexts strips from the end of a block before its closing line break
+_TRAILING = ", \n"
 
 
-def _pieces(
-    description: str, values: np.ndarray, fmt: str, connector: str, first: bool, last: bool, whole: Sequence[str | None] = ()
-) -> np.ndarray:
+def _pieces(description: str, values: np.ndarray, fmt: str, connector: str, last: bool, statements: np.ndarray) -> np.ndarray:
     """The finished text of one column for each of its distinct values.
 
-    ``whole`` holds the column's own line for values worded as a statement
-    (see :attr:`~folkscope.tasks.columns.ColumnToText.sentences`); in the
-    sentence formats it replaces label, connector and value.
+    ``statements`` marks the values that are whole statements: in the
+    textbullet and text formats they stand for the line (without label and
+    connector). The last column's texts end the block, so folktexts' strip
+    of trailing ``", \\n"`` and its closing line break apply to them.
     """
-    if fmt in ("textbullet", "text"):
-        head = join_label(f"The {description}", connector)
-    else:
-        head = join_label(_capitalise(description), connector)
-    if fmt == "textbullet":
-        before, after = "- " + head, ".\n"
-    elif fmt == "bullet":
-        before, after = "- " + head, "\n"
-    elif fmt == "comma":
-        before, after = ("" if first else ", ") + head, "\n" if last else ""
-    else:  # text
-        before, after = ("" if first else " ") + head, ".\n" if last else "."
-    out = [f"{before}{v}{after}" for v in values]
-    if fmt in ("textbullet", "text"):
-        lead = "- " if fmt == "textbullet" else ("" if first else " ")
-        end = "\n" if fmt == "textbullet" or last else ""
-        out = [f"{lead}{line}{end}" if line is not None else piece for piece, line in zip(out, whole or [None] * len(out))]
+    before, after, s_before, s_after = _LAYOUT[fmt]
+    head = join_label(description, connector)
+    out = [
+        f"{s_before}{v}{s_after}" if is_statement and s_before is not None else f"{before}{head}{v}{after}"
+        for v, is_statement in zip(values, statements)
+    ]
+    if last:
+        out = [piece.rstrip(_TRAILING) + "\n" for piece in out]
     return np.array(out, dtype=object)
 
 
@@ -132,8 +133,8 @@ def render_feature_block(
         codes, uniques = pd.factorize(X[name], use_na_sentinel=False)
         distinct = pd.Series(uniques)
         texts = col.render(distinct, granularity=config.granularity)  # type: ignore[arg-type]
-        whole = col.whole_lines(distinct, granularity=config.granularity)  # type: ignore[arg-type]
-        pieces = _pieces(col.description, texts.to_numpy(), config.format, config.connector, j == 0, j == last, whole)
+        statements = col.statements(distinct, granularity=config.granularity)  # type: ignore[arg-type]
+        pieces = _pieces(col.description, texts.to_numpy(), config.format, config.connector, j == last, statements)
         if j == 0 and head:
             pieces = head + pieces
         if j == last and tail:

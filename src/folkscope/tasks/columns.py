@@ -23,7 +23,7 @@ import pandas as pd
 
 from folkscope.errors import ConfigError, DataError, UnknownColumnError
 
-__all__ = ["ColumnToText", "Granularity", "column_set", "folktexts_table", "get_column", "load_code_file"]
+__all__ = ["ColumnToText", "Granularity", "column_set", "folkscope_corrections", "folktexts_table", "get_column", "load_code_file"]
 
 Granularity = Literal["original", "low"]
 _UNITS = ("years_old", "hours", "minutes", "dollars", "percent", "number")
@@ -60,8 +60,11 @@ class LowGranularity:
     """Coarser bins for the ``granularity=low`` prompt variation.
 
     Exactly one of the four forms is set: numeric ``edges`` with ``labels``
-    (left-closed bins ``[e_i, e_{i+1})``), code ``groups``, label-prefix
-    ``prefix_groups`` (occupation families) or inclusive code ``ranges``.
+    (left-closed bins ``[e_i, e_{i+1})``; an infinite edge is unbounded),
+    code ``groups``, label-prefix ``prefix_groups`` (occupation families) or
+    inclusive code ``ranges``. ``at_most`` (a value and its text) is checked
+    before the bins: every number at or below it reads as that text (folktexts'
+    "N/A" for working hours of 0 or less).
     """
 
     edges: tuple[float, ...] = ()
@@ -69,15 +72,29 @@ class LowGranularity:
     groups: Mapping[int, str] = field(default_factory=dict)
     prefix_groups: Mapping[str, str] = field(default_factory=dict)
     ranges: tuple[tuple[int, int, str], ...] = ()
+    at_most: tuple[float, str] | None = None
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> LowGranularity:
+        edges = spec.get("edges", ())
+        at_most = spec.get("at_most")
         return cls(
-            edges=tuple(spec.get("edges", ())),
+            # null ends a bin list without a bound: the first edge is -inf, the last +inf
+            edges=tuple((-math.inf if i == 0 else math.inf) if e is None else float(e) for i, e in enumerate(edges)),
             labels=tuple(spec.get("labels", ())),
             groups={int(k): v for k, v in spec.get("groups", {}).items()},
             prefix_groups=dict(spec.get("prefix_groups", {})),
             ranges=tuple((int(lo), int(hi), str(lab)) for lo, hi, lab in spec.get("ranges", ())),
+            at_most=(float(at_most[0]), str(at_most[1])) if at_most else None,
+        )
+
+    def retexted(self, fix: Mapping[str, str]) -> LowGranularity:
+        """The same bins with each text that ``fix`` names replaced (a wording's corrections)."""
+        return replace(
+            self,
+            labels=tuple(fix.get(t, t) for t in self.labels),
+            groups={k: fix.get(v, v) for k, v in self.groups.items()},
+            at_most=None if self.at_most is None else (self.at_most[0], fix.get(self.at_most[1], self.at_most[1])),
         )
 
 
@@ -93,7 +110,7 @@ class ColumnToText:
         Noun phrase used in ``"The <description> is: <value>."``.
     kind : {"categorical", "numeric"}
         Categorical values are codes looked up in ``values``; numeric values
-        are formatted with ``unit``.
+        are formatted with ``unit`` (or ``value_format``).
     values : mapping of int to str
         Code labels (categorical only), from the Census codebook.
     unit : str, optional
@@ -106,27 +123,32 @@ class ColumnToText:
         A numeric top code with its own text (``501 -> "501% or more"``).
     low : LowGranularity, optional
         Coarse bins for ``granularity="low"``.
-    sentences : mapping of int to str
-        Whole lines that replace ``"The <description> is: <value>."`` for
-        these values (folktexts words some columns as statements, e.g.
-        ``"Person has given birth within the last year."``); formats other
-        than the sentence formats use them as values.
-    missing_sentence : str, optional
-        The whole line of a blank value, for a column with ``sentences``.
-    sign_after_dollar : bool
-        Negative dollars as ``$-5,000`` (folktexts) instead of ``-$5,000``.
+    value_format : str, optional
+        A numeric column's text as a format, filled with ``value`` (the
+        number truncated toward zero, as folktexts' ``int(x)``) and ``band``
+        (see ``bands``): ``"{value} years old"``, ``"${value:,}"``. Used
+        instead of ``unit``'s format (``unit`` still bounds plausible values).
+    bands : tuple of (float, str)
+        ``(bound, text)`` pairs, ascending: ``band`` is the text of the first
+        bound above the exact number (folktexts' "below the poverty line").
+    statement : bool
+        The values are whole statements (``"Person has given birth within
+        the last year"``): the line formats (``textbullet``, ``text``) show
+        the statement as the line instead of ``"The <description> is: ..."``,
+        while a blank still reads ``"The <description> is: <missing>."``.
 
-    For a numeric column, ``values`` holds exact texts of particular values
-    (folktexts' wording of, e.g., an income-to-poverty ratio of 99%), used
-    before the unit's format.
+    For a numeric column, ``values`` holds exact texts of particular values,
+    used before the unit's format.
 
     Examples
     --------
-    >>> age = get_column("AGEP")
+    >>> age = get_column("AGEP", columns="acs-codebook")
     >>> age.sentence(42)
     'The age is: 42 years old.'
     >>> list(age.render(pd.Series([18, 67]), granularity="low"))
     ['18 to 24 years old', '65 to 74 years old']
+    >>> get_column("PINCP").value_text(-5000.7)
+    '$-5,000'
     """
 
     name: str
@@ -138,9 +160,9 @@ class ColumnToText:
     raw_labels: Mapping[int, str] = field(default_factory=dict)
     top_code: tuple[int, str] | None = None
     low: LowGranularity | None = None
-    sentences: Mapping[int, str] = field(default_factory=dict)
-    missing_sentence: str | None = None
-    sign_after_dollar: bool = False
+    value_format: str | None = None
+    bands: tuple[tuple[float, str], ...] = ()
+    statement: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("categorical", "numeric"):
@@ -155,8 +177,17 @@ class ColumnToText:
                 parameter="unit",
                 value=self.unit,
             )
-        if self.kind == "categorical" and not self.values and not self.sentences:
+        if self.kind == "categorical" and not self.values:
             raise ConfigError(f"column {self.name}: a categorical column needs a 'values' map or 'codes_file'")
+        if self.value_format is not None:
+            try:
+                self.value_format.format(value=0, band="")
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ConfigError(
+                    f"column {self.name}: value format {self.value_format!r} must use only {{value}} and {{band}} ({exc})",
+                    parameter="value_format",
+                    value=self.value_format,
+                ) from None
 
     # -- one value -----------------------------------------------------------------
     def checked(self, series: pd.Series) -> pd.Series:
@@ -203,22 +234,17 @@ class ColumnToText:
         return str(self.render(pd.Series([value]), granularity=granularity).iloc[0])
 
     def sentence(self, value: Any, *, granularity: Granularity = "original") -> str:
-        """``"The <description> is: <value>."`` (or the column's own line) for a single value."""
-        whole = self.whole_lines(pd.Series([value]), granularity=granularity)[0]
-        return whole if whole is not None else f"The {self.description} is: {self.value_text(value, granularity=granularity)}."
+        """``"The <description> is: <value>."``, or the statement itself, for a single value."""
+        text = self.value_text(value, granularity=granularity)
+        if self.statements(pd.Series([value]), granularity=granularity)[0]:
+            return f"{text}."
+        return f"The {self.description} is: {text}."
 
-    def whole_lines(self, series: pd.Series, *, granularity: Granularity = "original") -> list[str | None]:
-        """The column's own line for each value that has one (:attr:`sentences`), None for the others."""
-        if not self.sentences or (granularity == "low" and self.low is not None):
-            return [None] * len(series)
-        out: list[str | None] = []
-        for value in series:
-            number = pd.to_numeric(value, errors="coerce") if value is not None else float("nan")
-            if pd.isna(number):
-                out.append(self.missing_sentence)
-            else:
-                out.append(self.sentences.get(int(number)) if float(number).is_integer() else None)
-        return out
+    def statements(self, series: pd.Series, *, granularity: Granularity = "original") -> np.ndarray:
+        """Per value: whether its text is a whole statement (a :attr:`statement` column's non-blank value at its own detail)."""
+        if not self.statement or (granularity == "low" and self.low is not None):
+            return np.zeros(len(series), dtype=bool)
+        return series.notna().to_numpy()
 
     # -- whole columns -------------------------------------------------------------
     def render(self, series: pd.Series, *, granularity: Granularity = "original") -> pd.Series:
@@ -260,10 +286,11 @@ class ColumnToText:
         if self.kind == "numeric":
             if number.is_integer() and int(number) in self.values:
                 return self.values[int(number)]
+            if self.value_format is not None:
+                band = next((text for bound, text in self.bands if number < bound), "")
+                return self.value_format.format(value=int(number), band=band)
             if self.top_code is not None and number >= self.top_code[0]:
                 return self.top_code[1]
-            if self.sign_after_dollar and self.unit == "dollars" and number < 0:
-                return "$-" + _format_number(-number, "dollars")[1:]
             return _format_number(number, str(self.unit))
         code = int(number)
         if code != number or code not in self.values:
@@ -275,6 +302,8 @@ class ColumnToText:
         return self.values[code]
 
     def _render_low(self, low: LowGranularity, number: float) -> str:
+        if low.at_most is not None and number <= low.at_most[0]:
+            return low.at_most[1]
         if low.edges:
             idx = int(np.searchsorted(low.edges, number, side="right")) - 1
             if 0 <= idx < len(low.labels):
@@ -282,7 +311,7 @@ class ColumnToText:
             raise DataError(f"column {self.name}: value {number} is outside its coarse bins {low.edges}")
         code = int(number)
         if low.groups:
-            if code in low.groups:
+            if code == number and code in low.groups:
                 return low.groups[code]
         elif low.prefix_groups:
             raw = self.raw_labels.get(code, "")
@@ -352,46 +381,93 @@ def _from_json(name: str, spec: Mapping[str, Any]) -> ColumnToText:
 
 @lru_cache(maxsize=None)
 def _load_json_columns(filename: str) -> dict[str, ColumnToText]:
-    text = resources.files("folkscope.tasks").joinpath("resources", filename).read_text("utf-8")
-    data = json.loads(text)
+    data = _resource_json(filename)
     return {name: _from_json(name, spec) for name, spec in data.items() if not name.startswith("_")}
 
 
-#: column set -> (codebook files merged in order, whether folktexts' wording overrides the ACS columns)
-_COLUMN_SETS = {
-    "acs": (("acs_columns.json",), True),
-    "acs-codebook": (("acs_columns.json",), False),
-    "nist": (("acs_columns.json", "nist_columns.json"), False),
+#: column set -> (codebook files merged in order, the wording of its ACS columns: None keeps the codebook's)
+_COLUMN_SETS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "acs": (("acs_columns.json",), "folktexts"),
+    "acs-folkscope": (("acs_columns.json",), "folkscope"),
+    "acs-codebook": (("acs_columns.json",), None),
+    "nist": (("acs_columns.json", "nist_columns.json"), None),
 }
-#: folktexts words these with a code inside a fixed text (one example value only): the codebook keeps them
-_TEMPLATED = ("PUMA", "POWPUMA")
+
+
+@lru_cache(maxsize=None)
+def _resource_json(*path: str) -> dict[str, Any]:
+    text = resources.files("folkscope.tasks").joinpath("resources", *path).read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 @lru_cache(maxsize=1)
 def folktexts_table() -> dict[str, Any]:
     """folktexts 0.7.1's rendering table (``resources/folktexts/column_texts.json``, MIT; see its PROVENANCE.md)."""
-    text = resources.files("folkscope.tasks").joinpath("resources", "folktexts", "column_texts.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+    return _resource_json("folktexts", "column_texts.json")
+
+
+@lru_cache(maxsize=1)
+def folkscope_corrections() -> dict[str, str]:
+    """Whole texts the ``folkscope`` wording replaces in folktexts' (``resources/folkscope_wording.json``): old -> new."""
+    return {old: new for old, (new, _why) in _resource_json("folkscope_wording.json")["texts"].items()}
 
 
 def _folktexts_column(spec: Mapping[str, Any], base: ColumnToText | None) -> ColumnToText:
-    """A column worded as folktexts words it, keeping the codebook's kind, unit and coarse bins."""
+    """A column as folktexts' prompts word it: ``"The <short description> is: <value-map text>."``.
+
+    folktexts' prompt builder puts every column in that frame, also those
+    it marks as whole statements (``use_value_map_only``), so FER reads
+    ``"... is: Person has given birth within the last year.."`` (sic). Value
+    maps that are functions are described in ``value_formats.json`` (numbers)
+    or, for code files (OCCP, POBP, ST, ...), read from the table's line of
+    every code. The codebook column (``base``) gives the unit that bounds
+    plausible numbers; coarse values are folktexts' own
+    (``low_granularity.json``; columns without them keep their text).
+    """
     name, short = str(spec["name"]), str(spec["short_description"])
+    low_spec = _resource_json("folktexts", "low_granularity.json").get(name)
+    common: dict[str, Any] = {
+        "name": name, "description": short, "missing": str(spec["missing_value_fill"]),
+        "low": LowGranularity.from_json(low_spec) if low_spec else None,
+    }  # fmt: skip
+    value_map, rule = spec["value_map"], _resource_json("folktexts", "value_formats.json").get(name)
+    if isinstance(value_map, dict):
+        return ColumnToText(kind="categorical", values={int(k): str(v) for k, v in value_map.items()}, **common)
+    if rule is not None:
+        unit = base.unit if base is not None and base.kind == "numeric" else "number"
+        bands = tuple((math.inf if b is None else float(b), str(t)) for b, t in rule.get("bands", ()))
+        return ColumnToText(kind="numeric", unit=unit, value_format=str(rule["format"]), bands=bands, **common)
     head = f"The {short} {spec['connector_verb']} "
-    texts = {int(k): str(v) for k, v in spec["texts"].items()}
-    missing_text = str(spec["missing_text"])
-    common: dict[str, Any] = {"low": base.low if base else None, "raw_labels": base.raw_labels if base else {}}
-    if spec.get("use_value_map_only"):  # whole statements ("Person has given birth within the last year.")
-        return ColumnToText(
-            name=name, description=short, kind="categorical", values={k: v.rstrip(".") for k, v in texts.items()},
-            missing=missing_text.rstrip("."), sentences=texts, missing_sentence=missing_text, **common,
-        )  # fmt: skip
-    values = {k: v[len(head) : -1] for k, v in texts.items() if v.startswith(head) and v.endswith(".")}
-    missing = missing_text[len(head) : -1] if missing_text.startswith(head) else missing_text
-    if base is not None and base.kind == "numeric":
-        return replace(base, description=short, values=values, missing=missing, sign_after_dollar=True)
-    return ColumnToText(name=name, description=short, kind="categorical", values=values, missing=missing, **common)
+    values = {int(k): v[len(head) : -1] for k, v in spec["texts"].items() if v.startswith(head) and v.endswith(".")}
+    if len(values) != len(spec["texts"]):
+        raise ConfigError(f"column {name}: folktexts' value map is a function that value_formats.json does not describe")
+    return ColumnToText(kind="categorical", values=values, **common)
+
+
+def _corrected(column: ColumnToText, statement: bool) -> ColumnToText:
+    """folktexts' column with its inconsistencies corrected (the ``folkscope`` wording; see ``folkscope_wording.json``)."""
+    fix = folkscope_corrections()
+    values = {k: fix.get(v, v) for k, v in column.values.items()}
+    value_format = column.value_format
+    if statement:  # the statement is the line, which ends with its own period
+        values = {k: v.removesuffix(".") for k, v in values.items()}
+        value_format = value_format.removesuffix(".") if value_format is not None else None
+    low = column.low.retexted(fix) if column.low is not None else None
+    return replace(column, values=values, value_format=value_format, low=low, statement=statement)
+
+
+@lru_cache(maxsize=None)
+def _worded_columns(codebook_files: tuple[str, ...], wording: str) -> dict[str, ColumnToText]:
+    base = _codebook_columns(codebook_files)
+    worded = dict(base)
+    for spec in folktexts_table()["columns"].values():
+        name = str(spec["name"])
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):  # targets such as PINCP>50000
+            continue
+        column = _folktexts_column(spec, base.get(name))
+        worded[name] = column if wording == "folktexts" else _corrected(column, bool(spec["use_value_map_only"]))
+    return worded
 
 
 def _codebook_columns(files: tuple[str, ...]) -> dict[str, ColumnToText]:
@@ -402,33 +478,22 @@ def _codebook_columns(files: tuple[str, ...]) -> dict[str, ColumnToText]:
     return merged
 
 
-@lru_cache(maxsize=None)
-def _folktexts_columns(codebook_files: tuple[str, ...]) -> dict[str, ColumnToText]:
-    base = _codebook_columns(codebook_files)
-    worded = dict(base)
-    for spec in folktexts_table()["columns"].values():
-        name = str(spec["name"])
-        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or name in _TEMPLATED:  # targets such as PINCP>50000
-            continue
-        worded[name] = _folktexts_column(spec, base.get(name))
-    return worded
-
-
 def column_set(name: str = "acs") -> dict[str, ColumnToText]:
     """All column mappings of a dataset family, as a fresh dict.
 
-    ``"acs"`` words the ACS columns exactly as folktexts 0.7.1 does (its
-    rendering table, so prompts are byte-identical to folktexts');
-    ``"acs-codebook"`` uses the Census codebook's labels instead. The NIST
-    excerpt (``"nist"``) shares PUMS columns (AGEP, SEX, ...) and overrides
-    or adds its own recodes (HISP, EDU, ...).
+    ``"acs"`` words the ACS columns exactly as folktexts 0.7.1's prompts do
+    (its texts and quirks, so prompts are byte-identical to folktexts');
+    ``"acs-folkscope"`` is that wording with folktexts' inconsistencies
+    corrected; ``"acs-codebook"`` uses the Census codebook's labels. The NIST
+    excerpt (``"nist"``) shares PUMS columns (AGEP, SEX, ...) in the
+    codebook's wording and overrides or adds its own recodes (HISP, EDU, ...).
     """
     if name not in _COLUMN_SETS:
         raise ConfigError(
             f"unknown column set {name!r}; known: {', '.join(_COLUMN_SETS)}", parameter="columns", value=name
         )
-    files, folktexts = _COLUMN_SETS[name]
-    return dict(_folktexts_columns(files)) if folktexts else _codebook_columns(files)
+    files, wording = _COLUMN_SETS[name]
+    return dict(_worded_columns(files, wording)) if wording else _codebook_columns(files)
 
 
 def get_column(name: str, *, columns: str = "acs") -> ColumnToText:

@@ -21,13 +21,13 @@ import numpy as np
 import pandas as pd
 
 from folkscope.errors import ConfigError, TargetError, UnknownColumnError, UnknownTaskError
-from folkscope.tasks.columns import ColumnToText, column_set, folktexts_table
+from folkscope.tasks.columns import ColumnToText, column_set, folkscope_corrections, folktexts_table
 from folkscope.tasks.filters import PopulationFilter, apply_filters, parse_filters
 
 __all__ = ["WORDINGS", "ACSTaskMetadata", "Choice", "Target", "TaskMetadata", "get_task", "list_tasks"]
 
-_OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "==": np.equal}
-_OP_WORDS = {">": "above", ">=": "at least", "<": "below", "<=": "at most", "==": "equal to"}
+_OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "==": np.equal, "!=": np.not_equal}
+_OP_WORDS = {">": "above", ">=": "at least", "<": "below", "<=": "at most", "==": "equal to", "!=": "other than"}
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Target:
     column : str
         The column the label is derived from.
     op, value : str and float, optional
-        A threshold (``op`` one of ``> >= < <= ==``): label 1 where
+        A threshold (``op`` one of ``> >= < <= == !=``): label 1 where
         ``column op value`` holds.
     positive : tuple of float
         Codes that count as 1 (instead of a threshold).
@@ -60,9 +60,11 @@ class Target:
         where a blank compares false (``blank > 20`` and ``blank == 1`` are
         both false), so e.g. an ACSTravelTime worker who works from home
         (at work, ESR = 1, with a blank commute JWMNP) is labelled 0, and an
-        ACSEmployment child under 16 (blank ESR) too. The five folktables
-        tasks declare ``0`` so their labels match folktables on real PUMS
-        rows.
+        ACSEmployment child under 16 (blank ESR) too. ``1``: a blank is a
+        positive, as in folktexts' ACSMobility (``MIG != 1``, which a blank
+        satisfies, so folktexts labels a blank ``MIG`` "has moved"). The ACS
+        tasks declare what their reference does, so their labels match
+        folktables' and folktexts' on real PUMS rows.
 
     Examples
     --------
@@ -70,6 +72,8 @@ class Target:
     'PINCP>50000'
     >>> Target("MIG", positive=(1,)).name
     'MIG==1'
+    >>> Target("MIG", op="!=", value=1).name
+    'MIG!=1'
     >>> Target("JWMNP", op=">", value=20, blank_label=0).labels(pd.DataFrame({"JWMNP": [45, None, 5]})).tolist()
     [1, 0, 0]
     """
@@ -266,6 +270,25 @@ class TaskMetadata:
             raise ConfigError("feature subset is empty", parameter="use_feature_subset", value=features)
         return replace(self, features=tuple(features))
 
+    def create_task_with_feature_subset(self, feature_subset: Iterable[str]) -> TaskMetadata:
+        """folktexts' feature subset: some of this task's features, named ``<task>_<sorted features>``.
+
+        Raises
+        ------
+        ConfigError
+            A feature that is not one of this task's.
+        """
+        subset = list(feature_subset)
+        extra = [f for f in subset if f not in self.features]
+        if extra or not subset:
+            raise ConfigError(
+                f"feature_subset must be some of task {self.name}'s features ({', '.join(self.features)}); "
+                f"{'got none' if not subset else 'not among them: ' + ', '.join(extra)}",
+                parameter="feature_subset",
+                value=extra or subset,
+            )
+        return replace(self.with_features(subset), name=f"{self.name}_" + "_".join(sorted(subset)))
+
     @classmethod
     def get_task(cls, name: str | TaskMetadata, use_numeric_qa: bool = False) -> TaskMetadata:
         """A predefined task by name (folktexts' ``ACSTaskMetadata.get_task``); see :func:`get_task`.
@@ -281,12 +304,22 @@ class TaskMetadata:
         return replace(task, use_numeric_qa=True) if use_numeric_qa else task
 
     def with_wording(self, wording: str) -> TaskMetadata:
-        """Same task worded as folktexts 0.7.1 words it (``"folktexts"``) or by the Census codebook (``"codebook"``).
+        """Same task worded as folktexts 0.7.1 words it (``"folktexts"``), corrected (``"folkscope"``) or by the Census codebook.
 
-        Only ACS tasks have two wordings: the column texts, and for the
-        predefined tasks that folktexts defines with the same target, the
-        question, answer options and numeric question. Other tasks are
-        returned as they are.
+        ``"folktexts"`` reproduces folktexts' prompts byte for byte, its
+        quirks included (FER's ``"... is: Person has given birth within the
+        last year.."``); ``"folkscope"`` is that wording with the
+        inconsistencies listed in ``resources/folkscope_wording.json``
+        corrected; ``"codebook"`` uses the Census codebook's labels. Only ACS
+        tasks have several wordings: the column texts, and for the predefined
+        tasks that folktexts defines with the same target, the question,
+        answer options and numeric question. Other tasks are returned as
+        they are.
+
+        Examples
+        --------
+        >>> get_task("ACSIncome").with_wording("folkscope").numeric_question[-14:]
+        'above $50,000?'
         """
         if wording not in WORDINGS:
             raise ConfigError(f"wording must be one of {', '.join(WORDINGS)}; got {wording!r}", parameter="wording", value=wording)
@@ -295,15 +328,13 @@ class TaskMetadata:
         texts: dict[str, Any] = {}
         original = _codebook_registry().get(self.name)
         if original is not None and original.target == self.target:
-            if wording == "folktexts":
-                texts = _folktexts_texts(original)
-            else:
-                texts = {"question": original.question, "choices": original.choices, "numeric_question": original.numeric_question}
+            codebook = {"question": original.question, "choices": original.choices, "numeric_question": original.numeric_question}
+            texts = codebook if wording == "codebook" else _folktexts_texts(original, corrected=wording == "folkscope") or codebook
         return replace(self, columns=_WORDING_COLUMNS[wording], column_texts={}, **texts)
 
     @property
     def wording(self) -> str | None:
-        """``"folktexts"`` or ``"codebook"`` for an ACS task, None for tasks with one wording."""
+        """``"folktexts"``, ``"folkscope"`` or ``"codebook"`` for an ACS task, None for tasks with one wording."""
         return next((w for w, c in _WORDING_COLUMNS.items() if c == self.columns), None)
 
     def with_filters(self, filters: str | Iterable[str]) -> TaskMetadata:
@@ -427,21 +458,32 @@ def _task_from_json(name: str, spec: Mapping[str, Any]) -> TaskMetadata:
     )
 
 
-#: the two wordings of the ACS tasks: folktexts 0.7.1's (the default) and the Census codebook's
-WORDINGS = ("folktexts", "codebook")
-_WORDING_COLUMNS = {"folktexts": "acs", "codebook": "acs-codebook"}
+#: the wordings of the ACS tasks: folktexts 0.7.1's (the default), the same corrected, and the Census codebook's
+WORDINGS = ("folktexts", "folkscope", "codebook")
+_WORDING_COLUMNS = {"folktexts": "acs", "folkscope": "acs-folkscope", "codebook": "acs-codebook"}
 
 
-def _folktexts_texts(task: TaskMetadata) -> dict[str, Any]:
-    """folktexts' question, answer options and numeric question of a task it defines with the same target."""
+def _folktexts_texts(task: TaskMetadata, *, corrected: bool = False) -> dict[str, Any]:
+    """folktexts' question, answer options and numeric question of a task it defines with the same target.
+
+    ``corrected``: with the ``folkscope`` wording's corrections (a space
+    before a question mark dropped, whole texts replaced as
+    ``folkscope_wording.json`` lists). Choices keep folktexts' order, which
+    is the order of the answer orderings (folktexts' permutations).
+    """
     spec = folktexts_table()["tasks"].get(task.name)
     if spec is None or spec["multiple_choice_qa"]["column"] != task.target_name:
-        return {}  # not a folktexts task, or another target (folktexts' ACSMobility asks MIG!=1): keep ours
+        return {}  # not a folktexts task, or another target: the codebook's texts
+    fix = folkscope_corrections() if corrected else {}
+
+    def text(t: str) -> str:
+        return fix.get(t, t).replace(" ?", "?") if corrected else t
+
     mc = spec["multiple_choice_qa"]
     return {
-        "question": mc["text"],
-        "choices": tuple(Choice(c["text"], int(c["key"])) for c in mc["choices"]),
-        "numeric_question": spec["direct_numeric_qa"]["text"],
+        "question": text(mc["text"]),
+        "choices": tuple(Choice(text(c["text"]), int(c["key"])) for c in mc["choices"]),
+        "numeric_question": text(spec["direct_numeric_qa"]["text"]),
     }
 
 
