@@ -39,7 +39,7 @@ def test_jsonl_output_end_to_end(tmp_path, capsys):
     assert first["prompt"].startswith(
         "The following data corresponds to a survey respondent. The survey was conducted among US residents in 2019."
     )
-    assert "\n- Age = " in first["prompt"] and first["prompt"].endswith("B. Above $50,000.\nAnswer:")
+    assert "\n- age = " in first["prompt"] and first["prompt"].endswith("B. Above $50,000.\nAnswer:")
     assert first["prompt_config"] == PromptConfig(format="bullet", connector="=").name
     assert f"wrote {len(records)} prompts" in capsys.readouterr().err
 

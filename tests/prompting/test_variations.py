@@ -1,4 +1,11 @@
-"""Every --variation key: parsing (with fuzzing) and its effect on the rendered text."""
+"""Every --variation key: parsing (with fuzzing) and its effect on the rendered text.
+
+The layouts are folktexts 0.7.1's (checked against folktexts itself in
+tests/parity/test_prompts.py): bullet and comma show the label as written
+("- age is: ..."), only the connector ":" attaches to the label, the custom
+prefix stands on its own line under the task description, the custom suffix
+follows the answer prefill, and without the question there are no options.
+"""
 
 from __future__ import annotations
 
@@ -146,9 +153,9 @@ def test_format_textbullet_default(small_task, row_1):
 def test_format_bullet(small_task, row_1):
     assert render(small_task, row_1, format="bullet").row_text == (
         "Information:\n"
-        "- Age is: 18 years old\n"
-        "- Class of worker is: Employee of a private for-profit company or business\n"
-        "- Sex is: Female\n"
+        "- age is: 18 years old\n"
+        "- class of worker is: Employee of a private for-profit company or business\n"
+        "- sex is: Female\n"
         "\n" + QUESTION
     )
 
@@ -156,8 +163,8 @@ def test_format_bullet(small_task, row_1):
 def test_format_comma(small_task, row_1):
     assert render(small_task, row_1, format="comma").row_text == (
         "Information:\n"
-        "Age is: 18 years old, Class of worker is: Employee of a private for-profit company or business, "
-        "Sex is: Female\n"
+        "age is: 18 years old, class of worker is: Employee of a private for-profit company or business, "
+        "sex is: Female\n"
         "\n" + QUESTION
     )
 
@@ -177,8 +184,10 @@ def test_format_text(small_task, row_1):
         ("=", "textbullet", "- The age = 18 years old."),
         ("is", "textbullet", "- The age is 18 years old."),
         (":", "textbullet", "- The age: 18 years old."),
-        ("=", "bullet", "- Age = 18 years old"),
-        ("->", "comma", "Age -> 18 years old, "),
+        ("=", "bullet", "- age = 18 years old"),
+        ("->", "comma", "age -> 18 years old, "),
+        (",", "textbullet", "- The age , 18 years old."),  # only ":" attaches to the label, as in folktexts
+        (":-", "bullet", "- age :- 18 years old"),
         ("equals", "text", "The age equals 18 years old. "),
     ],
 )
@@ -222,15 +231,20 @@ def test_order_with_unknown_column_raises_when_bound_to_the_task(small_task):
 
 def test_custom_prompt_prefix_and_suffix(small_task, row_1):
     rendered = render(small_task, row_1, custom_prompt_prefix="Think like an economist.", custom_prompt_suffix="Reply with A or B.")
-    assert rendered.prefix == DESCRIPTION + "Think like an economist.\n\n"
-    assert rendered.suffix(0) == OPTIONS + "Reply with A or B.\nAnswer:"
-    assert rendered.full_text(0).startswith(DESCRIPTION + "Think like an economist.\n\nInformation:\n- The age is")
+    head = DESCRIPTION.removesuffix("\n")  # the prefix is on the line after the description, then one blank line
+    assert rendered.prefix == head + "Think like an economist.\n\n"
+    assert rendered.suffix(0) == OPTIONS + "Answer:Reply with A or B."  # folktexts: right after the prefill
+    assert rendered.full_text(0).startswith(head + "Think like an economist.\n\nInformation:\n- The age is")
+    assert rendered.user_text(0).endswith("B. Above $50,000.Reply with A or B.")  # chat: it ends the user turn
+    two_lines = render(small_task, row_1, custom_prompt_prefix="Line one.\nLine two.\n")
+    assert two_lines.prefix == head + "Line one.\nLine two.\n\n"  # a prefix ending its line gets no second break
 
 
-def test_show_question_false_keeps_options_and_prefill(small_task, row_1):
+def test_show_question_false_drops_question_and_options(small_task, row_1):
     rendered = render(small_task, row_1, show_question=False)
-    assert "Question:" not in rendered.full_text(0)
-    assert rendered.full_text(0).endswith("- The sex is: Female.\n\n" + OPTIONS + "Answer:")
+    assert "Question:" not in rendered.full_text(0) and "A. " not in rendered.full_text(1)
+    assert rendered.full_text(0).endswith("- The sex is: Female.\n\nAnswer:")
+    assert rendered.user_text(0).endswith("- The sex is: Female.\n\nAnswer:")  # chat: the prefill stays in the user turn
 
 
 def test_show_question_false_numeric(small_task, row_1):

@@ -46,7 +46,8 @@ __all__ = [
 
 #: Bumped whenever the text produced for an unchanged configuration changes;
 #: part of every fingerprint, so caches never mix two prompt formats.
-PROMPT_FORMAT_VERSION = 1
+#: 2: folktexts 0.7.1's texts and layouts (issue 29: ACS tasks, variations, chain of thought, few-shot, chat).
+PROMPT_FORMAT_VERSION = 2
 
 ORDERING_SCHEMES = ("all", "cyclic")
 COMPOSITIONS = ("random", "balanced")
@@ -364,6 +365,13 @@ class PromptConfig:
                 "chain-of-thought prompting runs zero-shot; drop --few-shot or --cot-prompting",
                 parameter="few_shot",
                 value=self.few_shot.n_shots,
+            )
+        if self.cot_prompting and not self.show_question:
+            raise ConfigError(
+                "chain-of-thought prompts are instructions about their question, so show_question=false has no "
+                "chain-of-thought form (folktexts 0.7.1 fails on it too); drop --variation show_question=false",
+                parameter="show_question",
+                value=False,
             )
         chat_path = self.use_chat_template or self.cot_prompting
         for name in ("system_prompt", "chat_prompt"):

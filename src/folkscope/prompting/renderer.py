@@ -46,7 +46,7 @@ from folkscope.prompting.templates import (
     few_shot_description,
     task_description,
 )
-from folkscope.prompting.types import RenderedPrompt
+from folkscope.prompting.types import RenderedPrompt, user_turn
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["PromptBatch", "PromptRenderer", "render_dataset", "render_prompts"]
@@ -82,6 +82,7 @@ class PromptBatch:
     orderings: tuple[AnswerOrdering, ...]
     examples: tuple[Any, ...] = ()
     examples_shared: bool = False
+    custom_suffix: str = ""
 
     @property
     def mode(self) -> str:
@@ -94,11 +95,11 @@ class PromptBatch:
 
     @property
     def suffixes(self) -> tuple[str, ...]:
-        """Per ordering: the text after each row's text (options, custom suffix, prefill), the same for every row.
+        """Per ordering: the text after each row's text (options, prefill, custom suffix), the same for every row.
 
         Zero-shot: ``full_texts(o)[i] == prefix + row_texts[i] + suffixes[o]``.
         """
-        return tuple(opt + self.prefill for opt in self.options)
+        return tuple(opt + self.prefill + self.custom_suffix for opt in self.options)
 
     def __len__(self) -> int:
         return len(self.row_ids)
@@ -121,6 +122,7 @@ class PromptBatch:
             label=None if self.labels is None else int(self.labels[i]),
             mode=self.mode,
             config=self.config,
+            custom_suffix=self.custom_suffix,
         )
 
     def __iter__(self) -> Iterator[RenderedPrompt]:
@@ -138,7 +140,7 @@ class PromptBatch:
     def full_texts(self, ordering: int | AnswerOrdering | None = None) -> np.ndarray:
         """Every row's complete plain-text prompt for one ordering (object array)."""
         o = self._slot(ordering)
-        tail = self.options[o] + self.prefill
+        tail = self.options[o] + self.prefill + self.custom_suffix
         if self.examples and not self.examples_shared:
             heads = (self.prefix + self.examples[o]).tolist()
             return np.array([f"{h}{r}{tail}" for h, r in zip(heads, self.row_texts.tolist())], dtype=object)
@@ -146,12 +148,10 @@ class PromptBatch:
         return np.array([f"{head}{r}{tail}" for r in self.row_texts.tolist()], dtype=object)
 
     def user_texts(self, ordering: int | AnswerOrdering | None = None) -> np.ndarray:
-        """Every row's chat user turn for one ordering (object array)."""
+        """Every row's chat user turn for one ordering (object array; see :meth:`RenderedPrompt.user_text`)."""
         o = self._slot(ordering)
-        tail = self.options[o].rstrip("\n")
-        if not tail:  # nothing after the row text: strip the row text's own trailing newlines
-            return np.array([s.rstrip("\n") for s in self._head(o) + self.row_texts], dtype=object)
-        return self._head(o) + self.row_texts + tail
+        bodies = self._head(o) + self.row_texts + self.options[o]
+        return np.array([user_turn(b, self.prefill, self.custom_suffix, self.config) for b in bodies], dtype=object)
 
     def prompts(self, ordering: int | AnswerOrdering | None = None) -> list[Prompt]:
         """Every row's engine prompt for one ordering (its full text, or a chat prompt)."""
@@ -226,21 +226,22 @@ class PromptRenderer:
         if cfg.show_question and not question:
             raise ConfigError(f"task {task_.name} has no question text for {cfg.mode} prompting", parameter="task")
         self.question_line = f"{QUESTION_HEADER}{question}\n" if cfg.show_question else ""
-        suffix_line = f"{cfg.custom_prompt_suffix}\n" if cfg.custom_prompt_suffix else ""
+        # folktexts' layout: the custom suffix follows the answer prefill; without the question there are no
+        # options either (the prompt ends "...\n\nAnswer:"); chain of thought ends on its "Reasoning:"
+        self.custom_suffix = cfg.custom_prompt_suffix or ""
         if cfg.mode == "multiple_choice":
-            self.options = tuple(o.options_block() + suffix_line for o in self.orderings)
+            self.options = tuple(o.options_block() if cfg.show_question else "" for o in self.orderings)
             self.prefill = ANSWER_PREFILL
         elif cfg.mode == "numeric":
-            self.options = (suffix_line,)
+            self.options = ("",)
             self.prefill = NUMERIC_PREFILL
         else:
-            self.options = (f"{COT_INSTRUCTION}\n{suffix_line}",)
+            self.options = (f"\n{COT_INSTRUCTION}",)
             self.prefill = ""
         describe = few_shot_description if cfg.few_shot is not None else task_description
-        prefix = describe(task_.survey_year) + "\n\n"
-        if cfg.custom_prompt_prefix:
-            prefix += cfg.custom_prompt_prefix + "\n\n"
-        self.prefix = prefix
+        # the description, the custom prefix on its own line(s), one blank line, then "Information:"
+        custom = cfg.custom_prompt_prefix or ""
+        self.prefix = describe(task_.survey_year) + "\n" + (custom if custom.endswith("\n") or not custom else custom + "\n") + "\n"
         self.pool: ExamplePool | None = None
         if cfg.few_shot is not None:
             if examples is None:
@@ -312,6 +313,7 @@ class PromptRenderer:
             orderings=self.orderings,
             examples=examples,
             examples_shared=shared,
+            custom_suffix=self.custom_suffix,
         )
 
     def render_row(self, row: pd.Series | Mapping[str, Any], *, row_id: Any = None, label: int | None = None) -> RenderedPrompt:

@@ -10,7 +10,7 @@ this layer builds them; parts pass them on.
 :class:`RenderedPrompt` is one row rendered for every answer ordering, cut
 where prompts stop being shared::
 
-    full_text(o) = prefix + examples[o] + row_text + options[o] + prefill
+    full_text(o) = prefix + examples[o] + row_text + options[o] + prefill + custom_suffix
                    ~~~~~~                                                shared by every row and ordering
                    ~~~~~~~~~~~~~~~~~~~~~                                 shared by every row of ordering o
                                                                          (reused few-shot examples)
@@ -34,6 +34,13 @@ from folkscope.prompting.config import PromptConfig
 from folkscope.prompting.orderings import AnswerOrdering
 
 __all__ = ["RenderedPrompt"]
+
+
+def user_turn(body: str, prefill: str, custom_suffix: str, config: PromptConfig) -> str:
+    """A chat user turn from the text before the answer prefill (see :meth:`RenderedPrompt.user_text`)."""
+    tail = f"\n\n{prefill}" if prefill and not config.show_question else ""
+    return body.rstrip("\n") + tail + custom_suffix
+
 
 @dataclass(frozen=True)
 class RenderedPrompt:
@@ -63,6 +70,10 @@ class RenderedPrompt:
         The row's true label, when known.
     mode : str
         ``"multiple_choice"``, ``"numeric"`` or ``"cot"``.
+    custom_suffix : str
+        The ``custom_prompt_suffix`` variation. As in folktexts it follows the
+        answer prefill in a plain-text prompt (the prompt ends on it), and
+        ends the user turn in chat delivery.
     """
 
     row_id: Any
@@ -76,6 +87,7 @@ class RenderedPrompt:
     label: int | None = None
     mode: str = "multiple_choice"
     config: PromptConfig = field(default_factory=PromptConfig, compare=False, repr=False)
+    custom_suffix: str = ""
 
     @property
     def n_slots(self) -> int:
@@ -90,8 +102,8 @@ class RenderedPrompt:
 
     @property
     def suffixes(self) -> tuple[str, ...]:
-        """Per ordering: everything after the row text (options, custom suffix, prefill)."""
-        return tuple(opt + self.prefill for opt in self.options)
+        """Per ordering: everything after the row text (options, prefill, custom suffix)."""
+        return tuple(opt + self.prefill + self.custom_suffix for opt in self.options)
 
     def suffix(self, ordering: int | AnswerOrdering | None = None) -> str:
         return self.suffixes[self._slot(ordering)]
@@ -100,13 +112,18 @@ class RenderedPrompt:
         """The complete plain-text prompt for one ordering (default: the task's own order)."""
         o = self._slot(ordering)
         examples = self.examples[o] if self.examples else ""
-        return self.prefix + examples + self.row_text + self.options[o] + self.prefill
+        return self.prefix + examples + self.row_text + self.options[o] + self.prefill + self.custom_suffix
 
     def user_text(self, ordering: int | AnswerOrdering | None = None) -> str:
-        """The text of the user turn in chat delivery (everything before the prefill, trailing newlines removed)."""
+        """The text of the user turn in chat delivery: everything before the prefill, trailing newlines removed.
+
+        As folktexts writes it: the custom suffix follows; without the
+        question (``show_question=False``) the answer prefill stays in the
+        user turn too (``"...\\n\\nAnswer:"``).
+        """
         o = self._slot(ordering)
         examples = self.examples[o] if self.examples else ""
-        return (self.prefix + examples + self.row_text + self.options[o]).rstrip("\n")
+        return user_turn(self.prefix + examples + self.row_text + self.options[o], self.prefill, self.custom_suffix, self.config)
 
     @property
     def row_shared_text(self) -> str:

@@ -203,7 +203,8 @@ class BenchmarkConfig:
     )  # fmt: skip
     wording: str = field(
         default="folktexts",
-        metadata=option("ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte) or 'codebook' (Census labels).",
+        metadata=option("ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte, quirks included), 'folkscope' "
+                        "(the same with folktexts' inconsistencies corrected) or 'codebook' (Census labels).",
                         group=RUN, choices=WORDINGS),
     )  # fmt: skip
 
