@@ -150,6 +150,72 @@ def bootstrap_numeric(y_true: list[int], y_pred_scores: list[float], sensitive_a
                                          confidence_pct=confidence_pct, seed=seed)  # fmt: skip
 
 
+@op
+def value_texts(column: str, values: list[Any], granularity: str = "original") -> list[str]:
+    """folktexts' text of each value of one ACS column, as its prompts show it after "is:" (``None`` is a blank).
+
+    ``granularity="low"``: with folktexts' simplified value maps, swapped in
+    as ``PromptConfig.from_dict`` does for ``granularity=low``.
+    """
+    from folktexts.acs.acs_columns_simplified import simplified_value_maps
+    from folktexts.acs.acs_tasks import acs_columns_map
+    from folktexts.prompting import VaryValueMap
+
+    maps = VaryValueMap.with_low_granularity(acs_columns_map, simplified_value_maps) if granularity == "low" else VaryValueMap(acs_columns_map)
+    return [maps.cols_to_text[column][float("nan") if v is None else v] for v in values]
+
+
+class _UserTurnTokenizer:
+    """Stands in for a tokenizer: its "chat template" returns the user message folktexts built, so its text is compared."""
+
+    def apply_chat_template(self, conversation: list[dict[str, str]], **kwargs: Any) -> str:
+        return next(m["content"] for m in conversation if m["role"] == "user")
+
+
+@op
+def question_prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_choice",
+                     variation: dict[str, Any] | None = None, user_turn: bool = False) -> list[list[str]]:  # fmt: skip
+    """Per row, folktexts' zero-shot prompt for each question it asks, in the order it asks them.
+
+    Multiple choice: every answer-key permutation (order-bias correction,
+    ``MultipleChoiceQA.create_answer_keys_permutations``); numeric: the one
+    numeric question; ``"cot"``: a ``ChainOfThoughtQA`` on the numeric
+    question's column and text, as ``Benchmark`` builds it. The questions are
+    taken from the task's fields, so no earlier op's question mode on
+    folktexts' shared task objects leaks in. ``user_turn``: the user message
+    of the chat-template prompt instead (``PromptBuilder.build_chat``).
+    """
+    from folktexts.acs import ACSTaskMetadata
+    from folktexts.prompting import PromptBuilder, PromptConfig, encode_row_prompt
+    from folktexts.qa_interface import ChainOfThoughtQA, MultipleChoiceQA
+
+    t = ACSTaskMetadata.get_task(task)
+    numeric = t.direct_numeric_qa
+    questions = {
+        "multiple_choice": lambda: list(MultipleChoiceQA.create_answer_keys_permutations(t.multiple_choice_qa)),
+        "direct_numeric": lambda: [numeric],
+        "cot": lambda: [ChainOfThoughtQA(column=numeric.column, text=numeric.text)],
+    }[question]()
+    config = PromptConfig.from_dict(variation or {}, task=t, question=questions[0])
+    frame = _frame(rows, list(t.features))
+
+    def encode(row: Any, q: Any) -> str:
+        if user_turn:
+            return PromptBuilder(t).build_chat(row[t.features], config, _UserTurnTokenizer(), question=q, chat_prompt=None)
+        return encode_row_prompt(row, t, question=q, prompt_config=config)
+
+    return [[encode(row, q) for q in questions] for _, row in frame.iterrows()]
+
+
+@op
+def target_labels(task: str, values: list[Any]) -> list[int]:
+    """folktexts' label of each raw target value (``None`` is a blank): its threshold applied to the column, as its datasets do."""
+    import pandas as pd
+
+    t = _task(task)
+    return [int(v) for v in t.target_threshold.apply_to_column_data(pd.Series([float("nan") if v is None else v for v in values], dtype=float))]
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)

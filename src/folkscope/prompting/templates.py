@@ -29,11 +29,14 @@ ANSWER_PREFILL = "Answer:"
 NUMERIC_ANSWER_LEAD = "Answer (between 0 and 1):"
 #: Numeric answer prefill; the digits that follow are the probability.
 NUMERIC_PREFILL = f"{NUMERIC_ANSWER_LEAD} 0."
-#: Chain-of-thought instruction, placed after the question.
+#: Chain-of-thought instruction, a paragraph after the question; the model's reasoning follows ``Reasoning:``.
 COT_INSTRUCTION = (
-    "Think step by step about how the information above bears on the question. "
-    'Then finish with a last line of the form "Probability: X%", where X is your estimate '
-    "of the probability, between 0 and 100."
+    "Think step-by-step about the factors that could influence the answer to this question. After reasoning "
+    "through the relevant information, provide your final probability estimate.\n\n"
+    "Your response MUST end with your probability estimate in the following format:\n"
+    "Probability: X%\n"
+    "where X is a number between 0 and 100.\n\n"
+    "Reasoning:"
 )
 
 _ANSWER_SENTENCES = (
