@@ -19,8 +19,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([t.to_dict() for t in tasks], indent=2, default=str))
         return 0
+    width = max(len(task.name) for task in tasks) + 1
     for task in tasks:
         filters = " & ".join(f.to_string() for f in task.filters) or "everyone"
-        print(f"{task.name:<18} [{task.source}] target {task.target_name}; population {filters}")
-        print(f"{'':<18} features: {', '.join(task.features)}")
+        print(f"{task.name:<{width}} [{task.source}] target {task.target_name}; population {filters}")
+        print(f"{'':<{width}} features: {', '.join(task.features)}")
     return 0
