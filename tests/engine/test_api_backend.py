@@ -38,8 +38,9 @@ LETTERS = ("A", " A", "B", " B")
 
 
 def letter_rule(text: str) -> dict[str, float] | None:
-    """After an answer cue, the four letter variants get prompt-dependent, clearly top-20 probabilities."""
-    if not text.rstrip().endswith("Answer:"):
+    """After an answer cue (text prompts' or folktexts' chat prefill), the four letter variants get prompt-dependent,
+    clearly top-20 probabilities."""
+    if not text.rstrip().endswith(("Answer:", "my answer would be")):
         return None
     h = zlib.crc32(text.encode()) % 997 / 997
     return {"A": 0.1 + 0.3 * h, " A": 0.15, "B": 0.35 - 0.3 * h, " B": 0.2}

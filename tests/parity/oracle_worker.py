@@ -106,6 +106,64 @@ def prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_cho
     return [encode_row_prompt(row, t, question=t.question, prompt_config=config) for _, row in frame.iterrows()]
 
 
+def _bench_config(question: str, options: dict[str, Any]) -> Any:
+    """folktexts' BenchmarkConfig for a question kind and options (``few_shot`` given as FewShotConfig's fields)."""
+    from folktexts.benchmark import BenchmarkConfig
+    from folktexts.prompting import FewShotConfig
+
+    options = dict(options)
+    few_shot = options.pop("few_shot", None)
+    return BenchmarkConfig(numeric_risk_prompting=question == "direct_numeric", cot_prompting=question == "cot",
+                           few_shot_config=FewShotConfig(**few_shot) if few_shot else None, **options)  # fmt: skip
+
+
+@op
+def benchmark_prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_choice", options: dict[str, Any] | None = None,
+                      train_rows: list[dict[str, Any]] | None = None, train_labels: list[int] | None = None,
+                      tokenizer: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """The prompts folktexts' Benchmark sends for each row, one per answer ordering it scores.
+
+    The encode function is the one ``Benchmark.make_benchmark`` builds
+    (few-shot, chat template or zero-shot, with its forcing of reused examples
+    under order-bias correction and its dropping of a system prompt the chat
+    template rejects). Few-shot examples come from a folktexts ``Dataset`` of
+    ``train_rows`` that is all training split (no test part); ``train_order``
+    is the order of that split (positions in ``train_rows``), which is what
+    folktexts' "first n training rows" refers to.
+    """
+    from folktexts.benchmark import Benchmark
+    from folktexts.dataset import Dataset
+    from folktexts.qa_interface import MultipleChoiceQA
+
+    t = _task(task, question)
+    config = _bench_config(question, options or {})
+    Benchmark._configure_task_question(t, config)
+    dataset = None
+    if train_rows is not None:
+        data = _frame(train_rows, list(t.features))
+        data[t.get_target()] = train_labels
+        dataset = Dataset(data, t, test_size=0.0, val_size=0.0, seed=config.seed)
+    tok = None
+    if tokenizer is not None:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(tokenizer)
+    encode, prompt_config = Benchmark._build_encode_row_function(task=t, dataset=dataset, tokenizer=tok, config=config)
+    questions = [t.question]
+    if config.correct_order_bias and type(t.question) is MultipleChoiceQA:
+        questions = list(MultipleChoiceQA.create_answer_keys_permutations(t.question))
+    frame = _frame(rows, list(t.features))
+    prompts = [[encode(row, question=q) for q in questions] for _, row in frame.iterrows()]
+    if question == "cot" and tok is not None:  # chain of thought: the chat template is applied when generating
+        from folktexts.llm_utils import _apply_chat_template_batch
+
+        system = prompt_config.system_prompt() if prompt_config.system_prompt is not None else None
+        prompts = [_apply_chat_template_batch(p, tokenizer=tok, enable_thinking=config.enable_thinking, system_prompt=system)
+                   for p in prompts]  # fmt: skip
+    order = [] if dataset is None else [int(i) for i in dataset.get_train()[0].index]
+    return {"prompts": prompts, "train_order": order}
+
+
 def _arrays(y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None) -> tuple[Any, Any, Any]:
     import numpy as np
 

@@ -55,11 +55,13 @@ def test_chat_print_and_tokenizer_rendering(tmp_path, capsys, local_tokenizer):
     _, folder = local_tokenizer
     assert run([*BASE, "--use-chat-template", "--system-prompt", "Be a demographer."]) == 0
     out = capsys.readouterr().out
-    assert "[system]\nBe a demographer.\n[user]\nThe following data" in out and "[assistant prefill]\nAnswer:" in out
+    assert "[system]\nBe a demographer.\n[user]\nThe following data" in out
+    assert "[assistant prefill]\nIf had to select one of the options, my answer would be" in out  # folktexts' prefill
     jsonl = tmp_path / "chat.jsonl"
-    assert run([*BASE, "--use-chat-template", "--tokenizer", str(folder), "--output", str(jsonl)]) == 0
+    assert run([*BASE, "--use-chat-template", "--tokenizer", str(folder), "--output", str(jsonl), "--chat-prompt", "Answer:"]) == 0
     rec = json.loads(jsonl.read_text().splitlines()[0])
-    assert rec["prompt"].startswith("<|user|>\n") and rec["prompt"].endswith("<|assistant|>\n<think>\n\n</think>\n\nAnswer:")
+    assert rec["prompt"].startswith("<|system|>\nYou are a helpful assistant. You answer multiple-choice questions")
+    assert rec["prompt"].endswith("<|assistant|>\n<think>\n\n</think>\n\nAnswer:")
 
 
 def test_few_shot_flags_and_hf_export(tmp_path):

@@ -57,6 +57,27 @@ def test_numeric_chat_prompt_must_end_with_zero_point():
         PromptConfig(numeric_risk_prompting=True, use_chat_template=True, chat_prompt="My estimate:")
     assert info.value.parameter == "chat_prompt"
     PromptConfig(numeric_risk_prompting=True, use_chat_template=True, chat_prompt="My estimate: 0.")
+    with pytest.raises(ConfigError, match="must end with '0.'"):  # no prefill: nothing to read digits after
+        PromptConfig(numeric_risk_prompting=True, use_chat_template=True, chat_prompt=None)
+
+
+@pytest.mark.parametrize(
+    ("mode", "system", "prefill"),
+    [
+        ({}, "You are a helpful assistant. You answer multiple-choice questions based on the information provided. "
+             "Respond with a single answer choice.\n", "If had to select one of the options, my answer would be"),
+        ({"numeric_risk_prompting": True}, "You are a helpful assistant. You provide numeric probability estimates "
+                                           "based on the information provided.\n", "Answer (between 0 and 1): 0."),
+        ({"cot_prompting": True}, None, ""),
+    ],
+)  # fmt: skip
+def test_chat_defaults_are_folktexts_per_question_mode(mode, system, prefill):
+    cfg = PromptConfig(use_chat_template="cot_prompting" not in mode, **mode)
+    assert (cfg.system_prompt, cfg.chat_prompt) == ("default", "default")
+    assert (cfg.chat_system_prompt, cfg.chat_prefill) == (system, prefill)
+    bare = PromptConfig(use_chat_template="cot_prompting" not in mode, system_prompt=None, chat_prompt="Answer: 0.", **mode)
+    assert (bare.chat_system_prompt, bare.chat_prefill) == (None, "Answer: 0.")
+    assert PromptConfig.from_dict(bare.to_dict()) == bare
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ def test_jsonl_chat_prompts_carry_messages(tmp_path):
     assert "prompt" not in rec
     assert rec["messages"][0] == {"role": "system", "content": "Be brief."}
     assert rec["messages"][1]["content"] == batch[0].user_text(1)
-    assert rec["prefill"] == "Answer:"
+    assert rec["prefill"] == "If had to select one of the options, my answer would be"
 
 
 def test_jsonl_with_tokenizer_stores_the_rendered_chat(tmp_path, local_tokenizer):
@@ -73,7 +73,8 @@ def test_jsonl_with_tokenizer_stores_the_rendered_chat(tmp_path, local_tokenizer
     batch = PromptRenderer("ACSIncome", PromptConfig(use_chat_template=True)).render(frame.drop(columns="PINCP>50000"))
     write_prompts_jsonl(batch, tmp_path / "chat.jsonl", tokenizer=tokenizer)
     rec = read_jsonl(tmp_path / "chat.jsonl")[0]
-    assert rec["prompt"].startswith("<|user|>\nThe following") and rec["prompt"].endswith("Answer:")
+    assert rec["prompt"].startswith("<|system|>\nYou are a helpful assistant. You answer multiple-choice questions")
+    assert rec["prompt"].endswith("<|assistant|>\n<think>\n\n</think>\n\nIf had to select one of the options, my answer would be")
     assert "label" not in rec  # no labels were given
 
 
@@ -88,7 +89,7 @@ def test_failed_write_leaves_the_old_file_untouched(tmp_path, fixture_batch):
             raise RuntimeError("boom")
 
     chat = PromptRenderer("ACSIncome", PromptConfig(use_chat_template=True)).render(load_bundled("acs-income-10"))
-    with pytest.raises(RuntimeError, match="boom"):
+    with pytest.raises(ConfigError, match="refused these messages .boom."):
         write_prompts_jsonl(chat, path, tokenizer=Broken())
     assert path.read_text(encoding="utf-8") == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["prompts.jsonl"]

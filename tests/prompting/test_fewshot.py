@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -16,18 +17,20 @@ from folkscope.prompting import (
     PromptConfig,
     PromptRenderer,
     draw_for_rows,
+    first_examples,
     render_dataset,
+    render_feature_block,
+    shuffled_pool,
 )
 from folkscope.tasks import get_task
 
-FS_DESCRIPTION = (
-    "The following data describes several survey respondents, each followed by a question about that respondent. "
-    "The survey was conducted among US residents in 2018. The first respondents are solved examples; answer the "
-    "question about the last respondent. Please answer the question based on the information provided. The data "
-    "provided is enough to reach an approximate answer.\n\n"
+FS_DESCRIPTION = (  # folktexts' few-shot description
+    "The following data corresponds to different survey respondents. The survey was conducted among US residents "
+    "in 2018. Please answer each question based on the information provided. The data provided is enough to reach "
+    "an approximate answer for each person.\n\n"
 )
 
-EXPECTED_TWO_SHOT = """The following data describes several survey respondents, each followed by a question about that respondent. The survey was conducted among US residents in 2018. The first respondents are solved examples; answer the question about the last respondent. Please answer the question based on the information provided. The data provided is enough to reach an approximate answer.
+EXPECTED_TWO_SHOT = """The following data corresponds to different survey respondents. The survey was conducted among US residents in 2018. Please answer each question based on the information provided. The data provided is enough to reach an approximate answer for each person.
 
 Information:
 - The age is: 18 years old.
@@ -56,7 +59,7 @@ A. Below $50,000.
 B. Above $50,000.
 Answer:"""
 
-EXPECTED_TWO_SHOT_FLIPPED_HIDDEN = """The following data describes several survey respondents, each followed by a question about that respondent. The survey was conducted among US residents in 2018. The first respondents are solved examples; answer the question about the last respondent. Please answer the question based on the information provided. The data provided is enough to reach an approximate answer.
+EXPECTED_TWO_SHOT_FLIPPED_HIDDEN = """The following data corresponds to different survey respondents. The survey was conducted among US residents in 2018. Please answer each question based on the information provided. The data provided is enough to reach an approximate answer for each person.
 
 Information:
 - The age is: 52 years old.
@@ -107,8 +110,12 @@ def test_two_shot_prompt_literal(fixture, small_task):
     batch = PromptRenderer(small_task, PromptConfig(few_shot=fs), examples=pool).render(X.loc[[2]], y.loc[[2]])
     rendered = batch[0]
     assert rendered.full_text(0) == EXPECTED_TWO_SHOT
-    # examples follow the final question's ordering, so letters keep one meaning per prompt
+    # the answer letters follow the final question's ordering; folktexts shows the examples' options in the task's
+    # own order all the same (so in ordering 1 they point at the wrong option), the other wordings in that ordering
     assert letters(rendered.full_text(1)) == ["B", "A"]
+    assert rendered.full_text(1).count("A. Below $50,000.\nB. Above $50,000.\nAnswer: ") == 2
+    codebook = PromptRenderer(small_task.with_wording("codebook"), PromptConfig(few_shot=fs), examples=pool).render(X.loc[[2]])[0]
+    assert codebook.full_text(1).count("A. Above $50,000.\nB. Below $50,000.\nAnswer: ") == 2
     assert rendered.examples_shared and batch.examples_shared
     assert rendered.rows_shared_text(0) == rendered.prefix + rendered.examples[0]
     assert rendered.row_shared_text == rendered.prefix
@@ -143,7 +150,7 @@ def test_per_class_counts_and_example_order(fixture, composition, order, expecte
 
 
 def test_balanced_composition_per_row(nist):
-    fs = FewShotConfig(n_shots=6, composition="balanced")
+    fs = FewShotConfig(n_shots=6, composition="balanced", draw="seeded")
     batch = render_dataset(nist, PromptConfig(few_shot=fs), split="test")
     assert not batch.examples_shared
     for i in range(0, len(batch), 17):
@@ -168,7 +175,7 @@ def test_reused_examples_are_one_shared_block(nist):
 
 
 def test_per_row_draws_are_seeded_by_seed_and_row_id(nist):
-    fs = FewShotConfig(n_shots=3, seed=11)
+    fs = FewShotConfig(n_shots=3, seed=11, draw="seeded")  # folktexts' rule would reuse them under order-bias correction
     cfg = PromptConfig(few_shot=fs)
     X, y = nist.get_test()
     renderer = PromptRenderer(nist.task, cfg, examples=nist.get_train())
@@ -180,7 +187,7 @@ def test_per_row_draws_are_seeded_by_seed_and_row_id(nist):
     assert list(again.full_texts(0)) == list(full.full_texts(0))
     distinct = {full[i].examples[0] for i in range(len(full))}
     assert len(distinct) > len(full) * 0.9  # rows get their own examples
-    other_seed = PromptRenderer(nist.task, PromptConfig(few_shot=FewShotConfig(n_shots=3, seed=12)), examples=nist.get_train()).render(X, y)
+    other_seed = PromptRenderer(nist.task, replace(cfg, few_shot=replace(fs, seed=12)), examples=nist.get_train()).render(X, y)
     assert list(other_seed.full_texts(0)) != list(full.full_texts(0))
 
 
@@ -201,8 +208,11 @@ def test_numeric_few_shot_answers(fixture):
     fs = FewShotConfig(n_shots=2, composition=(1, 1), example_order=(0, 1), reuse_examples=True)
     rendered = PromptRenderer("ACSIncome", PromptConfig(few_shot=fs, numeric_risk_prompting=True), examples=(X, y)).render(X.loc[[2]])[0]
     answers = re.findall(r"^Answer \(between 0 and 1\): (.*)$", rendered.full_text(), flags=re.M)
-    assert answers == ["0.0", "1.0", "0."]
+    assert answers == ["0. 0", "0. 1", "0."]  # folktexts writes the label after the prefill
     assert rendered.n_slots == 1 and rendered.orderings == ()
+    task = get_task("ACSIncome").with_wording("codebook")  # the other wordings write the probability
+    corrected = PromptRenderer(task, PromptConfig(few_shot=fs, numeric_risk_prompting=True), examples=(X, y)).render(X.loc[[2]])[0]
+    assert re.findall(r"^Answer \(between 0 and 1\): (.*)$", corrected.full_text(), flags=re.M) == ["0.0", "1.0", "0."]
 
 
 def test_few_shot_more_than_available_rows_raises(fixture):
@@ -256,3 +266,54 @@ def test_row_streams_extend_without_changing_earlier_numbers():
     assert not np.array_equal(row_uniforms(7, ids, 3, 5), short)
     text_ids = row_uniforms(7, np.array(["a", "b"], dtype=object), 0, 3)
     assert text_ids.shape == (2, 3) and not np.array_equal(text_ids[0], text_ids[1])
+
+
+def test_folktexts_draw_reuses_the_first_rows_under_order_bias_correction(fixture):
+    """folktexts' Benchmark forces reuse when it corrects answer-order bias and then shows the first training rows."""
+    X, y = fixture
+    pool = ExamplePool.make(X, y)
+    ids = np.array([9001, 9002, 9003])
+    fs = FewShotConfig(n_shots=3)
+    assert not fs.reuse_examples and fs.reused(True) and not fs.reused(False)
+    assert draw_for_rows(pool, fs, (0, 1), ids, correct_order_bias=True).tolist() == [[0, 1, 2]]
+    assert draw_for_rows(pool, replace(fs, reuse_examples=True), (0, 1), ids).tolist() == [[0, 1, 2]]
+    assert draw_for_rows(pool, replace(fs, example_order=(2, 0, 1)), (0, 1), ids, correct_order_bias=True).tolist() == [[2, 0, 1]]
+    per_row = draw_for_rows(pool, fs, (0, 1), ids, correct_order_bias=False)  # no reuse: a seeded draw per row
+    assert per_row.shape == (3, 3) and len({tuple(r) for r in per_row.tolist()}) > 1
+    seeded = replace(fs, draw="seeded")  # folkscope's draw: order-bias correction does not force reuse
+    assert not seeded.reused(True)
+    assert draw_for_rows(pool, seeded, (0, 1), ids, correct_order_bias=True).shape == (3, 3)
+    assert draw_for_rows(pool, replace(seeded, reuse_examples=True), (0, 1), ids).tolist() != [[0, 1, 2]]
+
+
+def test_folktexts_draw_takes_the_first_rows_of_each_class(fixture):
+    X, y = fixture
+    pool = ExamplePool.make(X, y)
+    fs = FewShotConfig(n_shots=3, composition=(1, 2), example_order=(0, 1, 2), reuse_examples=True)
+    zeros, ones = np.flatnonzero(pool.y == 0), np.flatnonzero(pool.y == 1)
+    assert first_examples(pool, fs, (0, 1)).tolist() == [zeros[0], ones[0], ones[1]]
+    shuffled = first_examples(pool, replace(fs, example_order=None), (0, 1))  # shuffled once, by the seed
+    assert sorted(shuffled.tolist()) == sorted([zeros[0], ones[0], ones[1]])
+    assert shuffled.tolist() == first_examples(pool, replace(fs, example_order=None), (0, 1)).tolist()
+
+
+def test_draw_is_checked_named_and_saved():
+    with pytest.raises(ConfigError, match="draw must be one of folktexts, seeded") as info:
+        FewShotConfig(n_shots=2, draw="random")
+    assert info.value.parameter == "draw"
+    seeded = FewShotConfig(n_shots=2, draw="seeded")
+    assert seeded.short_name == "fs2-seeded" and FewShotConfig(n_shots=2).short_name == "fs2"
+    assert FewShotConfig.from_dict(seeded.to_dict()) == seeded
+    assert PromptConfig(few_shot=seeded).fingerprint() != PromptConfig(few_shot=FewShotConfig(n_shots=2)).fingerprint()
+
+
+def test_datasets_give_their_training_rows_in_a_seeded_random_order(nist):
+    """folktexts' first training rows are a random sample (its split is in random order); folkscope's split lists
+    rows by id, so render_dataset and the benchmark shuffle the pool by the few-shot seed first."""
+    X, y = nist.get_train()
+    shuffled, labels = shuffled_pool(X, y, seed=42)
+    assert sorted(shuffled.index) == sorted(X.index) and list(shuffled.index) != list(X.index)
+    assert (labels == y.loc[shuffled.index].to_numpy()).all()
+    batch = render_dataset(nist, PromptConfig(few_shot=FewShotConfig(n_shots=2)), split="test")
+    first = render_feature_block(shuffled.iloc[:1], nist.task, PromptConfig(), head="Information:\n", tail="\n")[0]
+    assert batch.examples_shared and batch.examples[0].startswith(first)

@@ -47,9 +47,11 @@ def test_cot_prompt_asks_for_a_final_probability_line(X):
     text = rendered.full_text()
     assert text.endswith(
         ROW_1_FEATURES_TAIL
-        + "Question: What is the probability that this person's estimated yearly income is above $50,000?\n"
-        + "Think step by step about how the information above bears on the question. Then finish with a last line "
-        + 'of the form "Probability: X%", where X is your estimate of the probability, between 0 and 100.\n'
+        + "Question: What is the probability that this person's estimated yearly income is above $50,000?\n\n"
+        + "Think step-by-step about the factors that could influence the answer to this question. After reasoning "
+        + "through the relevant information, provide your final probability estimate.\n\nYour response MUST end with "
+        + "your probability estimate in the following format:\nProbability: X%\nwhere X is a number between 0 and 100."
+        + "\n\nReasoning:"
     )
     prompt = rendered.to_prompt()
     assert isinstance(prompt, ChatPrompt) and prompt.prefill == "" and prompt.enable_thinking is False
@@ -57,6 +59,9 @@ def test_cot_prompt_asks_for_a_final_probability_line(X):
         ChatMessage("system", "You are a careful demographer."),
         ChatMessage("user", text.rstrip("\n")),
     )
+    # folktexts' chain of thought has no system prompt of its own
+    default = PromptRenderer(get_task("ACSIncome"), PromptConfig(cot_prompting=True)).render(X)[0].to_prompt()
+    assert [m.role for m in default.messages] == ["user"] and default.prefill == ""
 
 
 def test_enable_thinking_is_carried_to_the_prompt(X):
@@ -73,7 +78,7 @@ def test_chat_multiple_choice_prompt_structure(X):
     assert [m.role for m in prompt.messages] == ["system", "user"]
     user = prompt.messages[1].content
     assert user.endswith("Question: What is this person's estimated yearly income?\nA. Above $50,000.\nB. Below $50,000.")
-    assert prompt.prefill == "Answer:"
+    assert prompt.prefill == "If had to select one of the options, my answer would be"  # folktexts' (sic)
     assert batch.user_texts(1)[0] == user
     assert PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True, chat_prompt="My answer is")).render(X)[0].to_prompt().prefill == "My answer is"
 

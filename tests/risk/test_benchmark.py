@@ -126,7 +126,8 @@ def test_chain_of_thought_runs_keep_the_generations_and_count_unparseable_ones(t
         return "Thinking... Probability: 30%" if "The sex is: Female." in prompt else "No idea."
 
     engine = Engine(FakeBackend("cot-fake", responses=answer), cache=None)
-    bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.02, cot_prompting=True, baselines=False, n_bootstrap=10)
+    bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.02, cot_prompting=True, baselines=False, n_bootstrap=10,
+                                     context_size=None)  # whole prompts: the answer depends on a feature line  # fmt: skip
     metrics = bench.run(tmp_path)
     table = pd.read_parquet(bench.run_dir / "scores.parquet")
     men = table["SEX"] == 1

@@ -48,7 +48,8 @@ def test_without_order_bias_correction_one_ordering_is_scored():
 
 def test_chat_prompts_score_the_same_way():
     def rule(text):
-        return {" A": 0.2, "A": 0.05, " B": 0.6, "B": 0.15} if text.endswith("<|assistant|>\nAnswer:") else None
+        prefill = "<|assistant|>\nIf had to select one of the options, my answer would be"  # folktexts' default
+        return {" A": 0.2, "A": 0.05, " B": 0.6, "B": 0.15} if text.endswith(prefill) else None
 
     clf = LLMClassifier(engine_with(rule), "ACSIncome", prompt_config=PromptConfig(use_chat_template=True))
     clf.predict_proba(X10)

@@ -106,7 +106,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from folkscope.data import ACSDataset
-    from folkscope.prompting import export_hf_dataset, load_tokenizer, render_chat, render_dataset, write_prompts_jsonl
+    from folkscope.prompting import (
+        export_hf_dataset,
+        fit_chat_config,
+        load_tokenizer,
+        render_chat,
+        render_dataset,
+        write_prompts_jsonl,
+    )
     from folkscope.tasks import get_task
 
     config = prompt_config_from_args(args)  # invalid flags fail before any data is read
@@ -125,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     if args.hf_dataset is not None:
         check_writable_dir(args.hf_dataset, flag="--hf-dataset", what="the dataset")
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None  # a bad name fails before any data is read
+    if tokenizer is not None:  # a template without a system role: as a run sends the prompts
+        config = fit_chat_config(config, tokenizer)
     dataset = ACSDataset.make_from_task(
         task, cache_dir=args.data_dir, seed=data["seed"], subsampling=data["subsampling"], **data_options(args)
     )

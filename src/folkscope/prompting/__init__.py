@@ -20,7 +20,15 @@ datasets are imported inside the functions that need them.
 """
 
 from folkscope.prompting._checks import format_slots
-from folkscope.prompting.chat import continue_prompt, load_tokenizer, plain_text, render_chat, render_chats
+from folkscope.prompting.chat import (
+    continue_prompt,
+    fit_chat_config,
+    load_tokenizer,
+    plain_text,
+    render_chat,
+    render_chats,
+    supports_system_role,
+)
 from folkscope.prompting.config import (
     PROMPT_FORMAT_VERSION,
     FewShotConfig,
@@ -35,8 +43,10 @@ from folkscope.prompting.fewshot import (
     class_counts,
     draw_examples,
     draw_for_rows,
+    first_examples,
     row_keys,
     row_uniforms,
+    shuffled_pool,
 )
 from folkscope.prompting.orderings import LETTERS, AnswerOrdering, answer_orderings, option_text
 from folkscope.prompting.renderer import PromptBatch, PromptRenderer, render_dataset, render_prompts
@@ -58,6 +68,8 @@ from folkscope.prompting.screening import (
 )
 from folkscope.prompting.templates import (
     ANSWER_PREFILL,
+    CHAT_PREFILLS,
+    CHAT_SYSTEM_PROMPTS,
     COT_INSTRUCTION,
     INFO_HEADER,
     NUMERIC_ANSWER_LEAD,
@@ -71,6 +83,8 @@ from folkscope.prompting.variations import FORMATS, GRANULARITIES, VARIATION_KEY
 
 __all__ = [
     "ANSWER_PREFILL",
+    "CHAT_PREFILLS",
+    "CHAT_SYSTEM_PROMPTS",
     "COT_INSTRUCTION",
     "FORMATS",
     "GRANULARITIES",
@@ -103,6 +117,8 @@ __all__ = [
     "feature_order",
     "few_shot_description",
     "field_doc",
+    "first_examples",
+    "fit_chat_config",
     "format_slots",
     "format_variations",
     "iter_prompt_records",
@@ -126,6 +142,8 @@ __all__ = [
     "render_prompts",
     "row_keys",
     "row_uniforms",
+    "shuffled_pool",
+    "supports_system_role",
     "task_description",
     "write_prompts_jsonl",
 ]

@@ -28,6 +28,7 @@ from folkscope._config import config_fields
 from folkscope._json import canonical_json, fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting._checks import check_bool, check_int, check_text, int_tuple
+from folkscope.prompting.templates import CHAT_PREFILLS, CHAT_SYSTEM_PROMPTS
 from folkscope.prompting.variations import (
     COLUMN_NAME,
     FORMATS,
@@ -51,6 +52,10 @@ PROMPT_FORMAT_VERSION = 2
 
 ORDERING_SCHEMES = ("all", "cyclic")
 COMPOSITIONS = ("random", "balanced")
+#: How few-shot examples are chosen (see :mod:`folkscope.prompting.fewshot`).
+DRAWS = ("folktexts", "seeded")
+#: The value of ``system_prompt`` / ``chat_prompt`` that stands for the question mode's default (folktexts' word).
+DEFAULT = "default"
 
 
 class PromptConfigWarning(UserWarning):
@@ -99,12 +104,23 @@ class FewShotConfig:
         default=False, metadata=_doc("Show only the answer in each example, without the repeated question.")
     )
     seed: int = field(default=42, metadata=_doc("Seed of the example draws."))
+    draw: str = field(
+        default="folktexts",
+        metadata=_doc(
+            "'folktexts': as folktexts' Benchmark, examples are reused whenever reuse_examples is set or answer-order "
+            "bias is corrected, and reused examples are the first training rows (per class for per-class "
+            "compositions). 'seeded': folkscope's seeded random draws, one shared draw with reuse_examples, else "
+            "one per row, whatever the order-bias setting."
+        ),
+    )
 
     def __post_init__(self) -> None:
         check_int("n_shots", self.n_shots, minimum=1)
         check_bool("reuse_examples", self.reuse_examples)
         check_bool("hide_question", self.hide_question)
         check_int("seed", self.seed, minimum=0)
+        if self.draw not in DRAWS:
+            raise ConfigError(f"draw must be one of {', '.join(DRAWS)}, got {self.draw!r}", parameter="draw", value=self.draw)
         comp = self.composition
         if isinstance(comp, str) and comp.strip().lower() in COMPOSITIONS:
             comp = comp.strip().lower()
@@ -145,7 +161,12 @@ class FewShotConfig:
             "example_order": None if self.example_order is None else list(self.example_order),
             "hide_question": self.hide_question,
             "seed": self.seed,
+            "draw": self.draw,
         }
+
+    def reused(self, correct_order_bias: bool) -> bool:
+        """Whether every row is shown the same examples: asked for, or forced by order-bias correction (folktexts)."""
+        return self.reuse_examples or (self.draw == "folktexts" and correct_order_bias)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FewShotConfig:
@@ -170,6 +191,8 @@ class FewShotConfig:
             parts.append("ord")
         if self.hide_question:
             parts.append("noq")
+        if self.draw != "folktexts":
+            parts.append(self.draw)
         return "-".join(parts)
 
 
@@ -211,14 +234,19 @@ class PromptConfig:
         default=False, metadata=_doc("Deliver prompts as chat messages through the tokenizer's own chat template.")
     )
     system_prompt: str | None = field(
-        default=None,
-        metadata=_doc("System message for chat delivery (default: none, so the template's own default applies)."),
+        default=DEFAULT,
+        metadata=_doc(
+            "System message for chat delivery. 'default': folktexts' for the question mode (none for chain of "
+            "thought), left out where the chat template has no system role; None: no system message (the "
+            "template's own default applies)."
+        ),
     )
     chat_prompt: str | None = field(
-        default=None,
+        default=DEFAULT,
         metadata=_doc(
-            "Assistant prefill for chat delivery (default: the mode's answer prefill, e.g. 'Answer:'); numeric "
-            "prompting needs it to end with '0.'."
+            "Assistant prefill for chat delivery, which the model continues. 'default': folktexts' for the question "
+            "mode ('If had to select one of the options, my answer would be', 'Answer (between 0 and 1): 0.', "
+            "none for chain of thought); None: no prefill. Numeric prompting needs it to end with '0.'."
         ),
     )
     few_shot: FewShotConfig | None = field(default=None, metadata=_doc("In-context examples (None: zero-shot)."))
@@ -375,14 +403,14 @@ class PromptConfig:
             )
         chat_path = self.use_chat_template or self.cot_prompting
         for name in ("system_prompt", "chat_prompt"):
-            if getattr(self, name) is not None and not chat_path:
+            if getattr(self, name) != DEFAULT and not chat_path:
                 flag = "--" + name.replace("_", "-")
                 warnings.warn(
                     f"{flag} has no effect without --use-chat-template (or --cot-prompting); it is ignored",
                     PromptConfigWarning,
                     stacklevel=3,
                 )
-        if self.numeric_risk_prompting and self.chat_prompt is not None and not self.chat_prompt.endswith("0."):
+        if self.numeric_risk_prompting and self.chat_prompt != DEFAULT and not (self.chat_prompt or "").endswith("0."):
             raise ConfigError(
                 f"with numeric risk prompting the chat prompt is the answer prefill and must end with '0.' "
                 f"so the digits that follow are the probability; got {self.chat_prompt!r}",
@@ -402,6 +430,16 @@ class PromptConfig:
     def is_chat(self) -> bool:
         """Whether prompts are delivered as chat messages (chat template or chain-of-thought)."""
         return self.use_chat_template or self.cot_prompting
+
+    @property
+    def chat_system_prompt(self) -> str | None:
+        """The system message of chat prompts: folktexts' default for the mode, the text given, or None (none)."""
+        return CHAT_SYSTEM_PROMPTS[self.mode] if self.system_prompt == DEFAULT else self.system_prompt
+
+    @property
+    def chat_prefill(self) -> str:
+        """The assistant prefill of chat prompts: folktexts' default for the mode, the text given, or '' (none)."""
+        return CHAT_PREFILLS[self.mode] if self.chat_prompt == DEFAULT else self.chat_prompt or ""
 
     def variations(self) -> dict[str, Any]:
         """The variation keys that differ from their defaults (CLI spelling of the values)."""

@@ -35,7 +35,7 @@ import pandas as pd
 from folkscope._io import atomic_binary, write_parquet
 from folkscope.engine.requests import ChatPrompt
 from folkscope.errors import ConfigError
-from folkscope.prompting.chat import plain_text, render_chats
+from folkscope.prompting.chat import fit_chat_config, plain_text, render_chats
 from folkscope.prompting.config import PROMPT_FORMAT_VERSION, PromptConfig
 from folkscope.prompting.renderer import PromptBatch, render_dataset
 
@@ -206,7 +206,9 @@ def export_hf_dataset(
     splits : sequence of str
         Splits to export; each must be non-empty.
     tokenizer : optional
-        Renders chat prompts through its chat template into ``prompt``.
+        Renders chat prompts through its chat template into ``prompt``
+        (without folktexts' default system prompt where the template has no
+        system role, :func:`~folkscope.prompting.chat.fit_chat_config`).
 
     Returns
     -------
@@ -217,6 +219,8 @@ def export_hf_dataset(
 
     datasets = require("datasets", feature="exporting prompts as a Hugging Face dataset")
     cfg = config if config is not None else PromptConfig()
+    if tokenizer is not None:
+        cfg = fit_chat_config(cfg, tokenizer)
     if isinstance(splits, str) or not splits:
         raise ConfigError(f"splits must be a non-empty list of split names, got {splits!r}", parameter="splits", value=splits)
     out = Path(out_dir)

@@ -1,11 +1,27 @@
 """Few-shot examples: which training rows are shown, in which order, and how they read.
 
-Draws are seeded. With ``reuse_examples`` one draw (seeded by ``seed``) serves
-every row, so the example block is a shared prefix. Otherwise each row gets
-its own draw, a pure function of ``(seed, row id)`` computed for all rows at
-once (a counter-based hash stream per row, :func:`row_uniforms`), so a row's
-examples do not depend on which other rows are rendered with it; a row that
-is itself in the pool (rendering the training split) is never its own example.
+Which rows, by :attr:`FewShotConfig.draw`:
+
+``"folktexts"`` (default), as folktexts 0.7.1's Benchmark chooses them:
+    examples are reused for every row when ``reuse_examples`` is set *or*
+    answer-order bias is corrected (folktexts forces reuse then, so that all
+    orderings of a row see the same examples); reused examples are the first
+    rows of the pool in its order: the first ``n`` (random composition) or
+    the first ``k`` of each class (per-class compositions; folktexts then
+    shuffles them afresh at every call from its dataset's running generator,
+    folkscope once, seeded by ``seed``). A training split in random order
+    makes its first rows a random sample (:func:`shuffled_pool`).
+``"seeded"``, folkscope's own:
+    with ``reuse_examples`` one random draw (seeded by ``seed``) serves every
+    row; otherwise each row gets its own draw, whatever the order-bias
+    setting.
+
+Rows that are not given reused examples get their own draw, a pure function
+of ``(seed, row id)`` computed for all rows at once (a counter-based hash
+stream per row, :func:`row_uniforms`), so a row's examples do not depend on
+which other rows are rendered with it (folktexts draws from a running
+generator instead, which no other program can reproduce); a row that is
+itself in the pool (rendering the training split) is never its own example.
 
 Each example shows the row's information, the question with its options
 (unless ``hide_question``) and ``Answer: <letter>`` for its true label, with
@@ -25,7 +41,7 @@ import pandas as pd
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import FewShotConfig
 
-__all__ = ["ExamplePool", "class_counts", "draw_examples", "draw_for_rows", "row_keys", "row_uniforms"]
+__all__ = ["ExamplePool", "class_counts", "draw_examples", "draw_for_rows", "first_examples", "row_keys", "row_uniforms", "shuffled_pool"]
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -180,6 +196,37 @@ def draw_examples(
     return drawn
 
 
+def first_examples(pool: ExamplePool, config: FewShotConfig, classes: Sequence[int]) -> np.ndarray:
+    """Pool positions of folktexts' reused examples, in display order.
+
+    The first ``n_shots`` rows of the pool (random composition), or the first
+    rows of each class in label order (per-class compositions), shuffled by
+    ``seed`` unless ``example_order`` is given; ``example_order`` then
+    permutes the list.
+    """
+    counts = class_counts(config, classes)
+    if counts is None:
+        drawn = np.arange(config.n_shots)
+    else:
+        drawn = np.concatenate([have[:k] for have, k in zip(pool.positions_by_class(classes), counts)])
+        if config.example_order is None:
+            drawn = drawn[np.random.default_rng(config.seed).permutation(len(drawn))]
+    if config.example_order is not None:
+        drawn = drawn[list(config.example_order)]
+    return drawn
+
+
+def shuffled_pool(X: pd.DataFrame, y: pd.Series | np.ndarray, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Training rows in a seeded random order, so that folktexts' "first rows" are a random sample.
+
+    folktexts' training split lists its rows in the random order of the
+    split; folkscope's lists them by row id, whose first rows are not random
+    (e.g. one state's).
+    """
+    order = np.random.default_rng(seed).permutation(len(X))
+    return X.iloc[order], np.asarray(y)[order]
+
+
 def _first_occurrences(values: np.ndarray) -> np.ndarray:
     """Mask of the first occurrence of each value within each row of a 2-D array."""
     order = np.argsort(values, axis=1, kind="stable")
@@ -222,18 +269,28 @@ def _distinct_per_row(
 
 
 def draw_for_rows(
-    pool: ExamplePool, config: FewShotConfig, classes: Sequence[int], row_ids: Sequence[Any]
+    pool: ExamplePool,
+    config: FewShotConfig,
+    classes: Sequence[int],
+    row_ids: Sequence[Any],
+    *,
+    correct_order_bias: bool = False,
 ) -> np.ndarray:
     """Example positions for every row, shape ``(n_rows, n_shots)`` (one row when reused).
 
-    Reused examples come from one generator seeded by ``seed``. Per-row
-    examples are a pure function of ``(seed, row id)``, computed for all rows
-    at once (:func:`row_uniforms`), so a row gets the same examples whatever
-    else is rendered with it. A row that is itself in the pool is never its
-    own example.
+    Whether examples are reused: :meth:`FewShotConfig.reused` (folktexts'
+    rule reuses them under ``correct_order_bias`` too). Reused examples are
+    the pool's first rows (:func:`first_examples`) or, with ``draw="seeded"``,
+    one draw from a generator seeded by ``seed``. Per-row examples are a pure
+    function of ``(seed, row id)``, computed for all rows at once
+    (:func:`row_uniforms`), so a row gets the same examples whatever else is
+    rendered with it. A row that is itself in the pool is never its own
+    example.
     """
     pool.check(config, classes)
-    if config.reuse_examples:
+    if config.reused(correct_order_bias):
+        if config.draw == "folktexts":
+            return first_examples(pool, config, classes)[None, :]
         return draw_examples(pool, config, classes, np.random.default_rng(config.seed))[None, :]
     ids = np.asarray(list(row_ids), dtype=object) if not isinstance(row_ids, np.ndarray) else row_ids
     own = pool.X.index.get_indexer(pd.Index(ids)).astype(np.int64)

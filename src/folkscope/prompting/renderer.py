@@ -34,7 +34,7 @@ from folkscope.engine.requests import Prompt
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import PromptConfig
 from folkscope.prompting.features import feature_order, render_feature_block
-from folkscope.prompting.fewshot import ExamplePool, draw_for_rows
+from folkscope.prompting.fewshot import ExamplePool, draw_for_rows, shuffled_pool
 from folkscope.prompting.orderings import AnswerOrdering, answer_orderings
 from folkscope.prompting.templates import (
     ANSWER_PREFILL,
@@ -50,9 +50,6 @@ from folkscope.prompting.types import RenderedPrompt, user_turn
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["PromptBatch", "PromptRenderer", "render_dataset", "render_prompts"]
-
-#: Answer of a solved numeric example, by label (its probability of the outcome).
-_NUMERIC_EXAMPLE_ANSWER = {0: "0.0", 1: "1.0"}
 
 
 class _SplitData(Protocol):
@@ -226,6 +223,7 @@ class PromptRenderer:
         if cfg.show_question and not question:
             raise ConfigError(f"task {task_.name} has no question text for {cfg.mode} prompting", parameter="task")
         self.question_line = f"{QUESTION_HEADER}{question}\n" if cfg.show_question else ""
+        self.example_question = question
         # folktexts' layout: the custom suffix follows the answer prefill; without the question there are no
         # options either (the prompt ends "...\n\nAnswer:"); chain of thought ends on its "Reasoning:"
         self.custom_suffix = cfg.custom_prompt_suffix or ""
@@ -252,11 +250,31 @@ class PromptRenderer:
                 )
             self.pool = ExamplePool.make(*examples)
             self.pool.check(cfg.few_shot, self.classes)
+            if not cfg.few_shot.hide_question and not question:
+                raise ConfigError(
+                    f"task {task_.name} has no question text for its few-shot examples; set few_shot.hide_question",
+                    parameter="task",
+                )
 
     # -- pieces --------------------------------------------------------------------
+    @property
+    def _folktexts_examples(self) -> bool:
+        """Whether solved examples read as folktexts 0.7.1 writes them (the ``folktexts`` wording of a task).
+
+        folktexts shows every example's options in the task's own order while
+        its answer letter is the label's letter in the final question's
+        ordering (so in a reordered prompt the examples' answers point at the
+        wrong option), and writes a numeric example's answer after the prefill
+        (``Answer (between 0 and 1): 0. 1``). Other wordings show the options
+        in the final question's ordering and write ``... 1.0``.
+        """
+        return self.task.wording == "folktexts"
+
     def _example_answer(self, o: int, label: int) -> str:
         if self.config.mode == "numeric":
-            return f"{NUMERIC_ANSWER_LEAD} {_NUMERIC_EXAMPLE_ANSWER[label]}"
+            if self._folktexts_examples:
+                return f"{NUMERIC_PREFILL} {label}"
+            return f"{NUMERIC_ANSWER_LEAD} {float(label):.1f}"
         return f"{ANSWER_PREFILL} {self.orderings[o].letter_of(label)}"
 
     def _example_blocks(self, row_ids: np.ndarray) -> tuple[tuple[Any, ...], bool]:
@@ -264,21 +282,29 @@ class PromptRenderer:
         if cfg.few_shot is None or pool is None:
             return (), False
         fs = cfg.few_shot
-        positions = draw_for_rows(pool, fs, self.classes, row_ids)
+        reused = fs.reused(cfg.correct_order_bias)
+        positions = draw_for_rows(pool, fs, self.classes, row_ids, correct_order_bias=cfg.correct_order_bias)
         used, inverse = np.unique(positions, return_inverse=True)
         inverse = inverse.reshape(positions.shape)
         info = render_feature_block(pool.X.iloc[used], self.task, cfg, head=INFO_HEADER, tail="\n")
         labels = pool.y[used]
+        # as folktexts lays examples out: the custom suffix after each answer, the custom prefix again before
+        # every later example and before the row; the question shown unless hide_question (not show_question)
+        custom, suffix = cfg.custom_prompt_prefix or "", cfg.custom_prompt_suffix or ""
+        again = (custom if custom.endswith("\n") else custom + "\n") + "\n" if custom else ""
+        question_line = f"{QUESTION_HEADER}{self.example_question}\n"
         blocks = []
         for o in range(len(self.options)):
             question = ""
             if not fs.hide_question:
-                question = self.question_line + (self.orderings[o].options_block() if self.orderings else "")
-            answers = np.array([self._example_answer(o, int(v)) + "\n\n" for v in self.classes], dtype=object)
+                shown = 0 if self._folktexts_examples else o
+                question = question_line + (self.orderings[shown].options_block() if self.orderings else "")
+            answers = [f"{self._example_answer(o, int(v))}\n\n{suffix}{again}" for v in self.classes]
+            answers = np.array(answers, dtype=object)
             texts = (info + question + answers[np.searchsorted(self.classes, labels)]).tolist()
             joined = ["".join([texts[j] for j in row]) for row in inverse.tolist()]
-            blocks.append(joined[0] if fs.reuse_examples else np.array(joined, dtype=object))
-        return tuple(blocks), fs.reuse_examples
+            blocks.append(joined[0] if reused else np.array(joined, dtype=object))
+        return tuple(blocks), reused
 
     # -- rendering -----------------------------------------------------------------
     def render(self, X: pd.DataFrame, y: pd.Series | np.ndarray | Sequence[int] | None = None) -> PromptBatch:
@@ -341,11 +367,12 @@ def render_prompts(
 
 
 def render_dataset(dataset: _SplitData, config: PromptConfig | None = None, *, split: str = "test") -> PromptBatch:
-    """Render one split of a :class:`~folkscope.data.Dataset`; few-shot examples come from its train split."""
+    """Render one split of a :class:`~folkscope.data.Dataset`; few-shot examples come from its train split
+    (in a random order seeded by the few-shot seed, :func:`~folkscope.prompting.fewshot.shuffled_pool`)."""
     getter = getattr(dataset, f"get_{split}", None)
     if split not in ("train", "val", "test") or getter is None:
         raise ConfigError(f"split must be train, val or test, got {split!r}", parameter="split", value=split)
     X, y = getter()
     cfg = config if config is not None else PromptConfig()
-    examples = dataset.get_train() if cfg.few_shot is not None else None
+    examples = shuffled_pool(*dataset.get_train(), seed=cfg.few_shot.seed) if cfg.few_shot is not None else None
     return PromptRenderer(dataset.task, cfg, examples=examples).render(X, y)

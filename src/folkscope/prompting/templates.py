@@ -2,9 +2,10 @@
 
 The zero-shot task description and the ``Information:`` / ``Question:`` /
 ``Answer:`` frame follow the paper's prompt verbatim (spec
-``risk-scores.md``); the few-shot description, the numeric prefill and the
-chain-of-thought instruction are folkscope's own wording. Changing any text
-here changes prompts, so bump
+``risk-scores.md``); the few-shot description, the chain-of-thought
+instruction, and the chat template's default system prompts and assistant
+prefills are folktexts 0.7.1's (MIT; reproduced for parity). Changing any
+text here changes prompts, so bump
 :data:`~folkscope.prompting.config.PROMPT_FORMAT_VERSION` with it.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 __all__ = [
     "ANSWER_PREFILL",
+    "CHAT_PREFILLS",
+    "CHAT_SYSTEM_PROMPTS",
     "COT_INSTRUCTION",
     "INFO_HEADER",
     "NUMERIC_ANSWER_LEAD",
@@ -38,6 +41,21 @@ COT_INSTRUCTION = (
     "where X is a number between 0 and 100.\n\n"
     "Reasoning:"
 )
+
+#: The chat template's default system prompt per question mode (chain of thought has none of its own).
+CHAT_SYSTEM_PROMPTS: dict[str, str | None] = {
+    "multiple_choice": "You are a helpful assistant. You answer multiple-choice questions based on the information "
+    "provided. Respond with a single answer choice.\n",
+    "numeric": "You are a helpful assistant. You provide numeric probability estimates based on the information "
+    "provided.\n",
+    "cot": None,
+}
+#: The chat template's default assistant prefill per question mode (the model continues it; sic "If had to").
+CHAT_PREFILLS: dict[str, str] = {
+    "multiple_choice": "If had to select one of the options, my answer would be",
+    "numeric": NUMERIC_PREFILL,
+    "cot": "",
+}
 
 _ANSWER_SENTENCES = (
     "Please answer the question based on the information provided. "
@@ -66,9 +84,15 @@ def task_description(survey_year: int | None) -> str:
 
 
 def few_shot_description(survey_year: int | None) -> str:
-    """Task description when solved examples precede the respondent of interest."""
+    """Task description when solved examples precede the respondent of interest (one paragraph).
+
+    Examples
+    --------
+    >>> few_shot_description(2018).split(". ")[0]
+    'The following data corresponds to different survey respondents'
+    """
     return (
-        "The following data describes several survey respondents, each followed by a question about that "
-        f"respondent. {_survey_sentence(survey_year)} The first respondents are solved examples; answer the "
-        f"question about the last respondent. {_ANSWER_SENTENCES}"
+        f"The following data corresponds to different survey respondents. {_survey_sentence(survey_year)} "
+        "Please answer each question based on the information provided. "
+        "The data provided is enough to reach an approximate answer for each person."
     )

@@ -160,14 +160,17 @@ class RenderedPrompt:
         >>> rows = load_bundled("acs-income-10").iloc[:1]
         >>> chat = render_prompts("ACSIncome", rows, PromptConfig(use_chat_template=True))[0].to_prompt()
         >>> [m.role for m in chat.messages], chat.prefill
-        (['user'], 'Answer:')
+        (['system', 'user'], 'If had to select one of the options, my answer would be')
+
+        The system message and the prefill are folktexts' defaults for the
+        mode unless set (:attr:`PromptConfig.chat_system_prompt`,
+        :attr:`PromptConfig.chat_prefill`).
         """
         cfg = self.config
         if not cfg.is_chat:
             return self.full_text(ordering)
         messages = []
-        if cfg.system_prompt is not None:
-            messages.append(Message("system", cfg.system_prompt))
+        if cfg.chat_system_prompt is not None:
+            messages.append(Message("system", cfg.chat_system_prompt))
         messages.append(Message("user", self.user_text(ordering)))
-        prefill = cfg.chat_prompt if cfg.chat_prompt is not None else self.prefill
-        return ChatPrompt(tuple(messages), prefill=prefill, enable_thinking=cfg.enable_thinking)
+        return ChatPrompt(tuple(messages), prefill=cfg.chat_prefill, enable_thinking=cfg.enable_thinking)

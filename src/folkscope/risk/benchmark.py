@@ -39,6 +39,7 @@ from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
+from folkscope.prompting import shuffled_pool
 from folkscope._io import atomic_write, write_parquet
 from folkscope._json import fingerprint, write_json
 from folkscope.risk.baselines import fit_baselines
@@ -180,7 +181,9 @@ class Benchmark:
             )
         _group_pairs(pairs, {c: dict(task_obj.column_texts[c].values) for c in pairs if c in task_obj.column_texts})
         prompt_config = config.prompt_config()
-        examples = dataset.get_train() if prompt_config.few_shot is not None else None
+        examples = None
+        if prompt_config.few_shot is not None:  # folktexts' first training rows: of the split in a random order
+            examples = shuffled_pool(*dataset.get_train(), seed=prompt_config.few_shot.seed)
         if tokenizer is not None and isinstance(model, (str, Engine, EngineConfig)):
             raise ConfigError(
                 "tokenizer= goes with a loaded transformers model; a model name or an Engine brings its own",

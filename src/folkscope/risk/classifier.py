@@ -36,7 +36,7 @@ import pandas as pd
 
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 from folkscope.errors import ConfigError
-from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer
+from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, fit_chat_config
 from folkscope.readout import DIGIT_READOUTS, parse_probability, read_rendered, read_two_digits
 from folkscope.tasks.task import TaskMetadata, get_task
 
@@ -140,7 +140,8 @@ class LLMClassifier:
         self.temperature = float(temperature)
         self.seed = int(seed)
         self.context_size = context_size
-        self.renderer = PromptRenderer(self.task, self.prompt_config, examples=examples)
+        # a chat template without a system role: folktexts' default system prompt is left out, a given one refused
+        self.renderer = PromptRenderer(self.task, fit_chat_config(self.prompt_config, engine.tokenizer), examples=examples)
         self.last_report = ScoringReport()
         self.last_details: pd.DataFrame | None = None
 

@@ -120,8 +120,14 @@ class BenchmarkConfig:
     use_chat_template: bool = field(
         default=False, metadata=option("Format prompts with the tokenizer's chat template.", group=PROMPTS, kind="switch")
     )
-    system_prompt: str | None = field(default=None, metadata=option("System prompt text (chat template only).", group=PROMPTS))
-    chat_prompt: str | None = field(default=None, metadata=option("Assistant prefill text (chat template only).", group=PROMPTS))
+    system_prompt: str | None = field(
+        default="default",
+        metadata=option("System prompt text (chat template only; default: folktexts' for the question mode).", group=PROMPTS),
+    )
+    chat_prompt: str | None = field(
+        default="default",
+        metadata=option("Assistant prefill text (chat template only; default: folktexts' for the question mode).", group=PROMPTS),
+    )
     correct_order_bias: bool = field(
         default=True,
         metadata=option(
