@@ -144,3 +144,14 @@ def test_feature_subset_and_population_filter(tmp_path):
     for r in records:
         info = r["prompt"].split("Information:\n", 1)[1].split("\n\n", 1)[0].splitlines()
         assert info[0] == "- The sex is: Female." and info[1].startswith("- The age is: ") and len(info) == 2
+
+
+def test_few_shot_draw_flag(tmp_path):
+    """--few-shot-draw seeded keeps folkscope's per-row draws; like every few-shot sub-flag it needs --few-shot."""
+    out = tmp_path / "prompts.jsonl"
+    assert run([*BASE, "--few-shot", "2", "--few-shot-draw", "seeded", "--output", str(out)]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert records[0]["prompt_config"] == PromptConfig(few_shot=FewShotConfig(n_shots=2, seed=7, draw="seeded")).name
+    assert len({r["prompt"].rsplit("\nInformation:\n", 1)[0] for r in records}) > 1  # rows get their own examples
+    with pytest.raises(ConfigError, match="--few-shot-draw"):
+        run([*BASE, "--few-shot-draw", "seeded"])

@@ -36,7 +36,7 @@ DESCRIPTION = (
 DATA_FIELDS = ("wording", "subsampling", "seed", "feature_subset", "population_filter")
 #: few-shot options that mean nothing without --few-shot, and their defaults
 _FEW_SHOT_ONLY = {"reuse_few_shot_examples": False, "compose_few_shot_examples": "random", "example_order": None,
-                  "few_shot_hide_question": False}  # fmt: skip
+                  "few_shot_hide_question": False, "few_shot_draw": "folktexts"}  # fmt: skip
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser | Any) -> None:
@@ -45,7 +45,7 @@ def add_prompt_arguments(parser: argparse.ArgumentParser | Any) -> None:
     They are generated from :class:`~folkscope.risk.BenchmarkConfig`'s prompt
     fields: --numeric-risk-prompting, --cot-prompting, --enable-thinking,
     --few-shot, --reuse-few-shot-examples, --compose-few-shot-examples,
-    --example-order, --few-shot-hide-question, --variation, --use-chat-template,
+    --example-order, --few-shot-hide-question, --few-shot-draw, --variation, --use-chat-template,
     --system-prompt, --chat-prompt, --dont-correct-order-bias. ``--seed``
     (used for few-shot draws) is left to the command.
     """

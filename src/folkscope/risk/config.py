@@ -20,7 +20,7 @@ from folkscope._config import config_fields, option, parse_subsampling
 from folkscope._json import fingerprint
 from folkscope.errors import ConfigError
 from folkscope.prompting import FewShotConfig, PromptConfig
-from folkscope.prompting.config import PromptConfigWarning
+from folkscope.prompting.config import DRAWS, PromptConfigWarning
 from folkscope.prompting.variations import parse_variations
 from folkscope.risk.classifier import NUMERIC_READOUTS
 from folkscope.tasks.task import WORDINGS
@@ -59,6 +59,7 @@ def prompt_config_of(flat: Mapping[str, Any], *, seed: int = 42, warn_implied: b
             example_order=get("example_order"),
             hide_question=get("few_shot_hide_question"),
             seed=seed,
+            draw=get("few_shot_draw"),
         )
     base = PromptConfig(
         numeric_risk_prompting=get("numeric_risk_prompting"),
@@ -109,6 +110,15 @@ class BenchmarkConfig:
     few_shot_hide_question: bool = field(
         default=False, metadata=option("Examples show only the answer, not the question.", group=PROMPTS, kind="switch")
     )
+    few_shot_draw: str = field(
+        default="folktexts",
+        metadata=option(
+            "Which training rows are examples: 'folktexts' (the first rows, reused for every row when order bias is "
+            "corrected or --reuse-few-shot-examples is set) or 'seeded' (folkscope's seeded draws: one shared draw "
+            "with --reuse-few-shot-examples, else one per row).",
+            group=PROMPTS, choices=DRAWS,
+        ),
+    )  # fmt: skip
     variation: tuple[str, ...] = field(
         default=(),
         metadata=option(
