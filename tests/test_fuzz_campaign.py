@@ -64,11 +64,11 @@ FRAME = pd.DataFrame(
 
 
 @CAMPAIGN
-@given(st.lists(FILTER, max_size=3), st.booleans())
+@given(st.lists(FILTER, max_size=3), st.sampled_from([None, " & ", ","]))
 def test_population_filters_parse_and_apply_or_say_why(filters, joined):
     from folkscope.tasks import apply_filters, parse_filters
 
-    spec = " & ".join(filters) if joined else filters
+    spec = joined.join(filters) if joined else filters  # a list, one string joined with '&', or folktexts' comma list
     try:
         parsed = parse_filters(spec)
         mask = apply_filters(FRAME, parsed)

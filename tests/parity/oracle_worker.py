@@ -274,6 +274,25 @@ def target_labels(task: str, values: list[Any]) -> list[int]:
     return [int(v) for v in t.target_threshold.apply_to_column_data(pd.Series([float("nan") if v is None else v for v in values], dtype=float))]
 
 
+@op
+def population_filter_rows(spec: str, rows: list[dict[str, Any]], columns: list[str]) -> list[int]:
+    """Positions of the rows folktexts keeps for ``run_acs_benchmark --use-population-filter SPEC``.
+
+    SPEC goes through folktexts' own argument parser and ``cmd_line_args_to_kwargs``,
+    then its ``Dataset.filter``, on ``rows`` (an ACSIncome frame: all of them
+    land in the training split when the test and validation sizes are 0).
+    """
+    from folktexts.acs import ACSTaskMetadata
+    from folktexts.cli._utils import cmd_line_args_to_kwargs
+    from folktexts.cli.run_acs_benchmark import setup_arg_parser
+    from folktexts.dataset import Dataset
+
+    args = setup_arg_parser().parse_args(["--model", "m", "--results-dir", "r", "--data-dir", "d", "--use-population-filter", spec])
+    dataset = Dataset(_frame(rows, columns), ACSTaskMetadata.get_task("ACSIncome"), test_size=0.0, val_size=0.0)
+    dataset.filter(cmd_line_args_to_kwargs(args.use_population_filter))
+    return sorted(int(i) for i in dataset._train_indices)
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -113,14 +115,18 @@ def test_ordering_filters_on_text_codes_compare_numbers_or_say_why_not():
 _NUMBER = st.floats(allow_nan=False) | st.integers(-(10**18), 10**18).map(float)
 
 
+#: a comma followed by COLUMN<op> starts the next condition (folktexts' lists), so a text value cannot hold one
+_NEXT_CONDITION = re.compile(r",\s*[A-Za-z_][A-Za-z0-9_]*\s*(==|=|!=|>=|<=|>|<)")
+
+
 def _is_text_value(text: str) -> bool:
-    """A value a filter string can carry as text: one line, not a number, not the grammar's own signs, no outer spaces."""
+    """A value a filter string can carry as text: one line, not a number or true/false, not the grammar's own signs, no outer spaces."""
     try:
         float(text)
         return text.strip().lower() == "nan"
     except ValueError:
         return (bool(text.strip()) and text == text.strip() and not any(s in text for s in ("|", "..", "&", "\n"))
-                and text[0] not in "=<>!")
+                and text[0] not in "=<>!" and text.lower() not in ("true", "false") and not _NEXT_CONDITION.search(text))
 
 
 _TEXT = st.text(min_size=1, max_size=12).filter(_is_text_value)
@@ -148,6 +154,38 @@ def test_the_text_of_a_filter_parses_back_as_the_same_filter(flt):
     """``PINCP>1234567`` was described (and fingerprinted) as ``PINCP>1.23457e+06``, which reads back as 1234570."""
     assert PopulationFilter.parse(flt.describe()) == flt
     assert parse_filters(" & ".join([flt.describe()] * 2)) == (flt, flt)
+
+
+@settings(max_examples=2000, deadline=None, database=None)
+@given(st.lists(_filters(), min_size=1, max_size=4), st.sampled_from([",", ", ", " & ", "&"]))
+def test_a_list_of_filters_joined_as_folktexts_or_with_and_parses_back_as_that_list(filters, sep):
+    """folktexts' --use-population-filter SEX=2,RAC1P=1 was refused (read as SEX equal to the text '2,RAC1P=1')."""
+    assert parse_filters(sep.join(f.describe() for f in filters)) == tuple(filters)
+    assert parse_filters([sep.join(f.describe() for f in filters)]) == tuple(filters)
+
+
+@pytest.mark.parametrize(
+    ("text", "same_as"),
+    [("SEX=2,AGEP=35", "SEX=2 & AGEP=35"), ("SEX=2, AGEP>16", "SEX=2 & AGEP>16"), ("AGEP=15|90,SEX==2", "AGEP=15|90 & SEX=2"),
+     ("AGEP=16..35,SEX=1", "AGEP=16..35 & SEX=1"), ("SEX=true", "SEX=1"), ("SEX=False", "SEX=0"), ("SEX=TRUE,AGEP=35", "SEX=1 & AGEP=35")],
+)  # fmt: skip
+def test_folktexts_comma_lists_and_booleans_read_as_folktexts_reads_them(text, same_as):
+    assert parse_filters(text) == parse_filters(same_as)
+    assert apply_filters(FRAME, parse_filters(text)).tolist() == apply_filters(FRAME, parse_filters(same_as)).tolist()
+
+
+def test_a_comma_inside_a_text_value_stays_in_the_value():
+    frame = pd.DataFrame({"CITY": ["Boston, MA", "Boston", "true", None], "SEX": [1, 2, 2, 1]})
+    assert parse_filters("CITY=Boston, MA")[0].values == ("Boston, MA",)
+    assert apply_filters(frame, parse_filters("CITY=Boston, MA,SEX=1")).tolist() == [True, False, False, False]
+    assert apply_filters(frame, parse_filters("CITY=TRUE")).tolist() == [False, False, True, False]  # a text cell 'true' is 1 too
+
+
+def test_several_codes_written_with_a_comma_are_told_to_use_a_bar():
+    from folkscope.tasks import get_task
+
+    with pytest.raises(FilterSyntaxError, match=r"'1,2' is not a number; write e.g. 'SEX=1' \(one of several values: 'SEX=1\|2'\)"):
+        get_task("ACSIncome").with_filters(["SEX=1,2"])
 
 
 @pytest.mark.parametrize(

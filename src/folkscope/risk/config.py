@@ -200,8 +200,8 @@ class BenchmarkConfig:
     )
     population_filter: tuple[str, ...] = field(
         default=(),
-        metadata=option("Extra population filters such as 'SEX=2' or 'AGEP=18..35' (repeatable).", group=RUN, kind="repeat",
-                        flag="--use-population-filter", metavar="FILTER"),
+        metadata=option("Extra population filters such as 'SEX=2', 'AGEP=18..35' or folktexts' 'SEX=2,RAC1P=1' (repeatable).",
+                        group=RUN, kind="repeat", flag="--use-population-filter", metavar="FILTER"),
     )  # fmt: skip
     sce_pairs: tuple[str, ...] = field(
         default=(),

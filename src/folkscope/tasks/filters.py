@@ -1,6 +1,7 @@
 """Population filters: small, parsed (never eval'd) conditions on columns.
 
-Syntax, one condition per string (combine several with ``&`` or pass a list):
+Syntax, one condition per string (combine several with ``&``, with commas
+as folktexts writes them, ``SEX=2,RAC1P=1``, or pass a list):
 
 ============================  =========================================
 ``COL=V``                     equal to V (``COL==V`` too)
@@ -11,9 +12,14 @@ Syntax, one condition per string (combine several with ``&`` or pass a list):
 ``COL=V1|V2|V3``              one of several values
 ============================  =========================================
 
-Values are numbers, or bare strings for text columns. A row with a blank in
-the filtered column never passes (a blank is not ``< 65``), unless the filter
-is declared with ``keep_blank=True`` (see :class:`PopulationFilter`).
+Values are numbers, or bare strings for text columns; ``true`` and ``false``
+are 1 and 0 (folktexts reads them as Python booleans, which compare so). A
+comma starts a new condition only where a ``COLUMN<op>`` follows it, so a
+text value keeps its commas (``CITY=Boston, MA``) and folktexts' comma lists
+(``--use-population-filter SEX=2,RAC1P=1``) read as they do there: every
+condition must hold. A row with a blank in the filtered column never passes
+(a blank is not ``< 65``), unless the filter is declared with
+``keep_blank=True`` (see :class:`PopulationFilter`).
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ from folkscope.errors import FilterSyntaxError, UnknownColumnError
 __all__ = ["PopulationFilter", "apply_filters", "parse_filters"]
 
 _PATTERN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|=|!=|>=|<=|>|<)\s*(.+?)\s*$")
+#: where one condition ends and the next begins: ``&``, or a comma followed by ``COLUMN<op>`` (folktexts' lists)
+_SEPARATOR = re.compile(r"&|,(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*(?:==|=|!=|>=|<=|>|<))")
+#: folktexts reads these values as booleans, which equal 1 and 0
+_BOOLEANS = {"true": 1.0, "false": 0.0}
 
 
 def _parse_value(text: str, source: str) -> float | str:
@@ -40,7 +50,7 @@ def _parse_value(text: str, source: str) -> float | str:
     try:
         number = float(text)
     except ValueError:
-        return text
+        return _BOOLEANS.get(text.lower(), text)
     return text if math.isnan(number) else number  # 'nan' equals nothing: as a number it would keep no row, unsaid
 
 
@@ -64,11 +74,11 @@ def _number(value: float) -> str:
 
 
 def _parse_cell(value: object) -> float | str:
-    """A cell read the way filter values are (numbers as floats, the rest as text), so '=' compares like with like."""
+    """A cell read the way filter values are (numbers and true/false as floats, the rest as text), so '=' compares like with like."""
     try:
         return float(str(value))
     except ValueError:
-        return str(value)
+        return _BOOLEANS.get(str(value).lower(), str(value))
 
 
 @dataclass(frozen=True)
@@ -154,9 +164,10 @@ class PopulationFilter:
         """Refuse a text value for a column that ``why`` says holds numbers (``AGEP=abc`` would keep no row)."""
         text = [value for value in self.values if not isinstance(value, float)]
         if text:
+            several = f" (one of several values: '{self.column}={text[0].replace(',', '|')}')" if "," in text[0] else ""
             raise FilterSyntaxError(
                 f"population filter {self.to_string()!r}: column {self.column} {why}, but {text[0]!r} is not a number; "
-                f"write e.g. '{self.column}={example}'",
+                f"write e.g. '{self.column}={example}'{several}",
                 parameter="filter",
                 value=self.to_string(),
             )
@@ -223,10 +234,18 @@ class PopulationFilter:
 
 
 def parse_filters(spec: str | Iterable[str] | None) -> tuple[PopulationFilter, ...]:
-    """Parse one string (conditions joined by ``&``) or a sequence of strings."""
+    """Parse one string (conditions joined by ``&`` or folktexts' commas) or a sequence of such strings.
+
+    Examples
+    --------
+    >>> [f.to_string() for f in parse_filters("SEX=2,RAC1P=1|2 & AGEP>16")]
+    ['SEX=2', 'RAC1P=1|2', 'AGEP>16']
+    >>> parse_filters("CITY=Boston, MA")[0].values
+    ('Boston, MA',)
+    """
     if spec is None:
         return ()
-    parts: Sequence[str] = spec.split("&") if isinstance(spec, str) else [p for s in spec for p in str(s).split("&")]
+    parts: Sequence[str] = _SEPARATOR.split(spec) if isinstance(spec, str) else [p for s in spec for p in _SEPARATOR.split(str(s))]
     parsed = tuple(PopulationFilter.parse(p) for p in parts if p.strip())
     if isinstance(spec, str) and spec.strip() and not parsed:
         raise FilterSyntaxError(f"population filter {spec!r} holds no condition", parameter="filter", value=spec)
