@@ -103,10 +103,24 @@ def test_fit_learns_the_accuracy_maximising_threshold_and_predict_uses_it():
     assert accuracy >= ((scores > 0.5) == Y10.to_numpy()).mean()
 
 
-def test_context_size_is_checked_before_scoring():
-    clf = LLMClassifier(engine_with(letter_rule), "ACSIncome", context_size=50)
-    with pytest.raises(ConfigError, match=r"10 of 10 prompts are longer than the context size 50 tokens"):
-        clf.predict_proba(X10)
+def test_prompts_longer_than_the_context_size_are_cut_counted_and_said(caplog):
+    """They were refused; folktexts cuts them to their last context_size tokens (600 by default), so folkscope does, and says so."""
+
+    def classifier(size, *, cut=True):
+        return LLMClassifier(Engine(FakeBackend("hand", cut_prompts=cut), cache=None, progress=False), "ACSIncome", context_size=size)
+
+    whole = classifier(None).predict_proba(X10)
+    short = classifier(50)
+    assert not np.allclose(short.predict_proba(X10), whole)  # the fake model sees every token: a cut prompt answers otherwise
+    assert short.last_report.truncated_prompts == 10 and short.last_report.to_dict()["context_size"] == 50
+    assert "10 of 10 rows had prompts longer than the context size (50 tokens" in caplog.text
+    roomy = classifier(10_000)
+    assert np.array_equal(roomy.predict_proba(X10), whole) and roomy.last_report.truncated_prompts == 0
+    uncut = classifier(50, cut=False)  # a backend that takes whole prompts (a web API): nothing cut, nothing counted
+    assert np.array_equal(uncut.predict_proba(X10), whole) and uncut.last_report.to_dict()["context_size"] is None
+    assert LLMClassifier(engine_with(), "ACSIncome").context_size == 600  # folktexts' default
+    with pytest.raises(ConfigError, match="context_size must be a positive number of tokens or None"):
+        classifier(0)
 
 
 def test_bad_options():

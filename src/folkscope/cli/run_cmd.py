@@ -119,8 +119,13 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     print(f"run folder: {run_dir}")
     if population:
         print(population)
+    note = (record.get("data", {}).get("population") or {}).get("note")
+    if note:  # rows that brought their label or no weights: how they were read, in one line
+        print(f"data: {note}")
     scoring = metrics.get("scoring", {})
-    print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}; threshold {scoring.get('threshold', 0.5):.3f}")
+    cut = f"; prompts cut to the context size ({scoring['context_size']} tokens): {scoring['truncated_prompts']}" if scoring.get("truncated_prompts") else ""
+    print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}{cut}; "
+          f"threshold {scoring.get('threshold', 0.5):.3f}")  # fmt: skip
     table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})
     counts = {"n": lambda v: "n/a" if v != v else f"{v:,.0f}"} if "n" in table.columns else {}  # row counts, not scores
     print(table.to_string(formatters=counts, float_format=lambda v: f"{v:.3f}"))

@@ -305,6 +305,15 @@ class ParallelBackend:
     def count_tokens(self, prompts: Sequence[Prompt]) -> list[int]:
         return self.local.count_tokens(prompts)
 
+    @property
+    def cuts_prompts(self) -> bool:
+        """Whether the workers' backend applies requests' ``context_size``."""
+        return bool(getattr(self.local, "cuts_prompts", False))
+
+    def prompt_lengths(self, requests: Sequence[Any]) -> list[int]:
+        """The workers' backend's measure of prompts against their ``context_size``."""
+        return self.local.prompt_lengths(requests)
+
     def is_single_token(self, text: str) -> bool:
         return self.local.is_single_token(text)
 

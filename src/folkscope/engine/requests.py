@@ -21,6 +21,15 @@ prefill). Every request checks itself when built and raises
 :func:`request_key` hashes the canonical JSON of a request; together with the
 model identity and backend settings it keys the on-disk result cache.
 
+Every request takes an optional ``context_size``: a prompt longer than that
+many tokens is cut to its last ``context_size`` tokens (a token the tokenizer
+puts before every text, such as a BOS, stays first), as folktexts'
+transformers classifier truncates prompts (on the left, special tokens
+counted). Backends that tokenize apply it; a web API takes the whole prompt.
+:class:`~folkscope.engine.Engine` drops the limit from every request whose
+prompt fits it, so the limit enters a cache key only where it changed what
+the model saw.
+
 Examples
 --------
 >>> req = ScoreRequest("Is the sky blue? Answer:", (" Yes", " No"))
@@ -174,6 +183,16 @@ def _check_prompt(prompt: object, parameter: str) -> None:
         )
 
 
+def _check_context_size(value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"context_size must be a positive number of tokens or None, got {value!r}", parameter="context_size", value=value)
+
+
+def _with_context(out: dict[str, Any], context_size: int | None) -> dict[str, Any]:
+    """A request's JSON with its context size, absent when unset, so older cache keys stay valid."""
+    return out if context_size is None else {**out, "context_size": context_size}
+
+
 def _text_tuple(values: object, parameter: str, *, allow_empty_strings: bool = False) -> tuple[str, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise ConfigError(
@@ -231,18 +250,23 @@ class ScoreRequest:
     prompt : str or ChatPrompt
     candidates : sequence of str
         Non-empty, distinct continuations, e.g. ``(" A", " B")``.
+    context_size : int, optional
+        Longest prompt in tokens; a longer one is cut to its last tokens (see the module docs).
     """
 
     prompt: Prompt
     candidates: tuple[str, ...]
+    context_size: int | None = None
     kind: ClassVar[str] = "score"
 
     def __post_init__(self) -> None:
         _check_prompt(self.prompt, "prompt")
         object.__setattr__(self, "candidates", _text_tuple(self.candidates, "candidates"))
+        _check_context_size(self.context_size)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "candidates": list(self.candidates)}
+        out = {"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "candidates": list(self.candidates)}
+        return _with_context(out, self.context_size)
 
 
 @dataclass(frozen=True)
@@ -324,25 +348,31 @@ class PrefixGroupRequest:
         Non-empty, distinct suffixes.
     candidates : sequence of str
         Candidates scored after every suffix.
+    context_size : int, optional
+        Longest prompt (prefix plus suffix) in tokens; each longer one is cut
+        to its last tokens (see the module docs).
     """
 
     prefix: Prompt
     suffixes: tuple[str, ...]
     candidates: tuple[str, ...]
+    context_size: int | None = None
     kind: ClassVar[str] = "prefix_group"
 
     def __post_init__(self) -> None:
         _check_prompt(self.prefix, "prefix")
         object.__setattr__(self, "suffixes", _text_tuple(self.suffixes, "suffixes"))
         object.__setattr__(self, "candidates", _text_tuple(self.candidates, "candidates"))
+        _check_context_size(self.context_size)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "prefix": prompt_to_dict(self.prefix),
             "suffixes": list(self.suffixes),
             "candidates": list(self.candidates),
         }
+        return _with_context(out, self.context_size)
 
 
 @dataclass(frozen=True)
@@ -373,18 +403,22 @@ class NextTokenRequest:
     ----------
     prompt : str or ChatPrompt
     tokens : sequence of str
+    context_size : int, optional
+        Longest prompt in tokens; a longer one is cut to its last tokens (see the module docs).
     """
 
     prompt: Prompt
     tokens: tuple[str, ...]
+    context_size: int | None = None
     kind: ClassVar[str] = "next_token"
 
     def __post_init__(self) -> None:
         _check_prompt(self.prompt, "prompt")
         object.__setattr__(self, "tokens", _text_tuple(self.tokens, "tokens"))
+        _check_context_size(self.context_size)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "tokens": list(self.tokens)}
+        return _with_context({"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "tokens": list(self.tokens)}, self.context_size)
 
 
 @dataclass(frozen=True)
@@ -484,10 +518,13 @@ class GenerateRequest:
     prompt : str or ChatPrompt
         For a chat prompt the returned text excludes the prefill.
     settings : GenerationSettings, default greedy with 64 new tokens
+    context_size : int, optional
+        Longest prompt in tokens; a longer one is cut to its last tokens (see the module docs).
     """
 
     prompt: Prompt
     settings: GenerationSettings = field(default_factory=GenerationSettings)
+    context_size: int | None = None
     kind: ClassVar[str] = "generate"
 
     def __post_init__(self) -> None:
@@ -498,9 +535,11 @@ class GenerateRequest:
                 parameter="settings",
                 value=self.settings,
             )
+        _check_context_size(self.context_size)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "settings": self.settings.to_dict()}
+        out = {"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "settings": self.settings.to_dict()}
+        return _with_context(out, self.context_size)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -314,6 +314,11 @@ class Engine:
         """Whether ``text`` is one token (see :func:`~folkscope.engine.expand_variants`)."""
         return self.backend.is_single_token(text)
 
+    @property
+    def cuts_prompts(self) -> bool:
+        """Whether the backend applies requests' ``context_size`` (local models do; a web API takes whole prompts)."""
+        return bool(getattr(self.backend, "cuts_prompts", False))
+
     # ------------------------------------------------------------------ the four request kinds
     def score(self, requests: Sequence[ScoreRequest], *, unit: str = "requests", description: str = "scoring") -> list[ScoreResult]:
         """Log-probabilities of candidate continuations, one :class:`ScoreResult` per request.
@@ -359,6 +364,7 @@ class Engine:
                     parameter="requests",
                     value=type(req).__name__,
                 )
+        requests = self._fit_context(requests)
         keys = [request_key(r) for r in requests]
         first: dict[str, int] = {}
         for i, k in enumerate(keys):
@@ -429,6 +435,24 @@ class Engine:
                 f"backend {self.backend.name!r} returned no result for {len(missing)} of {len(unique)} requests"
             )
         return [found[k] for k in keys]
+
+    def _fit_context(self, requests: list[Any]) -> list[Any]:
+        """The requests, each ``context_size`` dropped where the prompt fits it (or the backend cuts nothing: a web API).
+
+        So the limit is part of a request's cache key only where it changed
+        what the model saw: answers cached without a limit keep serving the
+        prompts that fit, and a cut prompt never shares an answer with its
+        whole form.
+        """
+        limited = [i for i, r in enumerate(requests) if r.context_size is not None]
+        if not limited:
+            return requests
+        lengths = self.backend.prompt_lengths([requests[i] for i in limited]) if self.cuts_prompts else [0] * len(limited)
+        out = list(requests)
+        for i, n in zip(limited, lengths):
+            if n <= requests[i].context_size:
+                out[i] = replace(requests[i], context_size=None)
+        return out
 
     def _cached(
         self, requests: list[Any], first: dict[str, int], unique: list[str], entries: list[str], decode: Callable[[Any], R]

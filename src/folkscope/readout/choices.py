@@ -100,6 +100,7 @@ def read_choices(
     variants: Callable[[str], Sequence[str]] = token_variants,
     unit: str = "rows",
     description: str = "scoring",
+    context_size: int | None = None,
 ) -> ChoiceReadout:
     """Read which option the model picks, for many items each asked in one or more orderings.
 
@@ -123,6 +124,9 @@ def read_choices(
         Tokenizations of one choice whose probabilities are summed.
     unit, description : str
         Progress wording (what one item is; what is being done).
+    context_size : int, optional
+        Prompts longer than this many tokens are cut to their last ones (the
+        requests' ``context_size``, as folktexts truncates).
 
     Returns
     -------
@@ -148,22 +152,23 @@ def read_choices(
         for text, item in zip(shared, items):
             if not all(isinstance(p, str) and p.startswith(text) for p in item):
                 raise ConfigError("a shared text must start every (text) prompt of its item", parameter="shared", value=text)
-            requests.append(PrefixGroupRequest(text, tuple(str(p)[len(text) :] for p in item), vs.tokens))
+            requests.append(PrefixGroupRequest(text, tuple(str(p)[len(text) :] for p in item), vs.tokens, context_size))
         for i, group in enumerate(engine.score_groups(requests, unit=unit, description=description)):
             for o, res in enumerate(group.results):
                 raw[i, o, perms[o]] = vs.merge_probs(res.logprobs, bound=res.bound)
         return ChoiceReadout(raw)
     for o in range(k):
         described = description if k == 1 else f"{description} (ordering {o + 1} of {k})"
-        results = engine.score([ScoreRequest(item[o], vs.tokens) for item in items], unit=unit, description=described)
+        results = engine.score([ScoreRequest(item[o], vs.tokens, context_size) for item in items], unit=unit, description=described)
         for i, res in enumerate(results):
             raw[i, o, perms[o]] = vs.merge_probs(res.logprobs, bound=res.bound)
     return ChoiceReadout(raw)
 
 
 def read_rendered(
-    engine: Engine, rendered: Iterable[RenderedPrompt], *, unit: str = "rows", description: str = "scoring"
-) -> ChoiceReadout:
+    engine: Engine, rendered: Iterable[RenderedPrompt], *, unit: str = "rows", description: str = "scoring",
+    context_size: int | None = None,
+) -> ChoiceReadout:  # fmt: skip
     """:func:`read_choices` for the prompt layer's rendered questions, each in every ordering of its answers.
 
     Chat prompts go one request per ordering; text prompts one prefix group
@@ -178,11 +183,11 @@ def read_rendered(
     letters, permutations = orderings[0].letters, [o.permutation for o in orderings]
     if items[0].config.is_chat:
         prompts = [[r.to_prompt(o) for o in range(len(orderings))] for r in items]
-        return read_choices(engine, prompts, letters, orderings=permutations, unit=unit, description=description)
+        return read_choices(engine, prompts, letters, orderings=permutations, unit=unit, description=description, context_size=context_size)
     splits = [r.ordering_split() for r in items]
     prompts = [[shared + rest for rest in rests] for shared, rests in splits]
     return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit=unit,
-                        description=description)  # fmt: skip
+                        description=description, context_size=context_size)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

@@ -28,7 +28,7 @@ import pandas as pd
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError
 from folkscope.prompting import PromptConfig
-from folkscope.risk.classifier import LLMClassifier
+from folkscope.risk.classifier import DEFAULT_CONTEXT_SIZE, LLMClassifier
 from folkscope.tasks.task import TaskMetadata
 
 __all__ = ["TransformersLLMClassifier", "VLLMClassifier", "WebAPILLMClassifier"]
@@ -55,7 +55,8 @@ def _prompt_and_options(
         )
     # batch_size is accepted for folktexts scripts; the engine batches by a token budget instead
     numeric = isinstance(task, TaskMetadata) and task.use_numeric_qa  # folktexts' numeric switch lives on the task
-    return PromptConfig(correct_order_bias=bool(correct_order_bias), numeric_risk_prompting=numeric), inference_kwargs.get("context_size")
+    config = PromptConfig(correct_order_bias=bool(correct_order_bias), numeric_risk_prompting=numeric)
+    return config, inference_kwargs.get("context_size", DEFAULT_CONTEXT_SIZE)  # folktexts' default: cut at 600 tokens
 
 
 class TransformersLLMClassifier(LLMClassifier):
@@ -78,7 +79,7 @@ class TransformersLLMClassifier(LLMClassifier):
         fingerprint), so a rerun is free.
     cache_dir : path, optional
     **inference_kwargs
-        ``context_size`` (longest prompt allowed), ``batch_size`` (accepted;
+        ``context_size`` (prompts cut to their last 600 tokens by default), ``batch_size`` (accepted;
         the engine batches by tokens).
     """
 

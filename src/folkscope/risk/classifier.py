@@ -22,10 +22,19 @@ chain-of-thought
 
 Scores that cannot be computed are NaN and counted; every number that reaches
 a metric is real.
+
+Context size: as folktexts' transformers classifier, a prompt longer than
+``context_size`` tokens (600 by default) is cut to its last ``context_size``
+tokens, so the model sees the end of the features and the question but not
+the start of the description. The rows so cut are counted in
+:attr:`LLMClassifier.last_report`, logged and reported, never silent;
+``context_size=None`` sends every prompt whole. Local models (transformers,
+vLLM) cut; a web API takes the whole prompt, as in folktexts.
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
 
 from dataclasses import dataclass, field
@@ -40,9 +49,12 @@ from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, fit_c
 from folkscope.readout import DIGIT_READOUTS, parse_probability, read_rendered, read_two_digits
 from folkscope.tasks.task import TaskMetadata, get_task
 
-__all__ = ["LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
+__all__ = ["DEFAULT_CONTEXT_SIZE", "LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
 
 NUMERIC_READOUTS = DIGIT_READOUTS
+#: folktexts' default: prompts are cut to their last 600 tokens
+DEFAULT_CONTEXT_SIZE = 600
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -54,6 +66,8 @@ class ScoringReport:
     unparseable: int = 0
     orderings: int = 0
     min_letter_mass: float = float("nan")
+    context_size: int | None = None
+    truncated_prompts: int = 0
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,6 +77,8 @@ class ScoringReport:
             "unparseable_generations": self.unparseable,
             "orderings_per_row": self.orderings,
             "min_answer_mass": None if np.isnan(self.min_letter_mass) else self.min_letter_mass,
+            "context_size": self.context_size,
+            "truncated_prompts": self.truncated_prompts,
             "notes": list(self.notes),
         }
 
@@ -94,8 +110,10 @@ class LLMClassifier:
         row samples from its own seeded stream, so a rerun gives the same text.
     seed : int, default 42
         Seed of those streams.
-    context_size : int, optional
-        Longest prompt allowed, in tokens; longer prompts fail before scoring.
+    context_size : int or None, default 600
+        Longest prompt in tokens; a longer one is cut to its last
+        ``context_size`` tokens, as folktexts does, and counted
+        (:attr:`last_report`). None sends every prompt whole.
 
     Examples
     --------
@@ -120,7 +138,7 @@ class LLMClassifier:
         max_new_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 42,
-        context_size: int | None = None,
+        context_size: int | None = DEFAULT_CONTEXT_SIZE,
     ) -> None:
         if numeric_readout not in NUMERIC_READOUTS:
             raise ConfigError(
@@ -139,6 +157,9 @@ class LLMClassifier:
         GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=temperature)  # checked now, not at the first row
         self.temperature = float(temperature)
         self.seed = int(seed)
+        if context_size is not None and (isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1):
+            raise ConfigError(f"context_size must be a positive number of tokens or None, got {context_size!r}",
+                              parameter="context_size", value=context_size)  # fmt: skip
         self.context_size = context_size
         # a chat template without a system role: folktexts' default system prompt is left out, a given one refused
         self.renderer = PromptRenderer(self.task, fit_chat_config(self.prompt_config, engine.tokenizer), examples=examples)
@@ -150,7 +171,7 @@ class LLMClassifier:
         """Risk score P(label = 1) of every row, shape (n_rows,); NaN where none could be read."""
         self.last_report = ScoringReport()
         batch = self.renderer.render(X)
-        self._check_context(batch)
+        self._count_cut(batch)
         mode = self.prompt_config.mode
         if mode == "multiple_choice":
             scores, details = self._multiple_choice(batch)
@@ -177,26 +198,38 @@ class LLMClassifier:
         return self
 
     # -- checks --------------------------------------------------------------------
-    def _check_context(self, batch: PromptBatch) -> None:
-        if self.context_size is None or len(batch) == 0:
+    def _count_cut(self, batch: PromptBatch) -> None:
+        """Count (and say) the rows whose prompt is longer than the context size: the engine cuts those to their last tokens.
+
+        A row counts when any prompt it sends is over: any answer ordering
+        (multiple choice), or the prompt continued with its first digit
+        (numeric: one token longer). Where the backend takes whole prompts
+        (a web API, the fake model by default) nothing is cut and the
+        report's ``context_size`` is None.
+        """
+        limit = self.context_size if self.engine.cuts_prompts else None
+        self.last_report.context_size = limit
+        if limit is None or len(batch) == 0:
             return
-        prompts = batch.prompts(0)
-        lengths = np.asarray(self.engine.count_tokens(prompts))
-        over = lengths > self.context_size
-        if over.any():
-            raise ConfigError(
-                f"{int(over.sum())} of {len(lengths)} prompts are longer than the context size "
-                f"{self.context_size} tokens (longest {int(lengths.max())}, over by up to "
-                f"{int(lengths.max() - self.context_size)}); raise --context-size or use fewer features",
-                parameter="context_size",
-                value=self.context_size,
-            )
+        mode = self.prompt_config.mode
+        slots = range(max(1, len(batch.orderings))) if mode == "multiple_choice" else range(1)
+        lengths = np.max([self.engine.count_tokens(batch.prompts(o)) for o in slots], axis=0) + (mode == "numeric")
+        over = lengths > limit
+        if not over.any():
+            return
+        self.last_report.truncated_prompts = int(over.sum())
+        note = (f"{int(over.sum())} of {len(batch)} rows had prompts longer than the context size ({limit} tokens; longest "
+                f"{int(lengths.max())}): cut to their last {limit} tokens, as folktexts does, so the model did not see the "
+                "start of the description; --context-size sets the limit")  # fmt: skip
+        self.last_report.notes.append(note)
+        log.warning("%s", note)
 
     # -- the three readings --------------------------------------------------------
     def _multiple_choice(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         orderings = batch.orderings
         self.last_report.orderings = len(orderings)
-        readout = read_rendered(self.engine, batch)  # orderings of a row share all text up to the options: one prefix group
+        # orderings of a row share all text up to the options: one prefix group
+        readout = read_rendered(self.engine, batch, context_size=self.context_size)
         first = orderings[0]
         positive = first.permutation[first.labels.index(1)]  # the option whose label is 1
         per_ordering = readout.per_ordering[:, :, positive]
@@ -208,7 +241,7 @@ class LLMClassifier:
         return per_ordering.mean(axis=1), details
 
     def _numeric(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
-        readout = read_two_digits(self.engine, batch.prompts(0), how=self.numeric_readout)
+        readout = read_two_digits(self.engine, batch.prompts(0), how=self.numeric_readout, context_size=self.context_size)
         first_ok, second_ok = readout.first_ok, readout.second_ok
         for what, missing in (("first", int((~first_ok).sum())), ("second", int((first_ok & ~second_ok).sum()))):
             if missing:
@@ -226,7 +259,7 @@ class LLMClassifier:
             seed = (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63 if self.temperature > 0 else 0
             return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self.temperature, seed=seed)
 
-        requests = [GenerateRequest(p, settings(batch[i].row_id)) for i, p in enumerate(batch.prompts(0))]
+        requests = [GenerateRequest(p, settings(batch[i].row_id), self.context_size) for i, p in enumerate(batch.prompts(0))]
         texts = [r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")]
         strip = self.prompt_config.enable_thinking
         parsed = [parse_probability(t, strip_think=strip) for t in texts]

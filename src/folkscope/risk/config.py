@@ -10,6 +10,7 @@ CLI help.
 
 from __future__ import annotations
 
+import argparse
 import json
 import warnings
 from collections.abc import Mapping
@@ -73,6 +74,22 @@ def prompt_config_of(flat: Mapping[str, Any], *, seed: int = 42, warn_implied: b
     )
     variation = get("variation")
     return base.with_variations(parse_variations(variation)) if variation else base
+
+
+def _context_size(text: str) -> int | None:
+    """``--context-size``: a number of tokens, or ``none`` to send every prompt whole.
+
+    Examples
+    --------
+    >>> _context_size("600"), _context_size("None")
+    (600, None)
+    """
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens like 600, or 'none', got {text!r}") from None
 
 
 @dataclass(frozen=True)
@@ -159,8 +176,10 @@ class BenchmarkConfig:
         ),
     )
     context_size: int | None = field(
-        default=None, metadata=option("Longest prompt allowed, in tokens (None: no check).", group=INFERENCE)
-    )
+        default=600,
+        metadata=option("Longest prompt in tokens: longer ones are cut to their last N tokens and counted, as folktexts does "
+                        "(default 600; 'none': whole prompts).", group=INFERENCE, metavar="N|none", parse=_context_size),
+    )  # fmt: skip
     batch_size: int | None = field(
         default=None,
         metadata=option(

@@ -78,6 +78,8 @@ class TokenBackend:
 
     name = "token"
     max_length: int | None = None
+    #: requests' ``context_size`` is applied (a prompt cut to its last tokens); see :meth:`prompt_lengths`
+    cuts_prompts = True
     #: what one more forward pass costs, in tokens run (see :func:`~folkscope.engine.batching.plan_batches`)
     pass_overhead = 48
 
@@ -153,6 +155,41 @@ class TokenBackend:
         prompts = list(prompts)
         return [len(ids) for ids in self._encode_rendered(prompts, self._render_all(prompts))]
 
+    # ------------------------------------------------------------------ context size (requests' ``context_size``)
+    def _leading_specials(self) -> int:
+        """How many tokens the tokenizer puts before every plain text (a BOS: 1; SmolLM2: 0), kept first when a prompt is cut."""
+        if not hasattr(self, "_lead"):
+            plain = encode_texts(self.tokenizer, ["x"], add_special_tokens=False)[0]
+            special = encode_texts(self.tokenizer, ["x"], add_special_tokens=True)[0]
+            self._lead = next((k for k in range(len(special) - len(plain) + 1) if special[k : k + len(plain)] == plain), 0)
+        return self._lead
+
+    def _cut(self, ids: tuple[int, ...], context_size: int | None, plain: bool) -> tuple[int, ...]:
+        """The last ``context_size`` tokens of a prompt (leading special tokens of a plain prompt kept), as folktexts truncates."""
+        if context_size is None or len(ids) <= context_size or not self.cuts_prompts:
+            return ids
+        lead = min(self._leading_specials() if plain else 0, context_size - 1)
+        return ids[:lead] + ids[len(ids) - (context_size - lead) :]
+
+    def _encode_requests(self, requests: Sequence[Any]) -> list[tuple[int, ...]]:
+        """Token ids of each request's prompt (generation), cut to its ``context_size``."""
+        prompts = [r.prompt for r in requests]
+        ids = self._encode_rendered(prompts, self._render_all(prompts))
+        return [self._cut(pid, r.context_size, isinstance(p, str)) for pid, r, p in zip(ids, requests, prompts)]
+
+    def prompt_lengths(self, requests: Sequence[Any]) -> list[int]:
+        """Tokens of each request's longest prompt as it would run uncut (a prefix group: the prefix and its longest suffix).
+
+        :class:`~folkscope.engine.Engine` compares them with the requests'
+        ``context_size`` where :attr:`cuts_prompts` is set; a backend without
+        it (a web API) cuts nothing.
+        """
+        group = [isinstance(r, PrefixGroupRequest) for r in requests]
+        prompts = [r.prefix if g else r.prompt for r, g in zip(requests, group)]
+        ids = self._encode_rendered(prompts, self._render_all(prompts))
+        suffixes = self._continuations(s for r, g in zip(requests, group) if g for s in r.suffixes)
+        return [len(pid) + (max(len(suffixes[s]) for s in r.suffixes) if g else 0) for pid, r, g in zip(ids, requests, group)]
+
     def is_single_token(self, text: str) -> bool:
         try:
             return len(encode_continuations(self.tokenizer, [text])[0]) == 1
@@ -225,6 +262,7 @@ class TokenBackend:
                 req = requests[i]
                 targets = [conts[t] for t in (req.tokens if next_token else req.candidates)]
                 full = [pid + conts[s] for s in req.suffixes] if group else [pid]
+                full = [self._cut(prompt, req.context_size, isinstance(prompts[i], str)) for prompt in full]
                 for prompt in full:
                     self._check_prompt_ids(prompt)
                 out[i] = [(prompt, targets) for prompt in full]
@@ -371,8 +409,7 @@ class TokenBackend:
         done_flags = list(done) if done is not None else [False] * n
         if all(done_flags):
             return
-        prompts = [r.prompt for r in requests]
-        ids = self._encode_rendered(prompts, self._render_all(prompts))
+        ids = self._encode_requests(requests)
         for pid in ids:
             self._check_prompt_ids(pid)
         self._check_lengths([len(p) + r.settings.max_new_tokens for p, r in zip(ids, requests)], "prompts (plus max_new_tokens)")

@@ -139,6 +139,10 @@ class FakeBackend(TokenBackend):
         Batches whose cost exceeds this raise :class:`FakeOutOfMemoryError`.
     batch_tokens : int, default 4096
     share_prefixes : bool, default True
+    cut_prompts : bool, default False
+        Apply requests' ``context_size`` (cut a longer prompt to its last
+        tokens). Off by default: the fake's tokens are bytes, so folktexts'
+        600-token default would cut nearly every prompt a test or demo sends.
     """
 
     name = "fake"
@@ -160,8 +164,10 @@ class FakeBackend(TokenBackend):
         batch_tokens: int | None = None,
         share_prefixes: bool = True,
         window: int = DEFAULT_WINDOW,
+        cut_prompts: bool = False,
     ) -> None:
         super().__init__(batch_tokens=4096 if batch_tokens is None else batch_tokens, share_prefixes=share_prefixes, window=window)
+        self.cuts_prompts = bool(cut_prompts)
         self.model_name = str(model)
         self.revision = str(revision)
         self.dtype = dtype or "float32"

@@ -845,8 +845,7 @@ class VLLMBackend(TokenBackend):
         todo = [i for i in range(n) if not done_flags[i]]
         if not todo:
             return
-        prompts = [requests[i].prompt for i in todo]
-        ids = dict(zip(todo, self._encode_rendered(prompts, self._render_all(prompts))))
+        ids = dict(zip(todo, self._encode_requests([requests[i] for i in todo])))
         for i in todo:
             self._check_prompt_ids(ids[i])
         self._check_lengths([len(ids[i]) + requests[i].settings.max_new_tokens for i in todo], "prompts (plus max_new_tokens)")
