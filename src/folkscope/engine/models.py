@@ -193,12 +193,14 @@ def ensure_default_model() -> Path:
     return convert_gguf(_bundled_gguf(), dest)
 
 
-def _hub_snapshot(repo_id: str, revision: str | None, *, local_only: bool) -> Path:
+def _hub_snapshot(repo_id: str, revision: str | None, *, local_only: bool, cache_dir: str | Path | None = None) -> Path:
     hub = require("huggingface_hub", feature=f"loading the hub model {repo_id!r}")
-    return Path(hub.snapshot_download(repo_id, revision=revision, local_files_only=local_only))
+    return Path(hub.snapshot_download(repo_id, revision=revision, local_files_only=local_only, cache_dir=cache_dir))
 
 
-def resolve_model(handle: str, *, revision: str | None = None, offline: bool | None = None) -> ResolvedModel:
+def resolve_model(
+    handle: str, *, revision: str | None = None, offline: bool | None = None, cache_dir: str | Path | None = None
+) -> ResolvedModel:
     """Resolve ``default``, a local folder, a ``.gguf`` file or a hub id.
 
     Parameters
@@ -209,6 +211,9 @@ def resolve_model(handle: str, *, revision: str | None = None, offline: bool | N
         Hub branch, tag or commit.
     offline : bool, optional
         Never contact the hub (default: ``$HF_HUB_OFFLINE``).
+    cache_dir : path, optional
+        Hugging Face cache to look in and download into, instead of the
+        standard one (``download_models --tmp-cache-dir``).
 
     Raises
     ------
@@ -239,7 +244,7 @@ def resolve_model(handle: str, *, revision: str | None = None, offline: bool | N
         raise ModelNotFoundError(f"model path {handle!r} is not a model folder or .gguf file")
     offline = offline if offline is not None else os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     try:
-        folder = _hub_snapshot(handle, revision, local_only=True)
+        folder = _hub_snapshot(handle, revision, local_only=True, cache_dir=cache_dir)
     except MissingDependencyError:
         raise
     except Exception as cached_exc:  # noqa: BLE001 - any failure means "not in the local cache"
@@ -250,7 +255,7 @@ def resolve_model(handle: str, *, revision: str | None = None, offline: bool | N
                 f"`folkscope download-models --model {handle}`, or pass --model with a local folder"
             ) from cached_exc
         try:
-            folder = _hub_snapshot(handle, revision, local_only=False)
+            folder = _hub_snapshot(handle, revision, local_only=False, cache_dir=cache_dir)
         except Exception as exc:  # noqa: BLE001 - network, auth and not-found errors all end here
             raise ModelNotFoundError(
                 f"cannot fetch model {handle!r} from the Hugging Face hub ({type(exc).__name__}: {exc}). "
@@ -260,16 +265,21 @@ def resolve_model(handle: str, *, revision: str | None = None, offline: bool | N
     return ResolvedModel(handle, handle.split("/")[-1], str(folder), "hub", folder.name)
 
 
-def download_models(model_ids: list[str], save_dir: str | Path | None = None, *, revision: str | None = None) -> list[Path]:
+def download_models(
+    model_ids: list[str], save_dir: str | Path | None = None, *, revision: str | None = None, cache_dir: str | Path | None = None
+) -> list[Path]:
     """Fetch hub models for later offline use (``folkscope download-models``).
 
     Without ``save_dir`` the models go to the standard Hugging Face cache, where
     :func:`resolve_model` finds them by id. With it, each model is copied to
     ``save_dir/<org>--<name>`` (the folktexts layout), a folder usable as ``--model``.
+    ``cache_dir`` (folktexts' ``--tmp-cache-dir``) is the Hugging Face cache
+    the files are downloaded into first, instead of the standard one; a
+    model already there is not downloaded again.
     """
     out: list[Path] = []
     for model_id in model_ids:
-        resolved = resolve_model(model_id, revision=revision, offline=False)
+        resolved = resolve_model(model_id, revision=revision, offline=False, cache_dir=cache_dir)
         folder = Path(resolved.path)
         if save_dir is not None:
             target = Path(save_dir).expanduser() / model_id.replace("/", "--")
