@@ -293,6 +293,23 @@ def population_filter_rows(spec: str, rows: list[dict[str, Any]], columns: list[
     return sorted(int(i) for i in dataset._train_indices)
 
 
+@op
+def folktables_rows(task: str, rows: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
+    """``rows`` as folktables 0.0.12 writes a task's data (``df_to_pandas``), and which of them it kept.
+
+    Its population filter, its features (folktables writes a blank as 0) and
+    its True/False label in the target's own column, as a user saves them.
+    """
+    import folktables
+    import pandas as pd
+
+    problem = getattr(folktables, task)
+    frame = _frame(rows, columns)
+    features, label, _ = problem.df_to_pandas(frame)
+    kept = problem._preprocess(frame).index
+    return {"rows": pd.concat([features, label], axis=1).to_dict(orient="records"), "kept": [int(i) for i in kept]}
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)

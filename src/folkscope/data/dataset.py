@@ -22,7 +22,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from folkscope.errors import ConfigError, DataError, EmptyPopulationError, UnknownColumnError
+from folkscope.data.labels import GivenLabel, given_label
+from folkscope.errors import ConfigError, DataError, EmptyPopulationError, UnknownColumnError, UnknownTaskError
+from folkscope.tasks.filters import PopulationFilter, apply_filters
 from folkscope.tasks.task import TaskMetadata, get_task
 
 log = logging.getLogger(__name__)
@@ -98,15 +100,53 @@ class Dataset:
                 parameter="test_size",
             )
         self.seed = int(seed)
+        self.requested_weights = weight_column or None
         self.weight_column = weight_column if weight_column and weight_column in data.columns else None
         self.provenance = dict(provenance or {})
         self._frame = self._build_population(data)
         self._splits = self._split(len(self._frame))
 
     # -- construction --------------------------------------------------------------
+    def _given_label(
+        self, data: pd.DataFrame
+    ) -> tuple[pd.DataFrame, GivenLabel | None, tuple[PopulationFilter, ...], list[str]]:
+        """The rows, a label they bring (folktexts' or folktables' format), the filters that apply, and what to say about them.
+
+        Rows that bring their label were written for the task, its population
+        filter applied (folktables filters before it writes): the task's own
+        filters on columns such rows lack (``PINCP>100`` once ``PINCP`` is a
+        label, ``PWGTP>=1`` without weights) are taken as applied, and said.
+        A filter the user added always applies.
+        """
+        task = self.task
+        given = given_label(data, task)
+        notes: list[str] = []
+        filters = task.filters
+        if given is not None:
+            flipped = f", read as its complement {task.target_name}" if given.complement else ""
+            rule = "" if given.source == "folktexts" else f": True where {given.rule}"
+            notes.append(f"labels from column {given.column} ({given.source}' format{rule}{flipped})")
+            data, restored = given.restore_blanks(data, task)
+            if restored:
+                notes.append(f"{restored} zeros in coded columns read as blanks (folktables writes a blank as 0)")
+            try:
+                own = set(get_task(task.name).filters)
+            except UnknownTaskError:
+                own = set()
+            lacking = [f for f in filters if f in own and (f.column not in data.columns or f.column == given.column)]
+            filters = tuple(f for f in filters if f not in lacking)
+            if lacking:
+                shown = ", ".join(f.describe() for f in lacking)
+                notes.append(f"the task's filters {shown} taken as applied (the rows were written for it)")
+        if self.weight_column is None and self.requested_weights is not None:
+            notes.append(f"no {self.requested_weights} column, so every metric is unweighted")
+        return data, given, filters, notes
+
     def _build_population(self, data: pd.DataFrame) -> pd.DataFrame:
         task = self.task
-        missing = [c for c in (*task.features, task.target.column, *(f.column for f in task.filters)) if c not in data.columns]
+        data, given, filters, notes = self._given_label(data)
+        target = () if given is not None else (task.target.column,)
+        missing = [c for c in (*task.features, *target, *(f.column for f in filters)) if c not in data.columns]
         if missing:
             raise UnknownColumnError(
                 f"task {task.name} needs column(s) {', '.join(dict.fromkeys(missing))}, which the data does not "
@@ -116,37 +156,42 @@ class Dataset:
             )
         if not data.index.is_unique:
             raise ConfigError("the data's index is used as row id and must be unique", parameter="data")
-        filtered = [f.column for f in task.filters if f.column in task.column_texts]
+        filtered = [f.column for f in filters if f.column in task.column_texts]
         if filtered:  # a filter on a numeric column holding text would otherwise report a filter problem
             data = data.copy()
             for col in dict.fromkeys(filtered):
                 data[col] = task.column_texts[col].checked(data[col])
-        mask = task.population_mask(data)
+        mask = apply_filters(data, filters)
         if not mask.any():
-            filters = ", ".join(f.describe() for f in task.filters) or "(none)"
+            described = ", ".join(f.describe() for f in filters) or "(none)"
             raise EmptyPopulationError(
-                f"no row of {len(data)} passes the population filters of task {task.name}: {filters}; "
+                f"no row of {len(data)} passes the population filters of task {task.name}: {described}; "
                 "loosen --use-population-filter or check the data's codes"
             )
-        self.population_report = self._report_blanks(data, mask)
+        self.population_report = self._report_blanks(data, mask, filters)
+        if notes:  # only then, so the description (and run fingerprint) of other rows is unchanged
+            self.population_report["note"] = "; ".join(notes)
+            log.info("data of %s: %s", task.name, self.population_report["note"])
         # the ACS's replicate weights (PWGTP1..PWGTP80) travel with the rows when the data has them
         self.replicate_columns = tuple(
             f"{self.weight_column}{k}" for k in range(1, 81) if self.weight_column and f"{self.weight_column}{k}" in data.columns
         )
-        keep = [c for c in dict.fromkeys((*task.needed_columns, self.weight_column, *self.replicate_columns)) if c and c in data.columns]
+        label = given.column if given is not None else None
+        wanted = (*task.needed_columns, label, self.weight_column, *self.replicate_columns)
+        keep = [c for c in dict.fromkeys(wanted) if c and c in data.columns]
         frame = data.loc[mask, keep].copy()
         for col in task.features:  # every value a prompt will show, checked before any model loads
             if col in task.column_texts:
                 frame[col] = task.column_texts[col].checked(frame[col])
         if self.weight_column is not None:
             self._check_weights(frame[self.weight_column])
-        frame[task.target_name] = task.labels(frame)
+        frame[task.target_name] = given.labels(frame) if given is not None else task.labels(frame)
         frame.index.name = "row_id"
         return frame
 
-    def _report_blanks(self, data: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
+    def _report_blanks(self, data: pd.DataFrame, mask: np.ndarray, filters: Sequence[PopulationFilter]) -> dict[str, Any]:
         """Rows left out by the population filters, and how many of them only because a filter column is blank."""
-        columns = list(dict.fromkeys(f.column for f in self.task.filters if not f.keep_blank))  # a blank passes those
+        columns = list(dict.fromkeys(f.column for f in filters if not f.keep_blank))  # a blank passes those
         blank = data[columns].isna() if columns else pd.DataFrame(index=data.index)
         dropped = ~np.asarray(mask, dtype=bool)
         by_column = {c: int((blank[c].to_numpy() & dropped).sum()) for c in columns}
