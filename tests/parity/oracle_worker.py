@@ -310,6 +310,45 @@ def folktables_rows(task: str, rows: list[dict[str, Any]], columns: list[str]) -
     return {"rows": pd.concat([features, label], axis=1).to_dict(orient="records"), "kept": [int(i) for i in kept]}
 
 
+_MODELS: dict[str, Any] = {}
+
+
+@op
+def risk_scores(task: str, rows: list[dict[str, Any]], model: str, numeric: bool = False, context_size: int | None = None) -> dict[str, Any]:
+    """folktexts' ``TransformersLLMClassifier`` risk scores of ``rows``: float32 on the CPU, its defaults otherwise.
+
+    The model folder is loaded once per worker with folktexts'
+    ``load_model_tokenizer`` (float32 asked for: folktexts picks float16 on a
+    CPU). Multiple choice runs with order-bias correction, as by default; the
+    scores of the first answer ordering are returned too: they are what
+    ``correct_order_bias=False`` gives, since folktexts' uncorrected run asks
+    the task's own question, which is its first ordering, in the same batch.
+    """
+    import numpy as np
+    import torch
+    from folktexts.classifier import TransformersLLMClassifier
+    from folktexts.llm_utils import load_model_tokenizer
+
+    if model not in _MODELS:
+        _MODELS[model] = load_model_tokenizer(model, torch_dtype=torch.float32, device_map="cpu")
+    llm, tokenizer = _MODELS[model]
+    t = _task(task, "direct_numeric" if numeric else "multiple_choice")
+    kwargs = {} if context_size is None else {"context_size": context_size}
+    clf = TransformersLLMClassifier(model=llm, tokenizer=tokenizer, task=t, **kwargs)
+    per_question: list[list[float]] = []
+    query = clf._query_prompt_risk_estimates_batch
+
+    def recording(prompts_batch: list[str], **options: Any) -> Any:
+        estimates = query(prompts_batch, **options)
+        per_question.append([float(v) for v in np.clip(estimates, 0, 1)])
+        return estimates
+
+    clf._query_prompt_risk_estimates_batch = recording
+    scores = clf.predict_proba(_frame(rows, list(t.features)))[:, 1]
+    one_batch = len(rows) <= clf._inference_kwargs["batch_size"]  # then the first call is the first ordering of every row
+    return {"scores": [float(v) for v in scores], "first_ordering": per_question[0] if one_batch else None}
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
