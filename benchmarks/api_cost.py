@@ -54,7 +54,7 @@ def run_once(url: str, score_mode: str, subsampling: float, top_logprobs: int) -
     bench = Benchmark.make_benchmark("NISTIncome", model=engine, config=config)
     X, _ = bench.dataset.get_test()
     start = time.perf_counter()
-    scores = bench.classifier.predict_proba(X)
+    scores = bench.classifier.predict_proba(X)[:, 1]
     seconds = time.perf_counter() - start
     stats = backend.stats
     engine.close()

@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
         bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=args.subsampling, baselines=False)
         X, y = bench.dataset.get_test()
         start = time.perf_counter()
-        scores[name] = bench.classifier.predict_proba(X)
+        scores[name] = bench.classifier.predict_proba(X)[:, 1]
         seconds = time.perf_counter() - start
         labels = y.to_numpy()
         planned = engine.backend.identity().get("batch_tokens")

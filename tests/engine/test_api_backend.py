@@ -360,7 +360,7 @@ def make_bench(engine: Engine, **config):
 def risk_scores(engine: Engine, **config) -> np.ndarray:
     bench = make_bench(engine, **config)
     X, _ = bench.dataset.get_test()
-    return bench.classifier.predict_proba(X)
+    return bench.classifier.predict_proba(X)[:, 1]
 
 
 @pytest.mark.parametrize(("chat", "score_mode"), [(False, "echo"), (True, "topk")], ids=["multiple-choice-text", "multiple-choice-chat"])

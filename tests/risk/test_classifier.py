@@ -9,7 +9,7 @@ import pytest
 from folkscope.data import load_bundled
 from folkscope.engine import Engine
 from folkscope.engine.backends.fake import FakeBackend
-from folkscope.errors import ConfigError
+from folkscope.errors import ConfigError, DataError
 from folkscope.prompting import PromptConfig
 from folkscope.risk.classifier import LLMClassifier
 
@@ -30,7 +30,7 @@ def letter_rule(text: str):
 
 def test_multiple_choice_sums_variants_renormalises_and_averages_orderings():
     clf = LLMClassifier(engine_with(letter_rule), "ACSIncome")
-    scores = clf.predict_proba(X10)
+    scores = clf.predict_proba(X10)[:, 1]
     # P(A) = 0.45 + 0.15 = 0.6, P(B) = 0.2 -> P(first letter) = 0.75 whatever the row.
     # Ordering 0: A = Below $50,000 (label 0) -> risk 0.25; ordering 1: A = Above -> risk 0.75.
     assert np.allclose(clf.last_details["score_ordering_0"], 0.25)
@@ -42,7 +42,7 @@ def test_multiple_choice_sums_variants_renormalises_and_averages_orderings():
 
 def test_without_order_bias_correction_one_ordering_is_scored():
     clf = LLMClassifier(engine_with(letter_rule), "ACSIncome", prompt_config=PromptConfig(correct_order_bias=False))
-    assert np.allclose(clf.predict_proba(X10), 0.25)
+    assert np.allclose(clf.predict_proba(X10)[:, 1], 0.25)
     assert clf.last_report.orderings == 1
 
 
@@ -52,7 +52,7 @@ def test_chat_prompts_score_the_same_way():
         return {" A": 0.2, "A": 0.05, " B": 0.6, "B": 0.15} if text.endswith(prefill) else None
 
     clf = LLMClassifier(engine_with(rule), "ACSIncome", prompt_config=PromptConfig(use_chat_template=True))
-    clf.predict_proba(X10)
+    clf.predict_proba(X10)[:, 1]
     assert np.allclose(clf.last_details["score_ordering_0"], 0.75)  # B = Above in ordering 0
     assert np.allclose(clf.last_details["score_ordering_1"], 0.25)
 
@@ -69,7 +69,7 @@ def numeric_rule(text: str):
 
 def test_numeric_greedy_reads_two_most_likely_digits():
     clf = LLMClassifier(engine_with(numeric_rule), "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True))
-    assert np.allclose(clf.predict_proba(X10), 0.35)
+    assert np.allclose(clf.predict_proba(X10)[:, 1], 0.35)
 
 
 def test_numeric_expected_value_is_the_two_digit_expectation():
@@ -77,7 +77,7 @@ def test_numeric_expected_value_is_the_two_digit_expectation():
     clf = LLMClassifier(engine_with(numeric_rule), "ACSIncome", prompt_config=cfg, numeric_readout="expected")
     # E = 0.1*(0.2 + 0.00) + 0.6*(0.3 + (0.7*5 + 0.3*1)/100) + 0.3*(0.4 + 0.00)
     expected = 0.1 * 0.2 + 0.6 * (0.3 + 0.038) + 0.3 * 0.4
-    assert np.allclose(clf.predict_proba(X10), expected)
+    assert np.allclose(clf.predict_proba(X10)[:, 1], expected)
 
 
 def test_chain_of_thought_parses_and_counts_unparseable_answers():
@@ -85,7 +85,7 @@ def test_chain_of_thought_parses_and_counts_unparseable_answers():
         return "Reasoning... Probability: 80%" if "The sex is: Female." in prompt else "I cannot say."
 
     clf = LLMClassifier(engine_with(responses=answer), "ACSIncome", prompt_config=PromptConfig(cot_prompting=True))
-    scores = clf.predict_proba(X10)
+    scores = clf.predict_proba(X10)[:, 1]
     men = int((X10["SEX"] == 1).sum())
     assert np.array_equal(np.isnan(scores), (X10["SEX"] == 1).to_numpy())
     assert np.allclose(scores[~np.isnan(scores)], 0.8)
@@ -95,12 +95,23 @@ def test_chain_of_thought_parses_and_counts_unparseable_answers():
 
 def test_fit_learns_the_accuracy_maximising_threshold_and_predict_uses_it():
     engine = Engine.from_model("seeded", backend="fake", use_cache=False)
-    clf = LLMClassifier(engine, "ACSIncome").fit(X10, Y10)
-    scores = clf.predict_proba(X10)
+    clf = LLMClassifier(engine, "ACSIncome").fit(X10, Y10, method="accuracy")
+    scores = clf.predict_proba(X10)[:, 1]
     assert 0.0 <= clf.threshold <= 1.0
-    assert np.array_equal(clf.predict(X10), (scores > clf.threshold).astype(np.int8))
-    accuracy = ((scores > clf.threshold) == Y10.to_numpy()).mean()
-    assert accuracy >= ((scores > 0.5) == Y10.to_numpy()).mean()
+    assert np.array_equal(clf.predict(X10), (scores >= clf.threshold).astype(int))
+    accuracy = ((scores >= clf.threshold) == Y10.to_numpy()).mean()
+    assert accuracy >= ((scores >= 0.5) == Y10.to_numpy()).mean()
+
+
+def test_fit_by_default_takes_folktexts_roc_threshold():
+    from folkscope.metrics import compute_best_threshold
+
+    engine = Engine.from_model("seeded", backend="fake", use_cache=False)
+    clf = LLMClassifier(engine, "ACSIncome").fit(X10, Y10)
+    scores = clf.predict_proba(X10)[:, 1]
+    assert clf.threshold == min(compute_best_threshold(Y10, scores), 1.0) and clf._threshold_fitted_on == 10  # inf: none positive, clipped to 1 as folktexts does
+    with pytest.raises(DataError, match="both labels"):
+        clf.fit(X10, np.ones(10, dtype=int))
 
 
 def test_prompts_longer_than_the_context_size_are_cut_counted_and_said(caplog):
@@ -133,18 +144,19 @@ def test_bad_options():
 def test_scores_keep_row_order_for_a_shuffled_table():
     engine = Engine.from_model("seeded", backend="fake", use_cache=False)
     clf = LLMClassifier(engine, "ACSIncome")
-    base = pd.Series(clf.predict_proba(X10), index=X10.index)
+    base = pd.Series(clf.predict_proba(X10)[:, 1], index=X10.index)
     shuffled = X10.sample(frac=1.0, random_state=3)
-    assert np.allclose(clf.predict_proba(shuffled), base.loc[shuffled.index].to_numpy())
+    assert np.allclose(clf.predict_proba(shuffled)[:, 1], base.loc[shuffled.index].to_numpy())
 
 
 @pytest.mark.slow
 def test_default_model_scores_the_fixture_rows_in_both_modes():
     """SmolLM2-135M-Instruct on the 10 real ACSIncome rows: real scores, no NaN, in range."""
     engine = Engine.from_model("default", use_cache=False)
-    mc = LLMClassifier(engine, "ACSIncome").predict_proba(X10)
-    assert mc.shape == (10,) and ((mc > 0) & (mc < 1)).all()  # letter probabilities never reach 0 or 1
-    numeric = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True)).predict_proba(X10)
+    proba = LLMClassifier(engine, "ACSIncome").predict_proba(X10)
+    mc = proba[:, 1]
+    assert proba.shape == (10, 2) and np.allclose(proba.sum(axis=1), 1) and ((mc > 0) & (mc < 1)).all()  # letter probabilities never reach 0 or 1
+    numeric = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True)).predict_proba(X10)[:, 1]
     assert not np.isnan(numeric).any() and ((numeric >= 0) & (numeric <= 0.99)).all()  # two digits after "0."
 
 
@@ -176,7 +188,7 @@ def test_numeric_rows_without_second_digit_probabilities_are_nan_not_zero(readou
     """The greedy readout used to take argmax of an all-NaN row: digit 0, scores 0.3 with 0 NaN reported."""
     cfg = PromptConfig(numeric_risk_prompting=True)
     clf = LLMClassifier(engine_missing(numeric_rule, second_step), "ACSIncome", prompt_config=cfg, numeric_readout=readout)
-    scores = clf.predict_proba(X10)
+    scores = clf.predict_proba(X10)[:, 1]
     assert np.isnan(scores).all() and clf.last_report.nan_scores == 10
     assert any("10 rows had no usable probabilities for the second digit" in note for note in clf.last_report.notes)
 
@@ -186,16 +198,16 @@ def test_expected_readout_ignores_missing_second_digits_that_cannot_matter():
     cfg = PromptConfig(numeric_risk_prompting=True)
     harmless = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.7")), "ACSIncome", prompt_config=cfg,
                              numeric_readout="expected")  # fmt: skip
-    assert np.allclose(harmless.predict_proba(X10), 0.1 * 0.2 + 0.6 * (0.3 + 0.038) + 0.3 * 0.4)
+    assert np.allclose(harmless.predict_proba(X10)[:, 1], 0.1 * 0.2 + 0.6 * (0.3 + 0.038) + 0.3 * 0.4)
     harmful = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.2")), "ACSIncome", prompt_config=cfg,
                             numeric_readout="expected")  # fmt: skip
-    assert np.isnan(harmful.predict_proba(X10)).all()
+    assert np.isnan(harmful.predict_proba(X10)[:, 1]).all()
 
 
 def test_numeric_rows_without_first_digit_probabilities_are_nan():
     cfg = PromptConfig(numeric_risk_prompting=True)
     clf = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.")), "ACSIncome", prompt_config=cfg)
-    assert np.isnan(clf.predict_proba(X10)).all()
+    assert np.isnan(clf.predict_proba(X10)[:, 1]).all()
     assert (clf.last_details["first_digit"] == -1).all() and clf.last_details["first_digit_prob"].isna().all()
 
 
@@ -216,7 +228,55 @@ def test_a_score_is_finite_only_when_both_digits_had_probabilities(first_missing
         return first_missing[k] if prompt.endswith("0.") else second_missing[k]
 
     clf = LLMClassifier(engine_missing(numeric_rule, missing), "ACSIncome", prompt_config=cfg)
-    scores = clf.predict_proba(X10)
+    scores = clf.predict_proba(X10)[:, 1]
     want_nan = np.array([first_missing[distinct.index(t)] or second_missing[distinct.index(t)] for t in texts])
     assert (np.isnan(scores) == want_nan).all() and clf.last_report.nan_scores == int(want_nan.sum())
     assert np.allclose(scores[~want_nan], 0.35)
+
+
+def test_the_classifier_is_a_scikit_learn_estimator():
+    """folktexts' classifiers are scikit-learn estimators; before issue 29 get_params, set_params, score and clone were missing."""
+    from sklearn.base import clone, is_classifier
+
+    engine = Engine.from_model("seeded", backend="fake", use_cache=False)
+    clf = LLMClassifier(engine, "ACSIncome", threshold=0.4)
+    assert is_classifier(clf) and list(clf.classes_) == [0, 1]
+    params = clf.get_params()
+    assert params["threshold"] == 0.4 and params["engine"] is engine and params["threshold_rule"] == ">="
+    copy = clone(clf)
+    assert copy is not clf and copy.engine is engine and copy.get_params() == params  # the engine is shared, not copied
+    np.testing.assert_array_equal(copy.predict_proba(X10), clf.predict_proba(X10))
+    proba = clf.predict_proba(X10)
+    assert proba.shape == (10, 2) and np.allclose(proba[:, 0], 1 - proba[:, 1])
+    clf.set_params(threshold=0.7, threshold_rule=">")
+    assert clf.threshold == 0.7 and np.array_equal(clf.predict(X10), (proba[:, 1] > 0.7).astype(int))
+    assert clf.score(X10, Y10) == pytest.approx(float(np.mean(clf.predict(X10) == Y10.to_numpy())))
+    clf.set_params(prompt_config=PromptConfig(numeric_risk_prompting=True))  # the classifier is rebuilt: numeric prompts
+    assert clf.prompt_config.mode == "numeric" and clf.renderer.config.mode == "numeric"
+    with pytest.raises(ConfigError, match="threshold must be in"):
+        clf.set_params(threshold=2)
+    with pytest.raises(ConfigError, match="unknown parameter"):
+        clf.set_params(thresold=0.1)
+
+
+def test_predictions_csv_is_folktexts_and_read_back(tmp_path):
+    engine = Engine.from_model("seeded", backend="fake", use_cache=False)
+    clf = LLMClassifier(engine, "ACSIncome")
+    path = tmp_path / "ACSIncome.test_predictions.csv"
+    proba = clf.predict_proba(X10, predictions_save_path=path, labels=Y10)
+    saved = pd.read_csv(path, index_col=0)
+    assert list(saved.columns) == ["risk_score", "label"] and list(saved.index) == list(X10.index)
+    assert np.allclose(saved["risk_score"], proba[:, 1]) and (saved["label"] == Y10.to_numpy()).all()
+    saved["risk_score"] = 0.25  # a saved file for these rows is read, not recomputed
+    saved.to_csv(path)
+    assert np.allclose(clf.predict_proba(X10, predictions_save_path=path)[:, 1], 0.25)
+    assert not np.allclose(clf.predict_proba(X10.iloc[:5], predictions_save_path=path)[:, 1], 0.25)  # other rows: scored anew
+    with pytest.raises(ConfigError, match="predictions_save_path"):
+        clf.predict_proba(X10, labels=Y10)
+
+
+def test_predict_refuses_rows_without_a_score():
+    clf = LLMClassifier(engine_with(responses=lambda prompt: "I cannot say."), "ACSIncome", prompt_config=PromptConfig(cot_prompting=True))
+    assert np.isnan(clf.predict_proba(X10)).all()
+    with pytest.raises(DataError, match="10 of 10 rows have no risk score"):
+        clf.predict(X10)

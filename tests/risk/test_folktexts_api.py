@@ -57,11 +57,13 @@ def test_a_folktexts_script_runs_with_its_imports_changed(tmp_path, monkeypatch)
     X_test, _ = dataset.get_test()
     namespace = {"MODEL": "default", "RESULTS": str(tmp_path / "results"), "dataset": dataset, "X_test": X_test}
     exec(compile(SCRIPT, "folktexts_script.py", "exec"), namespace)  # noqa: S102 - our own test script
-    scores = namespace["test_scores"]
-    assert scores.shape == (len(X_test),) and np.isfinite(scores).all() and ((scores > 0) & (scores < 1)).all()
+    proba = namespace["test_scores"]
+    assert proba.shape == (len(X_test), 2) and np.allclose(proba.sum(axis=1), 1)  # folktexts' [1 - risk, risk]
+    scores = proba[:, 1]
+    assert np.isfinite(scores).all() and ((scores > 0) & (scores < 1)).all()
     assert set(namespace["test_preds"]) <= {0, 1} and 0 <= namespace["clf"].threshold <= 1
     results = namespace["bench_results"]
-    assert results["scoring"]["rows"] == len(X_test)
+    assert results["scoring"]["rows"] == len(X_test) and results["n_samples"] == len(X_test)
     bench = namespace["bench"]
     assert bench.config.numeric_risk_prompting and bench.run_dir.is_dir()
     assert bench.run_dir.parts[-2] == Path(namespace["model"].name_or_path).name  # the loaded model's own name, as in folktexts

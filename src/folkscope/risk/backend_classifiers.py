@@ -6,7 +6,9 @@ tokenizer, task)`` from a loaded ``vllm.LLM``, or
 ``WebAPILLMClassifier(model_name, task)`` for a litellm model id; these
 classes take the same arguments and return the same
 ``predict_proba`` / ``predict`` / ``fit`` results, so such a script runs after
-changing its import lines only. Underneath they are ordinary
+changing its import lines only. They are scikit-learn estimators as there:
+``get_params`` lists folktexts' constructor arguments, and a clone builds a
+new classifier over the same loaded model. Underneath they are ordinary
 :class:`LLMClassifier` objects over an :class:`~folkscope.engine.Engine`
 (result cache, batching and progress included).
 
@@ -20,10 +22,9 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError
@@ -33,33 +34,45 @@ from folkscope.tasks.task import TaskMetadata
 
 __all__ = ["TransformersLLMClassifier", "VLLMClassifier", "WebAPILLMClassifier"]
 
-#: folktexts' inference keyword arguments, and where each goes here
-_INFERENCE_KWARGS = ("context_size", "batch_size")
-
-
-def _prompt_and_options(
-    task: TaskMetadata | str, encode_row: Callable[[pd.Series], str] | None, correct_order_bias: bool, inference_kwargs: dict[str, Any]
-) -> tuple[PromptConfig, int | None]:
+def _prompt_config(
+    task: TaskMetadata | str, encode_row: Callable[..., str] | None, correct_order_bias: bool,
+    prompt_config: PromptConfig | None, inference_kwargs: dict[str, Any],
+) -> PromptConfig:  # fmt: skip
+    """The prompt config of folktexts' classifier arguments; refuses what cannot be honoured, before any model loads."""
     if encode_row is not None:
         raise ConfigError(
             "encode_row (a Python function writing each row's text) is not supported: prompts are data here, so they "
             "can be hashed, cached and exported; use a task's column texts, --variation or a custom TaskMetadata",
             parameter="encode_row",
         )
-    unknown = sorted(set(inference_kwargs) - set(_INFERENCE_KWARGS))
-    if unknown:
+    if inference_kwargs:
+        unknown = sorted(inference_kwargs)
         raise ConfigError(
-            f"unknown inference option(s) {', '.join(unknown)}; folktexts' are {', '.join(_INFERENCE_KWARGS)}",
+            f"unknown inference option(s) {', '.join(unknown)}; folktexts' are context_size and batch_size",
             parameter="inference_kwargs",
             value=unknown,
         )
-    # batch_size is accepted for folktexts scripts; the engine batches by a token budget instead
-    numeric = isinstance(task, TaskMetadata) and task.use_numeric_qa  # folktexts' numeric switch lives on the task
-    config = PromptConfig(correct_order_bias=bool(correct_order_bias), numeric_risk_prompting=numeric)
-    return config, inference_kwargs.get("context_size", DEFAULT_CONTEXT_SIZE)  # folktexts' default: cut at 600 tokens
+    if prompt_config is None:
+        numeric = isinstance(task, TaskMetadata) and task.use_numeric_qa  # folktexts' numeric switch lives on the task
+        return PromptConfig(correct_order_bias=bool(correct_order_bias), numeric_risk_prompting=numeric)
+    return replace(prompt_config, correct_order_bias=bool(correct_order_bias))
 
 
-class TransformersLLMClassifier(LLMClassifier):
+class _BackendClassifier(LLMClassifier):
+    """What the three folktexts classes share: folktexts' arguments over an engine built for one backend."""
+
+    def _setup(
+        self, engine: Engine, task: TaskMetadata | str, prompt_config: PromptConfig, *, threshold: float, seed: int,
+        temperature: float | None, context_size: int | None, batch_size: int | None, use_cache: bool,
+        cache_dir: str | Path | None,
+    ) -> None:  # fmt: skip
+        super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size,
+                         seed=seed, temperature=temperature)  # fmt: skip
+        # folktexts' arguments, kept under their names for get_params (batch_size: the engine batches by tokens)
+        self.encode_row, self.batch_size, self.use_cache, self.cache_dir = None, batch_size, use_cache, cache_dir
+
+
+class TransformersLLMClassifier(_BackendClassifier):
     """Risk scores from a transformers model and tokenizer already loaded (folktexts' class of that name).
 
     Parameters
@@ -73,14 +86,19 @@ class TransformersLLMClassifier(LLMClassifier):
     threshold : float, default 0.5
     correct_order_bias : bool, default True
     seed : int, default 42
-        Kept for folktexts scripts; scoring is deterministic.
+        Seed of sampled chain-of-thought answers.
+    prompt_config : PromptConfig, optional
+        How rows become prompts (``correct_order_bias`` overrides its field).
+    temperature : float, optional
+        Chain-of-thought sampling temperature (None: greedy, 1.0 in thinking mode).
+    context_size : int or None, default 600
+        Prompts are cut to their last ``context_size`` tokens, as folktexts does.
+    batch_size : int, optional
+        Accepted for folktexts scripts; the engine batches by tokens.
     use_cache : bool, default True
         Keep answers in the engine's result cache (keyed by the weights'
         fingerprint), so a rerun is free.
     cache_dir : path, optional
-    **inference_kwargs
-        ``context_size`` (prompts cut to their last 600 tokens by default), ``batch_size`` (accepted;
-        the engine batches by tokens).
     """
 
     def __init__(
@@ -88,23 +106,27 @@ class TransformersLLMClassifier(LLMClassifier):
         model: Any,
         tokenizer: Any,
         task: TaskMetadata | str,
-        encode_row: Callable[[pd.Series], str] | None = None,
+        encode_row: Callable[..., str] | None = None,
         threshold: float = 0.5,
         correct_order_bias: bool = True,
         seed: int = 42,
         *,
+        prompt_config: PromptConfig | None = None,
+        temperature: float | None = None,
+        context_size: int | None = DEFAULT_CONTEXT_SIZE,
+        batch_size: int | None = None,
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
         **inference_kwargs: Any,
     ) -> None:
-        prompt_config, context_size = _prompt_and_options(task, encode_row, correct_order_bias, inference_kwargs)
+        config = _prompt_config(task, encode_row, correct_order_bias, prompt_config, inference_kwargs)
         engine = Engine.from_loaded(model, tokenizer, use_cache=use_cache, cache_dir=cache_dir)
-        super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size)
-        self.seed = int(seed)
+        self._setup(engine, task, config, threshold=threshold, seed=seed, temperature=temperature, context_size=context_size,
+                    batch_size=batch_size, use_cache=use_cache, cache_dir=cache_dir)  # fmt: skip
         self.model, self.tokenizer = model, tokenizer
 
 
-class WebAPILLMClassifier(LLMClassifier):
+class WebAPILLMClassifier(_BackendClassifier):
     """Risk scores from a web-API model through litellm (folktexts' class of that name).
 
     Parameters
@@ -117,37 +139,45 @@ class WebAPILLMClassifier(LLMClassifier):
         As for :class:`TransformersLLMClassifier`.
     max_api_rpm : int, optional
         Requests per minute.
-    use_cache, cache_dir
-        As for :class:`TransformersLLMClassifier`: a resumed run pays nothing twice.
+    prompt_config, temperature, context_size, batch_size, use_cache, cache_dir
+        As for :class:`TransformersLLMClassifier` (a resumed run pays nothing
+        twice; a web API takes whole prompts).
     backend_options : mapping, optional
         Further options of the web-API backend (``api_base``, ``max_concurrency``, ...).
-    **inference_kwargs
-        ``context_size``, ``batch_size``.
     """
 
     def __init__(
         self,
         model_name: str,
         task: TaskMetadata | str,
-        encode_row: Callable[[pd.Series], str] | None = None,
+        encode_row: Callable[..., str] | None = None,
         threshold: float = 0.5,
         correct_order_bias: bool = True,
-        seed: int = 42,
         max_api_rpm: int | None = None,
+        seed: int = 42,
         *,
+        prompt_config: PromptConfig | None = None,
+        temperature: float | None = None,
+        context_size: int | None = DEFAULT_CONTEXT_SIZE,
+        batch_size: int | None = None,
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
         backend_options: dict[str, Any] | None = None,
         **inference_kwargs: Any,
     ) -> None:
-        prompt_config, context_size = _prompt_and_options(task, encode_row, correct_order_bias, inference_kwargs)
+        config = _prompt_config(task, encode_row, correct_order_bias, prompt_config, inference_kwargs)
         options = dict(backend_options or {})
         if max_api_rpm is not None:
             options["max_rpm"] = max_api_rpm
         engine = Engine.from_model(model_name, backend="litellm", use_cache=use_cache, cache_dir=cache_dir, **options)
-        super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size)
-        self.seed = int(seed)
-        self.model_name = model_name
+        self._setup(engine, task, config, threshold=threshold, seed=seed, temperature=temperature, context_size=context_size,
+                    batch_size=batch_size, use_cache=use_cache, cache_dir=cache_dir)  # fmt: skip
+        self._model_id, self.max_api_rpm, self.backend_options = model_name, max_api_rpm, backend_options
+
+    @property
+    def model_name(self) -> str:
+        """The litellm model id (folktexts' first argument)."""
+        return self._model_id
 
 
 def _vllm_model_path(llm: Any) -> str:
@@ -162,7 +192,7 @@ def _vllm_model_path(llm: Any) -> str:
     return str(path)
 
 
-class VLLMClassifier(LLMClassifier):
+class VLLMClassifier(_BackendClassifier):
     """Risk scores from a ``vllm.LLM`` already loaded (folktexts' class of that name).
 
     Parameters
@@ -177,10 +207,8 @@ class VLLMClassifier(LLMClassifier):
     model_name_or_path : str or ResolvedModel, optional
         The model's folder or hub id (default: what the ``LLM`` was built
         from); it names the model in run folders and the result cache.
-    encode_row, threshold, correct_order_bias, seed, use_cache, cache_dir
+    encode_row, threshold, correct_order_bias, seed, prompt_config, temperature, context_size, batch_size, use_cache, cache_dir
         As for :class:`TransformersLLMClassifier`.
-    **inference_kwargs
-        ``context_size``, ``batch_size``.
     """
 
     def __init__(
@@ -190,17 +218,21 @@ class VLLMClassifier(LLMClassifier):
         task: TaskMetadata | str,
         *,
         model_name_or_path: Any = None,
-        encode_row: Callable[[pd.Series], str] | None = None,
+        encode_row: Callable[..., str] | None = None,
         threshold: float = 0.5,
         correct_order_bias: bool = True,
         seed: int = 42,
+        prompt_config: PromptConfig | None = None,
+        temperature: float | None = None,
+        context_size: int | None = DEFAULT_CONTEXT_SIZE,
+        batch_size: int | None = None,
         use_cache: bool = True,
         cache_dir: str | Path | None = None,
         **inference_kwargs: Any,
     ) -> None:
-        prompt_config, context_size = _prompt_and_options(task, encode_row, correct_order_bias, inference_kwargs)
+        config = _prompt_config(task, encode_row, correct_order_bias, prompt_config, inference_kwargs)
         model = model_name_or_path if model_name_or_path is not None else _vllm_model_path(llm)
         engine = Engine.from_model(model, backend="vllm", llm=llm, use_cache=use_cache, cache_dir=cache_dir)
-        super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size)
-        self.seed = int(seed)
-        self.llm, self.tokenizer = llm, tokenizer
+        self._setup(engine, task, config, threshold=threshold, seed=seed, temperature=temperature, context_size=context_size,
+                    batch_size=batch_size, use_cache=use_cache, cache_dir=cache_dir)  # fmt: skip
+        self.llm, self.tokenizer, self.model_name_or_path = llm, tokenizer, model_name_or_path

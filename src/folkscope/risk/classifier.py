@@ -38,20 +38,28 @@ import logging
 import zlib
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sklearn.base import BaseEstimator, ClassifierMixin
+
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings
-from folkscope.errors import ConfigError
+from folkscope.errors import ConfigError, DataError
 from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, fit_chat_config
+from folkscope.metrics._thresholds import check_threshold_rule, predict_positive
 from folkscope.readout import DIGIT_READOUTS, parse_probability, read_rendered, read_two_digits
 from folkscope.tasks.task import TaskMetadata, get_task
 
-__all__ = ["DEFAULT_CONTEXT_SIZE", "LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
+__all__ = ["DEFAULT_CONTEXT_SIZE", "FIT_METHODS", "LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
 
 NUMERIC_READOUTS = DIGIT_READOUTS
+#: How :meth:`LLMClassifier.fit` picks the threshold: folktexts' ROC rule or folkscope's accuracy rule
+FIT_METHODS = ("roc", "accuracy")
+#: folktexts' column of risk scores in a predictions CSV
+SCORE_COL_NAME, LABEL_COL_NAME = "risk_score", "label"
 #: folktexts' default: prompts are cut to their last 600 tokens
 DEFAULT_CONTEXT_SIZE = 600
 log = logging.getLogger(__name__)
@@ -83,8 +91,15 @@ class ScoringReport:
         }
 
 
-class LLMClassifier:
-    """A language model as a binary risk score with a scikit-learn-style interface.
+class LLMClassifier(ClassifierMixin, BaseEstimator):
+    """A language model as a binary risk score: a scikit-learn classifier, as in folktexts.
+
+    ``predict_proba(X)`` has shape (n_rows, 2): P(label = 0) and the risk
+    score P(label = 1) (:meth:`compute_risk_estimates_for_dataframe` gives
+    the scores alone); ``predict`` thresholds with ``score >= threshold``;
+    ``fit`` learns only the threshold. ``get_params``, ``set_params``,
+    ``score`` and :func:`sklearn.base.clone` work; a clone shares the loaded
+    model (read-only) instead of copying its weights.
 
     Parameters
     ----------
@@ -99,15 +114,19 @@ class LLMClassifier:
         ``get_task(name, use_numeric_qa=True)``).
     threshold : float, default 0.5
         Decision threshold of :meth:`predict`; :meth:`fit` learns it.
+    threshold_rule : {">=", ">"}, default ">="
+        :meth:`predict` gives 1 where ``score >= threshold`` (folktexts), or
+        ``score > threshold``.
     examples : (X, y), optional
         Training rows for few-shot prompts.
     numeric_readout : {"greedy", "expected"}
         How numeric answers are read (see the module docstring).
     max_new_tokens : int, default 512
         Generation budget of chain-of-thought answers.
-    temperature : float, default 0.0
-        Sampling temperature of chain-of-thought answers (0: greedy). Each
-        row samples from its own seeded stream, so a rerun gives the same text.
+    temperature : float, optional
+        Sampling temperature of chain-of-thought answers (0: greedy; None:
+        folktexts' default, greedy or 1.0 in thinking mode). Each row samples
+        from its own seeded stream, so a rerun gives the same text.
     seed : int, default 42
         Seed of those streams.
     context_size : int or None, default 600
@@ -121,10 +140,13 @@ class LLMClassifier:
     >>> from folkscope.data import load_bundled
     >>> engine = Engine.from_model("demo", backend="fake", use_cache=False)
     >>> clf = LLMClassifier(engine, "ACSIncome")
-    >>> scores = clf.predict_proba(load_bundled("acs-income-10").iloc[:, :10])
-    >>> scores.shape, bool(((scores >= 0) & (scores <= 1)).all())
-    ((10,), True)
+    >>> proba = clf.predict_proba(load_bundled("acs-income-10").iloc[:, :10])
+    >>> proba.shape, bool(((proba >= 0) & (proba <= 1)).all()), bool(np.allclose(proba.sum(axis=1), 1))
+    ((10, 2), True, True)
     """
+
+    #: folktexts' inference options and their defaults (batch_size None: the engine batches by a token budget)
+    DEFAULT_INFERENCE_KWARGS: dict[str, Any] = {"context_size": DEFAULT_CONTEXT_SIZE, "batch_size": None}
 
     def __init__(
         self,
@@ -133,10 +155,11 @@ class LLMClassifier:
         *,
         prompt_config: PromptConfig | None = None,
         threshold: float = 0.5,
+        threshold_rule: str = ">=",
         examples: tuple[pd.DataFrame, pd.Series] | None = None,
         numeric_readout: str = "greedy",
         max_new_tokens: int = 512,
-        temperature: float = 0.0,
+        temperature: float | None = None,
         seed: int = 42,
         context_size: int | None = DEFAULT_CONTEXT_SIZE,
     ) -> None:
@@ -146,16 +169,23 @@ class LLMClassifier:
                 parameter="numeric_readout",
                 value=numeric_readout,
             )
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}", parameter="threshold", value=threshold)
+        _check_threshold(threshold, threshold_rule)
+        # scikit-learn reads every constructor argument back from the attribute of its name (get_params);
+        # task and prompt_config hold what they resolve to, which builds the same classifier again
         self.engine = engine
         self.task = get_task(task)
         self.prompt_config = prompt_config or PromptConfig(numeric_risk_prompting=self.task.use_numeric_qa)
         self.threshold = float(threshold)
+        self.threshold_rule = threshold_rule
+        self.examples = examples
         self.numeric_readout = numeric_readout
         self.max_new_tokens = int(max_new_tokens)
-        GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=temperature)  # checked now, not at the first row
-        self.temperature = float(temperature)
+        self.temperature = temperature
+        # None: folktexts' default, greedy, or 1.0 in thinking mode (thinking models should not run greedy)
+        thinking = 1.0 if self.prompt_config.enable_thinking else 0.0
+        self._generation_temperature = thinking if temperature is None else float(temperature)
+        # checked now, not at the first row
+        GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self._generation_temperature)
         self.seed = int(seed)
         if context_size is not None and (isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1):
             raise ConfigError(f"context_size must be a positive number of tokens or None, got {context_size!r}",
@@ -165,12 +195,41 @@ class LLMClassifier:
         self.renderer = PromptRenderer(self.task, fit_chat_config(self.prompt_config, engine.tokenizer), examples=examples)
         self.last_report = ScoringReport()
         self.last_details: pd.DataFrame | None = None
+        self.classes_ = np.array([0, 1])
+        self._threshold_fitted_on = 0
 
     # -- scikit-learn interface ----------------------------------------------------
-    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+    def predict_proba(
+        self, data: pd.DataFrame, predictions_save_path: str | Path | None = None, labels: pd.Series | np.ndarray | None = None
+    ) -> np.ndarray:
+        """Class probabilities of every row, shape (n_rows, 2): ``[1 - risk, risk]``; NaN where no score could be read.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+        predictions_save_path : path, optional
+            folktexts' CSV of predictions (index, ``risk_score``, ``label``):
+            read instead of scoring when it exists and lists exactly these
+            rows, else written after scoring.
+        labels : array-like, optional
+            Written beside the scores in that CSV.
+        """
+        if predictions_save_path is not None:
+            scores = _read_predictions(predictions_save_path, data)
+            if scores is None:
+                scores = self.compute_risk_estimates_for_dataframe(data)
+                _write_predictions(predictions_save_path, data, scores, labels)
+        else:
+            if labels is not None:
+                raise ConfigError("labels= is written beside the scores in predictions_save_path=; pass that path too",
+                                  parameter="labels")  # fmt: skip
+            scores = self.compute_risk_estimates_for_dataframe(data)
+        return np.column_stack([1.0 - scores, scores])
+
+    def compute_risk_estimates_for_dataframe(self, df: pd.DataFrame) -> np.ndarray:
         """Risk score P(label = 1) of every row, shape (n_rows,); NaN where none could be read."""
         self.last_report = ScoringReport()
-        batch = self.renderer.render(X)
+        batch = self.renderer.render(df)
         self._count_cut(batch)
         mode = self.prompt_config.mode
         if mode == "multiple_choice":
@@ -184,18 +243,115 @@ class LLMClassifier:
         self.last_report.nan_scores = int(np.isnan(scores).sum())
         return scores
 
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        """0/1 predictions ``risk > threshold``."""
-        return (self.predict_proba(X) > self.threshold).astype(np.int8)
+    def predict(
+        self, data: pd.DataFrame, predictions_save_path: str | Path | None = None, labels: pd.Series | np.ndarray | None = None
+    ) -> np.ndarray:
+        """0/1 predictions ``risk >= threshold`` (``>`` with ``threshold_rule=">"``).
 
-    def fit(self, X: pd.DataFrame, y: pd.Series | np.ndarray) -> LLMClassifier:
-        """Fit only the decision threshold: the accuracy-maximising one on ``(X, y)``."""
-        from folkscope.metrics import best_accuracy_threshold
+        Raises
+        ------
+        DataError
+            A row without a score: it has no label to give (its probabilities
+            are NaN in :meth:`predict_proba`).
+        """
+        scores = self.predict_proba(data, predictions_save_path, labels)[:, 1]
+        missing = int(np.isnan(scores).sum())
+        if missing:
+            raise DataError(
+                f"{missing} of {len(scores)} rows have no risk score ({'; '.join(self.last_report.notes) or 'NaN'}), so "
+                "predict cannot label them; use predict_proba, whose NaN rows say which"
+            )
+        return predict_positive(scores, self.threshold, self.threshold_rule).astype(int)
 
-        scores = self.predict_proba(X)
+    def fit(
+        self, X: pd.DataFrame, y: pd.Series | np.ndarray, *, false_pos_cost: float = 1.0, false_neg_cost: float = 1.0,
+        method: str = "roc",
+    ) -> LLMClassifier:  # fmt: skip
+        """Fit only the decision threshold on ``(X, y)``; the model is never trained.
+
+        Parameters
+        ----------
+        X, y
+            Rows and their 0/1 labels; rows without a score are left out.
+        false_pos_cost, false_neg_cost : float
+            ``method="roc"``: the costs weighed (folktexts' arguments).
+        method : {"roc", "accuracy"}
+            ``"roc"`` (folktexts): the ROC-curve score that minimises
+            ``false_pos_cost * FPR + false_neg_cost * FNR``
+            (:func:`~folkscope.metrics.compute_best_threshold`).
+            ``"accuracy"``: the accuracy-maximising threshold nearest 0.5
+            (:func:`~folkscope.metrics.best_accuracy_threshold`), folkscope's
+            rule before issue 29.
+
+        Raises
+        ------
+        DataError
+            The scored rows hold a single class: no threshold separates them.
+        """
+        from folkscope.metrics import best_accuracy_threshold, compute_best_threshold
+
+        if method not in FIT_METHODS:
+            raise ConfigError(f"method must be one of {', '.join(FIT_METHODS)}, got {method!r}", parameter="method", value=method)
+        scores = self.predict_proba(X)[:, 1]
         keep = ~np.isnan(scores)
-        self.threshold = float(best_accuracy_threshold(np.asarray(y)[keep], scores[keep]))
+        labels, kept = np.asarray(y)[keep], scores[keep]
+        if len(np.unique(labels)) < 2:
+            raise DataError(
+                f"fitting the threshold needs scored rows of both labels; the {int(keep.sum())} scored rows hold "
+                f"{'no' if len(labels) == 0 else 'one'} class: use more rows (--fit-threshold N)"
+            )
+        if method == "roc":
+            fitted = compute_best_threshold(labels, kept, false_pos_cost=false_pos_cost, false_neg_cost=false_neg_cost)
+            self.threshold = float(min(fitted, 1.0))  # inf (no row positive) is clipped to 1, as folktexts does
+        else:
+            self.threshold = float(best_accuracy_threshold(labels, kept, threshold_rule=self.threshold_rule))
+        self._threshold_fitted_on = len(labels)
         return self
+
+    def __sklearn_clone__(self) -> LLMClassifier:
+        """A new classifier with these parameters; the engine (or loaded model) is shared, not deep-copied."""
+        return type(self)(**self.get_params(deep=False))
+
+    def set_params(self, **params: Any) -> LLMClassifier:
+        """Change parameters (scikit-learn's ``set_params``); the classifier is rebuilt from them, so every check applies."""
+        current = self.get_params(deep=False)
+        unknown = sorted(set(params) - set(current))
+        if unknown:
+            raise ConfigError(
+                f"unknown parameter(s) {', '.join(unknown)} of {type(self).__name__}; known: {', '.join(sorted(current))}",
+                parameter=unknown[0],
+            )
+        self.__init__(**{**current, **params})  # type: ignore[misc]
+        return self
+
+    # -- folktexts' names ----------------------------------------------------------
+    @property
+    def model_name(self) -> str:
+        """The model's name, as in run folders."""
+        model = self.engine.identity()["backend"].get("model") or {}
+        return str(model.get("name") or self.engine.identity()["backend"].get("name", "model"))
+
+    @property
+    def correct_order_bias(self) -> bool:
+        """Whether multiple-choice scores average over every ordering of the answers."""
+        return bool(self.prompt_config.correct_order_bias)
+
+    @property
+    def inference_kwargs(self) -> dict[str, Any]:
+        """folktexts' inference options: ``context_size`` (``batch_size`` where a subclass takes it)."""
+        return {"context_size": self.context_size, "batch_size": getattr(self, "batch_size", None)}
+
+    def set_inference_kwargs(self, **kwargs: Any) -> None:
+        """Change ``context_size`` or ``batch_size`` (folktexts' inference options)."""
+        self.set_params(**kwargs)
+
+    def compute_risk_estimates_for_dataset(self, dataset: Any) -> dict[str, np.ndarray]:
+        """Risk scores of a dataset's train, test and (when it has rows) val splits."""
+        splits = {"train": dataset.get_train()[0], "test": dataset.get_test()[0]}
+        val = dataset.get_val()
+        if val is not None and len(val[0]):
+            splits["val"] = val[0]
+        return {name: self.compute_risk_estimates_for_dataframe(X) for name, X in splits.items()}
 
     # -- checks --------------------------------------------------------------------
     def _count_cut(self, batch: PromptBatch) -> None:
@@ -256,8 +412,8 @@ class LLMClassifier:
 
     def _chain_of_thought(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
         def settings(row_id: object) -> GenerationSettings:  # per row id: a sample depends on neither batch nor subsample
-            seed = (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63 if self.temperature > 0 else 0
-            return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self.temperature, seed=seed)
+            seed = (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63 if self._generation_temperature > 0 else 0
+            return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self._generation_temperature, seed=seed)
 
         requests = [GenerateRequest(p, settings(batch[i].row_id), self.context_size) for i, p in enumerate(batch.prompts(0))]
         texts = [r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")]
@@ -271,3 +427,33 @@ class LLMClassifier:
             )
         return scores, pd.DataFrame({"generation": texts})
 
+
+def _check_threshold(threshold: object, rule: object) -> None:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not 0.0 <= float(threshold) <= 1.0:
+        raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}", parameter="threshold", value=threshold)
+    check_threshold_rule(rule)
+
+
+def _read_predictions(path: str | Path, data: pd.DataFrame) -> np.ndarray | None:
+    """Scores of a folktexts predictions CSV when it lists exactly ``data``'s rows, in order; else None (scored anew)."""
+    path = Path(path).with_suffix(".csv")
+    if not path.is_file():
+        return None
+    try:
+        saved = pd.read_csv(path, index_col=0)
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        log.warning("predictions file %s is unreadable (%s); scoring the rows again", path, exc)
+        return None
+    if SCORE_COL_NAME not in saved.columns or list(saved.index.astype(str)) != list(data.index.astype(str)):
+        log.warning("predictions file %s does not list these rows; scoring them again and replacing it", path)
+        return None
+    return saved[SCORE_COL_NAME].to_numpy(dtype=float)
+
+
+def _write_predictions(path: str | Path, data: pd.DataFrame, scores: np.ndarray, labels: Any) -> None:
+    """folktexts' predictions CSV: the rows' index, ``risk_score`` and ``label`` (written whole or not at all)."""
+    from folkscope._io import atomic_write
+
+    frame = pd.DataFrame({SCORE_COL_NAME: scores}, index=data.index)
+    frame[LABEL_COL_NAME] = None if labels is None else np.asarray(labels)
+    atomic_write(Path(path).with_suffix(".csv"), lambda fh: fh.write(frame.to_csv().encode("utf-8")))

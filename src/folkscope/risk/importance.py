@@ -81,14 +81,14 @@ def permutation_importance(
     unknown = [c for c in columns if c not in X.columns]
     if unknown:
         raise ConfigError(f"cannot permute {unknown}: not columns of X ({', '.join(X.columns)})", parameter="columns")
-    baseline = _auc(y_arr, classifier.predict_proba(X))
+    baseline = _auc(y_arr, classifier.predict_proba(X)[:, 1])
     rows = []
     for col in columns:
         aucs = []
         for _ in range(n_repeats):
             shuffled = X.copy()
             shuffled[col] = X[col].to_numpy()[rng.permutation(len(X))]
-            aucs.append(_auc(y_arr, classifier.predict_proba(shuffled)))
+            aucs.append(_auc(y_arr, classifier.predict_proba(shuffled)[:, 1]))
         rows.append(
             {
                 "column": col,
