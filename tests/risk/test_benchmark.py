@@ -53,11 +53,34 @@ def test_scores_table_holds_rows_labels_groups_weights_and_baselines(finished_ru
 def test_metrics_json_has_model_baselines_and_counts(finished_run):
     bench, metrics, _ = finished_run
     on_disk = json.loads((bench.run_dir / "metrics.json").read_text())
-    assert on_disk == json.loads(json.dumps(metrics))
+    assert on_disk == json.loads(json.dumps({k: metrics[k] for k in on_disk}))
     assert set(on_disk["baselines"]) == {"logistic_regression", "gradient_boosting"}
     assert on_disk["scoring"]["rows"] == len(bench.dataset.split_ids("test"))
     assert on_disk["scoring"]["nan_scores"] == 0
     assert 0.0 <= on_disk["scoring"]["threshold"] <= 1.0
+
+
+def test_results_hold_folktexts_flat_keys_and_files_beside_metrics_json(finished_run):
+    """folktexts' results["ece"], results.bench-<hash>.json and the predictions CSV (before issue 29: a KeyError, no files)."""
+    from folkscope.metrics import evaluate_predictions
+
+    bench, results, root = finished_run
+    table = pd.read_parquet(bench.run_dir / "scores.parquet")
+    flat = evaluate_predictions(table["label"], table["risk_score"], sensitive_attribute=table["RAC1P"],
+                                threshold=results["threshold"], model_name=bench.model_name)  # fmt: skip
+    for key, value in flat.items():
+        assert results[key] == (pytest.approx(value, abs=1e-12) if isinstance(value, float) else value), key
+    overall = results["model"]["unweighted"]["overall"]
+    assert results["accuracy"] == overall["accuracy"] and results["ece"] == pytest.approx(overall["ece"], abs=1e-12)
+    assert results["threshold_fitted_on"] == 40 and results["sensitive_attribute"] == "RAC1P" and results["n_unscored"] == 0
+    saved = json.loads((bench.run_dir / f"results.bench-{hash(bench)}.json").read_text())
+    assert saved["ece"] == results["ece"] and "model" not in saved and saved["results_dir"] == bench.run_dir.as_posix()
+    predictions = pd.read_csv(results["predictions_path"], index_col=0)
+    assert list(predictions.columns) == ["risk_score", "label"] and np.allclose(predictions["risk_score"], table["risk_score"])
+    assert bench.results_dir == bench.run_dir and bench.results_root_dir == root and bench.llm_clf is bench.classifier
+    assert bench.save_results() == bench.run_dir / f"results.bench-{hash(bench)}.json"
+    plots = bench.plot_results(show_plots=False)
+    assert plots and all(path.endswith(".png") for path in plots.values()) and results["plots"] == plots
 
 
 def test_rerun_reuses_every_model_answer_and_gives_identical_results(finished_run):

@@ -42,7 +42,8 @@ from numpy.typing import ArrayLike
 
 from folkscope.errors import ConfigError, UndefinedMetricWarning
 from folkscope.metrics._calibration import _bin_edges, brier_score_loss, expected_calibration_error, log_loss
-from folkscope.metrics._classification import predict_positive, roc_auc_score
+from folkscope.metrics._classification import roc_auc_score
+from folkscope.metrics._thresholds import check_threshold_rule, predict_positive
 from folkscope.metrics._validation import (
     as_1d,
     check_binary,
@@ -231,6 +232,7 @@ def evaluate_predictions(
     sensitive_attribute: ArrayLike | None = None,
     threshold: float | str = "best",
     model_name: str | None = None,
+    threshold_rule: str = ">=",
 ) -> dict[str, Any]:
     """Every metric of folktexts' results, in its flat layout (``results["ece"]``).
 
@@ -247,6 +249,8 @@ def evaluate_predictions(
         :func:`compute_best_threshold`.
     model_name : str, optional
         Recorded as ``model_name``.
+    threshold_rule : {">=", ">"}, default=">="
+        Not in folktexts, which always predicts ``score >= threshold``.
 
     Returns
     -------
@@ -277,7 +281,7 @@ def evaluate_predictions(
         "threshold": threshold, "n_samples": len(y), "n_positives": n_positives,
         "n_negatives": len(y) - n_positives, "model_name": model_name,
     }  # fmt: skip
-    predictions = predict_positive(p, float(threshold)).astype(np.int8)
+    predictions = predict_positive(p, float(threshold), check_threshold_rule(threshold_rule)).astype(np.int8)
     results.update(evaluate_binary_predictions(y, predictions))
     results["log_loss"] = log_loss(y, p, eps=_EPS)
     results["brier_score_loss"] = brier_score_loss(y, p)

@@ -8,6 +8,8 @@ Run folder (``<results_root>/<task>/<model>/<prompt-config-name>-<hash8>/``)::
                       columns, risk_score, per-ordering scores, baseline scores
     metrics.json      overall / per-group / gaps / bootstrap intervals, weighted and
                       unweighted, for the model and each baseline; scoring counts
+    results.bench-<hash>.json, <task>.test_predictions.csv
+                      folktexts' flat results and predictions (:mod:`folkscope.risk.results`)
     plots/*.png       calibration (equal-width and quantile), group calibration,
                       score histogram, ROC
     report.html       one page linking all of the above
@@ -22,10 +24,7 @@ and report from ``scores.parquet`` without a model.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import logging
-import warnings
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from pathlib import Path
@@ -37,7 +36,7 @@ import pandas as pd
 from folkscope.data.dataset import ACSDataset, Dataset
 from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.usage import oom_note
-from folkscope.errors import ConfigError, DataError
+from folkscope.errors import ConfigError
 from folkscope.logs import log_to_file
 from folkscope.prompting import shuffled_pool
 from folkscope._io import atomic_write, write_parquet
@@ -45,16 +44,14 @@ from folkscope._json import fingerprint, write_json
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
-from folkscope.risk.diagnostics import score_diagnostics
+from folkscope.risk.folder import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
 from folkscope.risk.importance import permutation_importance
-from folkscope.runs import MANIFEST_FILE, Manifest, RunFolder, package_versions, run_path
-from folkscope.tasks.columns import column_set
+from folkscope.runs import RunFolder, package_versions, run_path
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["Benchmark", "rescore"]
 
 log = logging.getLogger(__name__)
-_RESULT_FILES = ("config.json", "scores.parquet", "metrics.json")
 
 
 
@@ -80,16 +77,25 @@ class Benchmark:
     """A model, a task's dataset and a configuration, ready to run.
 
     Build it with :meth:`make_benchmark`; :meth:`run` scores the test split
-    and writes the run folder. ``bench.results`` holds the metrics afterwards.
+    and writes the run folder. ``bench.results`` holds the results
+    afterwards: folktexts' flat keys (``results["ece"]``, ``["roc_auc"]``,
+    ``["tpr"]``, ...) and folkscope's sections (``results["model"]``, the
+    ``metrics.json`` of the run, with groups, weights and intervals).
     """
 
-    def __init__(self, classifier: LLMClassifier, dataset: Dataset, config: BenchmarkConfig, *, model_name: str) -> None:
-        self.classifier = classifier
+    #: the ACS data settings make_acs_benchmark uses (folktexts' name; val_size 0: folkscope keeps no validation split)
+    ACS_DATASET_CONFIGS: dict[str, Any] = {"survey_year": 2018, "horizon": "1-Year", "survey": "person", "test_size": 0.1,
+                                           "val_size": 0.0, "subsampling": None, "seed": 42}  # fmt: skip
+
+    def __init__(self, llm_clf: LLMClassifier, dataset: Dataset, config: BenchmarkConfig | None = None, *,
+                 model_name: str | None = None) -> None:  # fmt: skip
+        self.classifier = llm_clf
         self.dataset = dataset
-        self.config = config
-        self.model_name = model_name
+        self.config = config if config is not None else BenchmarkConfig()
+        self.model_name = model_name if model_name is not None else llm_clf.model_name
         self.results: dict[str, Any] | None = None
         self.run_dir: Path | None = None
+        self._results_root_dir = Path("results")
 
     @classmethod
     def make_benchmark(
@@ -179,7 +185,7 @@ class Benchmark:
                 parameter="sce_pairs",
                 value=unknown[0],
             )
-        _group_pairs(pairs, {c: dict(task_obj.column_texts[c].values) for c in pairs if c in task_obj.column_texts})
+        group_pairs(pairs, {c: dict(task_obj.column_texts[c].values) for c in pairs if c in task_obj.column_texts})
         prompt_config = config.prompt_config()
         examples = None
         if prompt_config.few_shot is not None:  # folktexts' first training rows: of the split in a random order
@@ -224,6 +230,7 @@ class Benchmark:
             max_new_tokens=config.max_new_tokens,
             temperature=config.generation_temperature,
             context_size=config.context_size,
+            threshold_rule=config.threshold_rule,
         )
         return cls(classifier, dataset, config, model_name=str(name))
 
@@ -264,9 +271,84 @@ class Benchmark:
             fingerprint=self.fingerprint(),
         )
 
+    # -- folktexts' names ------------------------------------------------------------
+    @property
+    def llm_clf(self) -> LLMClassifier:
+        """The classifier (folktexts' name)."""
+        return self.classifier
+
+    @property
+    def task(self) -> TaskMetadata:
+        return self.dataset.task
+
+    @property
+    def results_root_dir(self) -> Path:
+        """Root of the run folders: the last ``run``'s, or ``results``."""
+        return self._results_root_dir
+
+    @results_root_dir.setter
+    def results_root_dir(self, path: str | Path) -> None:
+        self._results_root_dir = Path(path).expanduser()
+
+    @property
+    def results_dir(self) -> Path:
+        """This configuration's run folder under :attr:`results_root_dir` (it exists once the benchmark has run)."""
+        return self.run_folder(self.results_root_dir)
+
+    @property
+    def configs_dict(self) -> dict[str, Any]:
+        """folktexts' ``config`` entry of the results: the options and the model, task and data they ran on."""
+        from folkscope.risk.results import configs_dict
+
+        return configs_dict(self.describe() | {"fingerprint": self.fingerprint(), "model_name": self.model_name})
+
+    def __hash__(self) -> int:
+        """The number in ``results.bench-<hash>.json`` (from the fingerprint, so the same for the same run)."""
+        from folkscope.risk.results import bench_hash
+
+        return bench_hash(self.fingerprint())
+
+    def save_results(self, results_root_dir: str | Path | None = None) -> Path:
+        """Write folktexts' flat results (``results.bench-<hash>.json``) into the run folder; return its path.
+
+        ``run`` writes it already; this writes it again, e.g. into another
+        ``results_root_dir``.
+        """
+        from folkscope.risk.results import results_file_name
+
+        if self.results is None:
+            raise ConfigError("no results to save: run the benchmark first (bench.run(results_root_dir=...))")
+        if results_root_dir is not None:
+            self.results_root_dir = results_root_dir
+        path = self.results_dir / results_file_name(self.fingerprint())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, {k: v for k, v in self.results.items() if k not in _SECTIONS})
+        return path
+
+    def plot_results(self, *, show_plots: bool = True) -> dict[str, str]:
+        """The run's plots (calibration, group calibration, histogram, ROC, ...): name -> PNG path.
+
+        ``run`` draws them; a run without matplotlib at the time is redrawn
+        now (``rescore``). ``show_plots`` displays them in a notebook.
+        """
+        if self.results is None or self.run_dir is None:
+            raise ConfigError("no results to plot: run the benchmark first (bench.run(results_root_dir=...))")
+        plots = sorted((self.run_dir / "plots").glob("*.png"))
+        if not plots:
+            rescore(self.run_dir)
+            plots = sorted((self.run_dir / "plots").glob("*.png"))
+        paths = {p.stem: p.as_posix() for p in plots}
+        self.results["plots"] = paths
+        if show_plots:
+            _display(plots)
+        return paths
+
     # -- running -------------------------------------------------------------------
-    def run(self, results_root_dir: str | Path = "results") -> dict[str, Any]:
-        """Score the test split, evaluate, write the run folder; return the metrics.
+    def run(self, results_root_dir: str | Path = "results", fit_threshold: int | bool = 0) -> dict[str, Any]:
+        """Score the test split, evaluate, write the run folder; return the results.
+
+        ``fit_threshold`` (folktexts' argument): fit the decision threshold on
+        this many training rows (``True``: 100), as ``BenchmarkConfig.fit_threshold``.
 
         The folder appears whole or not at all (:class:`~folkscope.runs.RunFolder`):
         files are written to a staging folder beside it, renamed into place
@@ -274,26 +356,31 @@ class Benchmark:
         the same configuration as it was; rerunning continues the staging
         folder and its ``run.log``.
         """
+        if fit_threshold:
+            n = 100 if fit_threshold is True else fit_threshold
+            self.config = replace(self.config, fit_threshold=n)  # checked there; part of the run's identity
+        self.results_root_dir = results_root_dir
         run_dir = self.run_folder(results_root_dir)
         versions = package_versions()
         record = self.describe() | {"fingerprint": self.fingerprint(), "versions": versions, "model_name": self.model_name}
         record["scheduling"] = {"batch_size": self.config.batch_size}  # recorded, outside the fingerprint
         with RunFolder(run_dir, fingerprint=record["fingerprint"]) as staging:
             write_json(staging / "config.json", record)
-            _manifest(record).write(staging)
-            self.results = self._run_in(staging, record)
+            manifest(record).write(staging)
+            flat, metrics = self._run_in(staging, record, run_dir)
         self.run_dir = run_dir
+        self.results = {**flat, **metrics}
         return self.results
 
-    def _run_in(self, run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
+    def _run_in(self, run_dir: Path, record: dict[str, Any], final_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         with log_to_file(run_dir / "run.log"):  # progress and third-party warnings, kept with the results
             n_fit = self.config.fit_threshold
             if n_fit:
                 X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
-                self.classifier.fit(X_fit, y_fit)
+                self.classifier.fit(X_fit, y_fit, method=self.config.threshold_fit)
                 log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
             X_test, y_test = self.dataset.get_test()
-            scores = self.classifier.predict_proba(X_test)
+            scores = self.classifier.predict_proba(X_test)[:, 1]
             table = self._scores_table(scores)
             report = self.classifier.last_report  # before any other scoring replaces it
             if self.config.recalibrate:
@@ -310,17 +397,19 @@ class Benchmark:
                 atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
             write_parquet(run_dir / "scores.parquet", table)
             scoring = report.to_dict() | {"threshold": self.classifier.threshold} | run_accounting(self.classifier.engine)
+            scoring["threshold_fitted_on"] = self.classifier._threshold_fitted_on if n_fit else 0
             note = oom_note(scoring.get("backend_stats") or {})
             if note:
                 scoring["notes"] = [*scoring.get("notes", []), note]
-            return _evaluate_folder(run_dir, record, scoring)
+            metrics = evaluate_folder(run_dir, record, scoring)
+            return write_folktexts(run_dir, record, scoring, final_dir), metrics
 
     def _recalibrated(self, test_scores: np.ndarray) -> dict[str, np.ndarray]:
         """Test scores after Platt and isotonic maps fitted on scored training rows."""
         from folkscope.metrics import IsotonicCalibrator, PlattCalibrator
 
         X_fit, y_fit = self.dataset.subsample(int(self.config.recalibrate or 0), seed=self.config.seed).get_train()
-        fit_scores = self.classifier.predict_proba(X_fit)
+        fit_scores = self.classifier.predict_proba(X_fit)[:, 1]
         keep = ~np.isnan(fit_scores)
         out = {}
         for name, calibrator in (("platt", PlattCalibrator()), ("isotonic", IsotonicCalibrator())):
@@ -357,146 +446,19 @@ class Benchmark:
         return table
 
 
-def _evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, Any]) -> dict[str, Any]:
-    """Metrics, plots and report of a run folder whose scores.parquet exists."""
-    from folkscope.risk.plots import make_all_plots
-    from folkscope.risk.report import write_report
-    from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, selective_accuracy_data, to_jsonable
-
-    table = pd.read_parquet(run_dir / "scores.parquet")
-    groups = tuple(c for c in record["task"].get("sensitive_attributes", ("RAC1P", "SEX")) if c in table.columns)
-    texts = column_set(record["task"].get("columns", "acs"))
-    labels = {c: dict(texts[c].values) for c in groups if c in texts and texts[c].values}
-    seed = int(record["benchmark_config"].get("seed", 42))
-    n_boot = int(record["benchmark_config"].get("n_bootstrap", 1000))
-    pairs = _group_pairs(BenchmarkConfig.from_dict(record["benchmark_config"]).group_pairs() if "sce_pairs" in record["benchmark_config"] else {}, labels)
-    pairs = {c: pair for c, pair in pairs.items() if c in groups}
-    model_metrics = evaluate_scores(
-        table, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot,
-        threshold=float(scoring.get("threshold", 0.5)), group_pairs=pairs or None,
-    )  # fmt: skip
-    def extra(prefix: str, rename: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        cols = {rename.format(c.removeprefix(prefix)): table[c].to_numpy() for c in table.columns if c.startswith(prefix)}
-        if not cols:
-            return {}, {}
-        return cols, evaluate_baselines(table, cols, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot)
-
-    baseline_cols, baseline_metrics = extra("baseline_", "{}")
-    recal_cols, recal_metrics = extra("recalibrated_", "model ({})")
-    diagnostics = score_diagnostics(table)
-    replicate_se = _replicate_standard_errors(table, float(scoring.get("threshold", 0.5)))
-    if replicate_se is not None and model_metrics.get("survey_weighted"):
-        model_metrics["survey_weighted"]["replicate_standard_errors"] = replicate_se
-    metrics = {
-        "model": model_metrics, "baselines": baseline_metrics, "recalibrated": recal_metrics, "scoring": scoring,
-        "diagnostics": diagnostics, "selective_accuracy": selective_accuracy_data(table),
-    }  # fmt: skip
-    importance_file = run_dir / "feature_importance.csv"
-    importance = pd.read_csv(importance_file, index_col="column") if importance_file.is_file() else None
-    if importance is not None:
-        metrics["feature_importance"] = importance.to_dict(orient="index")
-    for warning in diagnostics["warnings"]:  # on the console now, in the report's diagnostics section later
-        log.warning(warning)
-    metrics = to_jsonable(metrics)
-    write_json(run_dir / "metrics.json", metrics)
-    compared = {**recal_cols, **baseline_cols}
-    notes = list(scoring.get("notes", []))
-    plots: dict[str, str] = {}
-    if importlib.util.find_spec("matplotlib") is None:  # the numbers and the report do not need it
-        note = "Plots skipped: matplotlib is not installed (pip install 'folkscope[plots]'); `folkscope rescore RUN_DIR` draws them later."
-        log.warning(note)
-        notes.append(note)
-    else:
-        plots = make_all_plots(
-            table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels, importance=importance
-        )
-    write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines={**recal_metrics, **baseline_metrics} or None, notes=notes)
-    return metrics
+#: folkscope's sections of bench.results (metrics.json); the other keys are folktexts' flat results
+_SECTIONS = ("model", "baselines", "recalibrated", "scoring", "diagnostics", "selective_accuracy", "feature_importance")
 
 
-#: Survey-weighted metrics given design-based standard errors when the rows carry replicate weights.
-REPLICATE_METRICS = ("ece", "brier", "roc_auc", "accuracy", "sce")
-
-
-def _replicate_standard_errors(table: pd.DataFrame, threshold: float) -> dict[str, Any] | None:
-    """Survey standard errors (successive difference replication over PWGTP1-80) of the weighted metrics, or None."""
-    from folkscope.errors import UndefinedMetricWarning
-    from folkscope.metrics import GROUP_METRICS, replicate_standard_error
-
-    columns = [f"replicate_weight_{k}" for k in range(1, 81)]
-    if not all(c in table.columns for c in columns):
-        return None
-    scored = table["risk_score"].notna().to_numpy()
-    y = table["label"].to_numpy(dtype=float)[scored]
-    p = table["risk_score"].to_numpy(dtype=float)[scored]
-    w = table["weight"].to_numpy(dtype=float)[scored]
-    reps = table[columns].to_numpy(dtype=float)[scored]
-    names = {"ece": "ece", "brier": "brier_score", "roc_auc": "roc_auc", "accuracy": "accuracy", "sce": "sce"}
-    out: dict[str, Any] = {"method": "successive difference replication, 80 replicate weights, SE = sqrt(4/80 * sum (theta_r - theta)^2)"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)  # an undefined replicate gives NaN, reported as such
-        for metric in REPLICATE_METRICS:
-            fn = GROUP_METRICS[names[metric]]
-            se = replicate_standard_error(lambda ww, fn=fn: fn(y, p, ww, threshold, 10), w, reps) if len(y) else float("nan")
-            out[metric] = None if not np.isfinite(se) else se
-    return out
-
-
-def _group_pairs(pairs: Mapping[str, tuple[str, str]], labels: Mapping[str, Mapping[Any, str]]) -> dict[str, tuple[Any, Any]]:
-    """``--sce-pair`` groups as codes: a number that is a code stays a code; a label becomes its code.
-
-    Raises
-    ------
-    ConfigError
-        A group that is neither a code nor a label of the column.
-    """
-    out: dict[str, tuple[Any, Any]] = {}
-    for column, pair in pairs.items():
-        known = dict(labels.get(column) or {})
-        by_label = {str(v): k for k, v in known.items()}
-        resolved = []
-        for group in pair:
-            try:
-                code: Any = int(group)
-            except ValueError:
-                code = by_label.get(group, group)
-            if known and code not in known:
-                listed = ", ".join(f"{k} {v}" for k, v in list(known.items())[:6])
-                raise ConfigError(
-                    f"--sce-pair {column}={','.join(pair)}: {group!r} is not a group of {column} ({listed}"
-                    f"{', ...' if len(known) > 6 else ''})",
-                    parameter="sce_pairs",
-                    value=group,
-                )
-            resolved.append(code)
-        out[column] = (resolved[0], resolved[1])
-    return out
-
-
-def _manifest(record: Mapping[str, Any], **extra: Any) -> Manifest:
-    """The run folder's manifest, from its ``config.json`` record."""
-    config = {k: record[k] for k in ("task", "benchmark_config", "prompt_config", "prompt_config_name", "model_name") if k in record}
-    return Manifest(
-        part="risk", fingerprint=record["fingerprint"], config=config, engine=record.get("engine"), data=record.get("data"),
-        versions=record.get("versions") or package_versions(), **extra,
-    )  # fmt: skip
-
-
-def rescore(run_dir: str | Path) -> dict[str, Any]:
-    """Recompute metrics, plots and report of a finished run folder, without the model.
-
-    The folder is updated as a whole (:class:`~folkscope.runs.RunFolder`): a
-    rescore that fails or is killed leaves it as it was.
-    """
-    run_dir = Path(run_dir)
-    missing = [f for f in _RESULT_FILES[:2] if not (run_dir / f).is_file()]
-    if missing:
-        raise DataError(f"{run_dir} is not a finished run folder: missing {', '.join(missing)}")
-    with RunFolder(run_dir) as staging:
-        record = json.loads((staging / "config.json").read_text())
-        if not (staging / MANIFEST_FILE).is_file():  # a folder from before manifests gains one
-            _manifest(record, created="").write(staging)
-        scoring: dict[str, Any] = {}
-        if (staging / "metrics.json").is_file():
-            scoring = json.loads((staging / "metrics.json").read_text()).get("scoring", {})
-        return _evaluate_folder(staging, record, scoring)
+def _display(plots: list[Path]) -> None:
+    """Show PNGs in a notebook; elsewhere say where they are (there is no window to draw in)."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:
+        get_ipython = None  # type: ignore[assignment]
+    if get_ipython is None or get_ipython() is None:
+        log.info("plots: %s", ", ".join(p.as_posix() for p in plots))
+        return
+    for path in plots:
+        display(Image(filename=str(path)))

@@ -15,18 +15,20 @@ import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from folkscope._config import config_fields, option, parse_subsampling
-from folkscope._json import fingerprint
+from folkscope._json import fingerprint, parse_data, read_text_file, write_json
 from folkscope.errors import ConfigError
+from folkscope.metrics import THRESHOLD_RULES
 from folkscope.prompting import FewShotConfig, PromptConfig
 from folkscope.prompting.config import DRAWS, PromptConfigWarning
 from folkscope.prompting.variations import parse_variations
-from folkscope.risk.classifier import NUMERIC_READOUTS
+from folkscope.risk.classifier import FIT_METHODS, NUMERIC_READOUTS
 from folkscope.tasks.task import WORDINGS
 
-__all__ = ["INFERENCE", "PROMPTS", "RUN", "BenchmarkConfig", "prompt_config_of"]
+__all__ = ["INFERENCE", "PROMPTS", "RUN", "BenchmarkConfig", "from_folktexts_fields", "prompt_config_of"]
 
 
 #: the command-line sections a field's flag is listed in
@@ -188,6 +190,16 @@ class BenchmarkConfig:
             group=INFERENCE,
         ),
     )
+    threshold_rule: str = field(
+        default=">=",
+        metadata=option("How a score becomes a prediction: '>=' (folktexts: score >= threshold) or '>' (strictly above).",
+                        group=RUN, choices=THRESHOLD_RULES),
+    )  # fmt: skip
+    threshold_fit: str = field(
+        default="roc",
+        metadata=option("--fit-threshold's rule: 'roc' (folktexts: the ROC point minimising FPR + FNR) or 'accuracy' "
+                        "(the accuracy-maximising threshold nearest 0.5).", group=RUN, choices=FIT_METHODS),
+    )  # fmt: skip
     fit_threshold: int | None = field(
         default=None, metadata=option("Fit the decision threshold on this many training rows.", group=RUN)
     )
@@ -281,7 +293,19 @@ class BenchmarkConfig:
         object.__setattr__(self, "sce_pairs", tuple(self.sce_pairs))
         self.group_pairs()  # the pair syntax is checked now; the groups when the task is known
         object.__setattr__(self, "variation", tuple(self.variation))
+        if self.population_filter is None:  # folktexts' "no filter"
+            object.__setattr__(self, "population_filter", ())
+        elif isinstance(self.population_filter, Mapping):  # folktexts' {"column": value}
+            object.__setattr__(self, "population_filter", tuple(f"{k}={v}" for k, v in self.population_filter.items()))
+        elif isinstance(self.population_filter, str):
+            object.__setattr__(self, "population_filter", (self.population_filter,))
         object.__setattr__(self, "population_filter", tuple(self.population_filter))
+        if self.threshold_rule not in THRESHOLD_RULES:
+            raise ConfigError(f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, got {self.threshold_rule!r}",
+                              parameter="threshold_rule", value=self.threshold_rule)  # fmt: skip
+        if self.threshold_fit not in FIT_METHODS:
+            raise ConfigError(f"threshold_fit must be one of {', '.join(FIT_METHODS)}, got {self.threshold_fit!r}",
+                              parameter="threshold_fit", value=self.threshold_fit)  # fmt: skip
         if self.feature_subset is not None:
             object.__setattr__(self, "feature_subset", tuple(self.feature_subset))
         self.prompt_config()  # every prompt option and combination is checked now, before any model loads
@@ -320,6 +344,16 @@ class BenchmarkConfig:
             return float(self.temperature)
         return 1.0 if self.enable_thinking else 0.0
 
+    @property
+    def few_shot_config(self) -> FewShotConfig | None:
+        """folktexts' view of the few-shot options: one :class:`FewShotConfig`, or None for zero-shot."""
+        return self.prompt_config().few_shot
+
+    @property
+    def prompt_variation(self) -> dict[str, Any] | None:
+        """folktexts' view of ``variation``: the ``--variation`` pairs as a dict, or None without any."""
+        return dict(parse_variations(self.variation)) if self.variation else None
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
         return json.loads(json.dumps(asdict(self)))
@@ -336,4 +370,80 @@ class BenchmarkConfig:
     def fingerprint(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys, compact)."""
         return fingerprint(self.to_dict())
+
+    # -- folktexts' names ----------------------------------------------------------
+    @classmethod
+    def default_config(cls, **changes: Any) -> BenchmarkConfig:
+        """The default configuration with ``changes`` (folktexts' field names accepted, see :meth:`update`)."""
+        return cls().update(**changes)
+
+    def update(self, **changes: Any) -> BenchmarkConfig:
+        """A copy with ``changes``; folktexts' names are translated (see :func:`from_folktexts_fields`).
+
+        Unlike folktexts, which logs and drops an unknown name, an unknown name
+        is refused in one line: a misspelt option must not silently run the
+        default.
+        """
+        return BenchmarkConfig.from_dict({**self.to_dict(), **from_folktexts_fields(changes)})
+
+    def save_to_disk(self, path: str | Path) -> None:
+        """Write the configuration as JSON (whole or not at all)."""
+        write_json(Path(path), self.to_dict())
+
+    @classmethod
+    def load_from_disk(cls, path: str | Path) -> BenchmarkConfig:
+        """Read a configuration written by :meth:`save_to_disk`, or folktexts' (its names are translated).
+
+        Keys of a folktexts results file that are not options (``model_name``,
+        ``task_hash``, ...) are left out, as folktexts does; any other unknown
+        key is a one-line error.
+        """
+        path = Path(path)
+        data = parse_data(read_text_file(path, "benchmark config", error=ConfigError), f"benchmark config {path.name}", error=ConfigError)
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{path} holds {type(data).__name__}, not a configuration object", parameter="path", value=str(path))
+        return cls.from_dict(from_folktexts_fields({k: v for k, v in data.items() if k not in _FOLKTEXTS_RECORD_KEYS}))
+
+
+#: keys folktexts writes beside the options in a results file's "config" (Benchmark.configs_dict)
+_FOLKTEXTS_RECORD_KEYS = frozenset({"model_name", "model_hash", "task_name", "task_hash", "dataset_name",
+                                    "dataset_subsampling", "dataset_hash"})  # fmt: skip
+
+
+def from_folktexts_fields(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """folktexts 0.7.1's BenchmarkConfig names as folkscope's fields.
+
+    ``few_shot_config`` (a FewShotConfig or its dict, folktexts' or
+    folkscope's field names) becomes ``few_shot`` and its companions,
+    ``prompt_variation`` (a dict) becomes ``variation``, and the old flat
+    ``balance_few_shot_examples`` becomes ``compose_few_shot_examples``;
+    every other name passes through.
+
+    Examples
+    --------
+    >>> from_folktexts_fields({"few_shot_config": {"n_shots": 2, "compose": "balanced"}, "prompt_variation": {"format": "bullet"}})
+    {'few_shot': 2, 'reuse_few_shot_examples': False, 'compose_few_shot_examples': 'balanced', 'example_order': None, 'few_shot_hide_question': False, 'variation': ['format=bullet']}
+    """
+    out = dict(changes)
+    shots = out.pop("few_shot_config", None)
+    if shots is not None:
+        fields_ = shots if isinstance(shots, Mapping) else {f.name: getattr(shots, f.name) for f in fields(shots)}
+        order = fields_.get("example_order")
+        out.update({
+            "few_shot": fields_["n_shots"],
+            "reuse_few_shot_examples": bool(fields_.get("reuse_examples", False)),
+            "compose_few_shot_examples": _composition(fields_.get("compose", fields_.get("composition", "random"))),
+            "example_order": None if order is None else order if isinstance(order, str) else ",".join(map(str, order)),
+            "few_shot_hide_question": bool(fields_.get("hide_question", not fields_.get("show_question_in_examples", True))),
+        })  # fmt: skip
+    if out.pop("balance_few_shot_examples", False):
+        out["compose_few_shot_examples"] = "balanced"
+    variation = out.pop("prompt_variation", None)
+    if variation:
+        out["variation"] = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in variation.items()]
+    return out
+
+
+def _composition(value: Any) -> str:
+    return value if isinstance(value, str) else ",".join(map(str, value))
 
