@@ -349,6 +349,70 @@ def risk_scores(task: str, rows: list[dict[str, Any]], model: str, numeric: bool
     return {"scores": [float(v) for v in scores], "first_ordering": per_question[0] if one_batch else None}
 
 
+@op
+def public_names() -> dict[str, Any]:
+    """folktexts' public names: classes and functions defined in its importable modules, and its top-level names.
+
+    Modules are every ``folktexts.*`` module whose path has no ``_``-prefixed
+    part and that imports (the three htcondor launcher modules need
+    ``classad``, not installed). A name counts where it is defined (an
+    import elsewhere is the same name). ``members`` lists, for each class,
+    its public attributes defined by folktexts itself (methods, properties,
+    dataclass fields, class constants), not those inherited from
+    scikit-learn or ``object``.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    import folktexts
+
+    defined: dict[str, list[str]] = {}
+    skipped: dict[str, str] = {}
+    classes: dict[str, Any] = {}
+    for info in pkgutil.walk_packages(folktexts.__path__, "folktexts."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError as exc:
+            skipped[info.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        names = [n for n, v in vars(module).items() if not n.startswith("_") and (inspect.isclass(v) or inspect.isfunction(v))
+                 and getattr(v, "__module__", None) == info.name]  # fmt: skip
+        if names:
+            defined[info.name] = sorted(names)
+        classes.update({n: vars(module)[n] for n in names if inspect.isclass(vars(module)[n])})
+    top = sorted(n for n in dir(folktexts) if not n.startswith("_") and not inspect.ismodule(getattr(folktexts, n)))
+    members: dict[str, list[str]] = {}
+    for name, cls in classes.items():
+        own = set()
+        for klass in cls.__mro__:
+            if (klass.__module__ or "").startswith("folktexts"):
+                own |= {m for m in vars(klass) if not m.startswith("_")}
+        own |= {f for f in getattr(cls, "__dataclass_fields__", {}) if not f.startswith("_")}
+        members[name] = sorted(own)
+    return {"defined": defined, "top_level": top, "skipped": skipped, "members": members}
+
+
+@op
+def qa_interfaces(task: str) -> dict[str, Any]:
+    """folktexts' three question objects of a task: column, text, choices, answer keys and question prompt (with and without prefill)."""
+    from folktexts.acs import ACSTaskMetadata
+    from folktexts.qa_interface import ChainOfThoughtQA
+
+    t = ACSTaskMetadata.get_task(task)
+    numeric = t.direct_numeric_qa
+    out = {}
+    for kind, q in (("multiple_choice", t.multiple_choice_qa), ("direct_numeric", numeric),
+                    ("cot", ChainOfThoughtQA(column=numeric.column, text=numeric.text))):  # fmt: skip
+        out[kind] = {"column": q.column, "text": q.text, "prompt": q.get_question_prompt(),
+                     "prompt_without_prefill": q.get_question_prompt(with_answer_prefill=False),
+                     "choices": [c.text for c in getattr(q, "choices", ())], "answer_keys": list(getattr(q, "answer_keys", ())),
+                     "default_system_prompt": q.default_system_prompt, "default_chat_prompt": q.default_chat_prompt}  # fmt: skip
+    return out
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)

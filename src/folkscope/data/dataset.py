@@ -7,14 +7,19 @@ drawn from numpy's PCG64 generator, so the same data and seed give the same
 row ids on every run and machine. Survey weights (``PWGTP``) and group
 columns stay alongside the features for weighted and per-group metrics.
 
-Datasets are immutable: :meth:`Dataset.subsample` returns a new one.
+Datasets are immutable: :meth:`Dataset.subsample` returns a new one. The
+one exception is folktexts' :meth:`Dataset.filter`, which changes the
+dataset in place as it does there (and returns it, so both ways of calling
+it work). :meth:`Dataset.sample_n_train_examples` draws from a generator
+seeded with the dataset's seed, so successive draws differ as in folktexts
+and a rerun repeats them.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -70,6 +75,8 @@ class Dataset:
         Survey weight column; ``None`` or absent means unit weights.
     provenance : dict, optional
         Where the rows came from (source, year, states...), recorded in run folders.
+    subsampling : float or int, optional
+        folktexts' argument: keep this part of every split (:meth:`subsample`).
 
     Examples
     --------
@@ -90,6 +97,7 @@ class Dataset:
         seed: int = 42,
         weight_column: str | None = "PWGTP",
         provenance: dict[str, Any] | None = None,
+        subsampling: float | int | None = None,
     ) -> None:
         self.task = get_task(task)
         self.test_size = _check_fraction("test_size", test_size)
@@ -105,6 +113,10 @@ class Dataset:
         self.provenance = dict(provenance or {})
         self._frame = self._build_population(data)
         self._splits = self._split(len(self._frame))
+        self._rng = np.random.default_rng(self.seed)  # sample_n_train_examples' draws
+        if subsampling is not None:
+            smaller = self.subsample(subsampling)
+            self._frame, self._splits, self.provenance = smaller._frame, smaller._splits, smaller.provenance
 
     # -- construction --------------------------------------------------------------
     def _given_label(
@@ -278,10 +290,111 @@ class Dataset:
             return None
         return self._frame.loc[self._splits.get(split), list(self.replicate_columns)].to_numpy(dtype=float)
 
-    def __getitem__(self, key: slice | Sequence[int]) -> tuple[pd.DataFrame, pd.Series]:
-        """Positional rows of the training split, as ``(X, y)`` (``clf.fit(*ds[0:100])``)."""
+    def __getitem__(self, key: int | slice | Sequence[int]) -> tuple[Any, Any]:
+        """Positional rows of the training split, as ``(X, y)`` (``clf.fit(*ds[0:100])``); one row for an integer."""
         X, y = self.get_train()
         return X.iloc[key], y.iloc[key]
+
+    def __iter__(self) -> Iterator[tuple[pd.Series, Any]]:
+        """The training rows one by one, as ``(features, label)`` (folktexts' iteration)."""
+        X, y = self.get_train()
+        for i in range(len(X)):
+            yield X.iloc[i], y.iloc[i]
+
+    # -- folktexts' accessors ------------------------------------------------------
+    @property
+    def train_size(self) -> float:
+        """Share of the population in the training split, before any subsampling."""
+        return 1.0 - self.test_size - self.val_size
+
+    @property
+    def subsampling(self) -> float | int | None:
+        """The part of every split kept by :meth:`subsample` (None: all rows)."""
+        return (self.provenance.get("subsample") or {}).get("size")
+
+    def get_features_data(self) -> pd.DataFrame:
+        """The features of every row of the population, in the task's order."""
+        return self._frame[list(self.task.features)]
+
+    def get_target_data(self) -> pd.Series:
+        """The 0/1 label of every row of the population."""
+        return self._frame[self.task.target_name]
+
+    def get_sensitive_attribute_data(self) -> pd.Series | None:
+        """The task's first group column (folktexts' ``sensitive_attribute``: RAC1P for the ACS tasks), or None."""
+        groups = [c for c in self.task.sensitive_attributes if c in self._frame.columns]
+        return self._frame[groups[0]] if groups else None
+
+    def get_data_split(self, split: Split) -> tuple[pd.DataFrame, pd.Series]:
+        """Features and labels of ``"train"``, ``"val"`` or ``"test"``."""
+        self._splits.get(split)  # one clear line for another name
+        return self._xy(split)
+
+    def filter(self, population_feature_values: dict[str, Any]) -> Dataset:
+        """Keep the rows whose columns equal the given values, in every split, **in place** (as folktexts); returns self.
+
+        Raises
+        ------
+        UnknownColumnError
+            A column the dataset does not hold.
+        EmptyPopulationError
+            No row is left.
+        """
+        if not isinstance(population_feature_values, dict):
+            raise ConfigError(
+                f"population filter must be a dict of column -> value, got {type(population_feature_values).__name__}",
+                parameter="population_filter",
+                value=population_feature_values,
+            )
+        missing = [c for c in population_feature_values if c not in self._frame.columns]
+        if missing:
+            raise UnknownColumnError(
+                f"cannot filter on {', '.join(map(str, missing))}: not a column of this dataset "
+                f"({', '.join(map(str, self._frame.columns))})",
+                parameter="population_filter",
+                value=missing,
+            )
+        keep = np.ones(len(self._frame), dtype=bool)
+        for column, value in population_feature_values.items():
+            keep &= (self._frame[column] == value).to_numpy()
+        if not keep.any():
+            shown = ", ".join(f"{k}={v}" for k, v in population_feature_values.items())
+            raise EmptyPopulationError(f"no row of {len(self._frame)} has {shown}; check the values (codes, not labels)")
+        kept = self._frame.index[keep]
+        self._frame = self._frame.loc[kept]
+        self._splits = _SplitIds(**{s: np.intersect1d(self._splits.get(s), kept.to_numpy()) for s in _SPLITS})
+        self.provenance = {**self.provenance, "filter": {str(k): v for k, v in population_feature_values.items()}}
+        return self
+
+    def sample_n_train_examples(
+        self, n: int, reuse_examples: bool = False, composition: str | Sequence[int] = "random"
+    ) -> tuple[pd.DataFrame, pd.Series]:
+        """``n`` training rows as ``(X, y)``, e.g. few-shot examples (folktexts' method).
+
+        Parameters
+        ----------
+        n : int
+        reuse_examples : bool, default False
+            The first rows of the training split in a seeded random order (the
+            same rows at every call), instead of a new draw.
+        composition : "random", "balanced" or per-class counts
+            ``"balanced"``: equal counts per label (the remainder to the lowest
+            labels); counts such as ``(2, 2)`` in label order, summing to ``n``.
+            The rows of a composed draw are shuffled together.
+
+        Raises
+        ------
+        ConfigError
+            A bad ``n`` or ``composition``.
+        DataError
+            Fewer training rows (of a label) than asked for.
+        """
+        from folkscope.data.sampling import sample_rows
+
+        X, y = self.get_train()
+        order = np.random.default_rng(self.seed).permutation(len(X))  # the "first rows" of a random order
+        picked = sample_rows(y.to_numpy(), n, order=order, reuse=reuse_examples, composition=composition, rng=self._rng)
+        return X.iloc[picked], y.iloc[picked]
 
     def __len__(self) -> int:
         return len(self._frame)
@@ -323,6 +436,7 @@ class Dataset:
         # same task, sizes and seed; only the rows and their split ids change
         smaller = copy.copy(self)
         smaller._frame, smaller._splits = self._frame.loc[keep], splits
+        smaller._rng = np.random.default_rng(self.seed if seed is None else seed)  # its own draws, not the parent's
         smaller.provenance = {**self.provenance, "subsample": {"size": size, "seed": self.seed if seed is None else seed}}
         return smaller
 
