@@ -329,6 +329,7 @@ def risk_scores(task: str, rows: list[dict[str, Any]], model: str, numeric: bool
     from folktexts.classifier import TransformersLLMClassifier
     from folktexts.llm_utils import load_model_tokenizer
 
+    torch.set_num_threads(1)  # one core: the test process scores with folkscope on the other meanwhile
     if model not in _MODELS:
         _MODELS[model] = load_model_tokenizer(model, torch_dtype=torch.float32, device_map="cpu")
     llm, tokenizer = _MODELS[model]
