@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("oracle_worker.py")
+#: the longest one op may take (the slowest, risk scores of a task's rows, takes seconds)
+OP_SECONDS = 600
 INSTALL = "pip install --no-deps --target .oracle -r tests/parity/oracle.txt"
 
 
@@ -42,7 +45,16 @@ class FolktextsOracle:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(json.dumps({"op": op, "args": args}, default=str) + "\n")
         self._proc.stdin.flush()
-        line = self._proc.stdout.readline()
+        # a stuck oracle fails its test instead of holding the suite until CI's own limit
+        stuck = threading.Event()
+        watchdog = threading.Timer(OP_SECONDS, lambda: (stuck.set(), self._proc.kill()))
+        watchdog.start()
+        try:
+            line = self._proc.stdout.readline()
+        finally:
+            watchdog.cancel()
+        if stuck.is_set():
+            raise RuntimeError(f"the folktexts oracle took more than {OP_SECONDS} s on {op!r} and was stopped")
         if not line:
             raise RuntimeError(f"the folktexts oracle exited (code {self._proc.poll()}) while answering {op!r}")
         reply = json.loads(line)

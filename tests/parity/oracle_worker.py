@@ -39,12 +39,18 @@ def op(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _task(name: str, question: str = "multiple_choice") -> Any:
-    """folktexts' task object, switched to the question kind asked for."""
+    """folktexts' task object, switched to the question kind asked for.
+
+    folktexts keeps one task object per name, and ``get_task(name,
+    use_numeric_qa=False)`` leaves an earlier op's chain-of-thought switch on
+    (so does ``Benchmark._configure_task_question``): both switches are set
+    here, every time, or a later multiple-choice op would generate 512 tokens
+    of reasoning per row.
+    """
     from folktexts.acs import ACSTaskMetadata
 
     task = ACSTaskMetadata.get_task(name, use_numeric_qa=question == "direct_numeric")
-    if question == "cot":
-        task.use_cot_qa = True
+    task.use_cot_qa = question == "cot"
     return task
 
 
