@@ -25,6 +25,7 @@ from folkscope.metrics import bootstrap_ci
 from folkscope.report.compare import check_output, compare_runs
 from folkscope.report.matching import match_units
 from folkscope.report.paired import PairedMetric, paired_differences
+from folkscope.risk.compare import RISK_METRICS
 from folkscope.runs import Manifest
 
 FAKE = ["--inference-backend", "fake", "--no-cache"]
@@ -149,8 +150,9 @@ def test_identical_runs_differ_by_zero_with_zero_width_intervals(runs):
     res = compare_runs(runs["risk"], runs["risk_twin"], replicates=50)
     assert (res.differences["difference"] == 0).all()
     defined = res.differences.dropna(subset=["low"])
-    assert len(defined) == 12 and (defined["low"] == 0).all() and (defined["high"] == 0).all()
-    assert set(res.differences["favours"]) == {"neither"}
+    assert len(defined) == len(RISK_METRICS) and (defined["low"] == 0).all() and (defined["high"] == 0).all()
+    ranked = res.differences["better"] != "none"  # PPR is a rate with no better direction: "n/a"
+    assert set(res.differences.loc[ranked, "favours"]) == {"neither"} and set(res.differences.loc[~ranked, "favours"]) <= {"n/a"}
     assert (res.moved["difference"] == 0).all()
     assert "AUC is the same" in res.lead()
 
@@ -274,7 +276,7 @@ def test_cli_leads_with_the_answer_and_writes_csv_and_json(capsys, runs, tmp_pat
     assert out[0].startswith("B's AUC is ") and "(95% CI " in out[0] and "shared rows; ECE " in out[0]
     assert out[1] == f"A: {runs['risk']}" and "rows that moved most (B minus A):" in out
     table = pd.read_csv(tmp_path / "diff.csv")
-    assert len(table) == 12 and {"metric", "a", "b", "difference", "low", "high", "favours"} <= set(table.columns)
+    assert len(table) == len(RISK_METRICS) and {"metric", "a", "b", "difference", "low", "high", "favours"} <= set(table.columns)
     assert len(pd.read_csv(tmp_path / "diff-moved.csv")) == 3
     assert main([*argv, "--output", str(tmp_path / "diff.json")]) == 0
     capsys.readouterr()

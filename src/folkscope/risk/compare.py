@@ -1,7 +1,7 @@
 """Part 1 in ``folkscope compare``: two of its run folders, paired unit by unit (B minus A).
 
 Units are test rows (``row_id``; label, weight and group columns must agree). Every metric of the
-run's table (the twelve of :data:`folkscope.metrics.GROUP_METRICS`), each run at its own threshold
+run's table (:data:`RISK_METRICS`, each one of :data:`folkscope.metrics.GROUP_METRICS`), each run at its own threshold
 and bins (from its ``metrics.json``), with rows resampled; rows either run could not score are left
 out of both.
 
