@@ -21,13 +21,17 @@ catch ``ValueError`` or ``OSError`` keep working. Messages name the parameter,
 the value, what is allowed and the fix; the CLI prints them on one line.
 
 Warnings: :class:`UndefinedMetricWarning` is emitted (never raised) by metrics
-whose value is undefined for the given input (they return NaN).
+whose value is undefined for the given input (they return NaN);
+:class:`CaveatWarning` carries a finished run's caveats (scores that collapse,
+answers that could not be read, groups too small: :mod:`folkscope.runs.caveats`)
+to a Python user, who would otherwise see only the numbers.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "CaveatWarning",
     "ConfigError",
     "DataError",
     "DownloadError",
@@ -123,3 +127,7 @@ class MissingDependencyError(FolkscopeError, ImportError):
 
 class UndefinedMetricWarning(UserWarning):
     """A metric is undefined for its input (e.g. AUC of one class) and returned NaN."""
+
+
+class CaveatWarning(UserWarning):
+    """A finished run's numbers carry a caveat: they may not mean what they seem (see :mod:`folkscope.runs.caveats`)."""

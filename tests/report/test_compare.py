@@ -273,6 +273,10 @@ def test_cli_leads_with_the_answer_and_writes_csv_and_json(capsys, runs, tmp_pat
     argv = ["compare", str(runs["risk"]), str(runs["risk_no_correction"]), "--replicates", "50", "--top", "3"]
     assert main([*argv, "--output", str(tmp_path / "diff.csv")]) == 0
     out = capsys.readouterr().out.splitlines()
+    # the fake model's answers follow letter position: each run's order-bias caveat comes before the difference
+    caveats = [line for line in out if line.startswith("caveat: ")]
+    assert out[: len(caveats)] == caveats and caveats[0].startswith("caveat: A: Answer order drives the answer")
+    out = out[len(caveats) :]
     assert out[0].startswith("B's AUC is ") and "(95% CI " in out[0] and "shared rows; ECE " in out[0]
     assert out[1] == f"A: {runs['risk']}" and "rows that moved most (B minus A):" in out
     table = pd.read_csv(tmp_path / "diff.csv")
@@ -282,6 +286,7 @@ def test_cli_leads_with_the_answer_and_writes_csv_and_json(capsys, runs, tmp_pat
     capsys.readouterr()
     data = json.loads((tmp_path / "diff.json").read_text())
     assert data["part"] == "risk" and data["lead"] == out[0] and len(data["moved"]) == 3
+    assert data["caveats"] == [line.removeprefix("caveat: ") for line in caveats]
     assert data["differences"][0]["metric"] == "ece"
 
 

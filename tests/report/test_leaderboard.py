@@ -21,6 +21,7 @@ from folkscope.cli.main import main
 from folkscope.errors import ConfigError, DataError
 from folkscope.report.board import BoardTable
 from folkscope.report.leaderboard import find_runs, write_leaderboard
+from folkscope.runs import read_caveats
 
 RISK = ["--task", "NISTIncome", "--subsampling", "0.02", "--n-bootstrap", "50"]
 
@@ -239,7 +240,29 @@ def test_compare_the_two_risk_runs_of_the_site(results: Path, tmp_path: Path, ca
     metrics = [json.loads((f / "metrics.json").read_text())["model"]["unweighted"]["overall"]["roc_auc"] for f in (a, b)]
     assert auc["a"] == pytest.approx(metrics[0]) and auc["difference"] == pytest.approx(metrics[1] - metrics[0])
     assert auc["low"] <= auc["difference"] <= auc["high"]
-    assert printed.startswith("B's AUC is") and "shared rows" in printed.splitlines()[0]
+    lines = printed.splitlines()
+    # the default model's scores collapse: said before the difference, which would otherwise favour its small ECE unremarked
+    assert lines[0].startswith("caveat: A: Scores collapse")
+    lead = next(line for line in lines if not line.startswith("caveat: "))
+    assert lead.startswith("B's AUC is") and "shared rows" in lead and lines.index(lead) > 0
+
+
+def test_a_collapsed_run_is_marked_wherever_its_numbers_are_shown(site, results: Path) -> None:
+    """The default model's scores all lie near 0.5: its manifest records the caveat, and the site marks its row and says why."""
+    folder = _run_dir(results, "NISTIncome", "SmolLM2-135M-Instruct")
+    assert "scores-collapse" in {c.code for c in read_caveats(folder)}
+    table = _table(site, "risk-nistincome").frame
+    row = table[table["model"] == "SmolLM2-135M-Instruct"].iloc[0]
+    assert "Scores collapse" in row["caveats"]
+    assert (table.loc[table["kind"] == "baseline", "caveats"] == "").all()  # the baselines are not the model
+    csv = pd.read_csv(site.folder / "tables" / "risk-nistincome.csv", keep_default_na=False)
+    assert "Scores collapse" in csv.loc[csv["model"] == "SmolLM2-135M-Instruct", "caveats"].iloc[0]
+    assert "caveats" not in _table(site, "risk-nistincome").metric_columns
+    page = (site.folder / "index.html").read_text(encoding="utf-8")
+    marked = page.split('data-key="risk-nistincome"')[1].split("</table>")[0]
+    smol = next(r for r in marked.split("<tr") if "SmolLM2-135M-Instruct" in r)
+    assert smol.count('class="caveat"') == len(_table(site, "risk-nistincome").metric_columns) and "caveat-mark" in smol
+    assert "Caveats: the marked numbers may not mean what they seem." in page and "with caveats, marked in the table" in page
 
 
 def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> None:

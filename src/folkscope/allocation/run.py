@@ -28,6 +28,7 @@ from folkscope._config import config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.allocation.acs import acs_candidates
+from folkscope.allocation.caveats import run_caveats
 from folkscope.allocation.candidates import DEFAULT_REFERENCE, ICNALE_REFERENCE, CandidateSet
 from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes
@@ -48,7 +49,7 @@ from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
 from folkscope.logs import log_to_file
 from folkscope.report.page import write_page
-from folkscope.runs import Manifest, RunFolder, read_manifest, run_path
+from folkscope.runs import Manifest, RunFolder, read_caveats, read_manifest, record_caveats, run_path, warn_caveats
 
 __all__ = ["TASKS", "AllocationConfig", "AllocationRun", "analyse_run", "run_allocation"]
 
@@ -162,6 +163,9 @@ def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine:
                    engine_config: EngineConfig | None = None) -> AllocationRun:
     """Draw the pools, score them (or read a part-1 run's scores), and analyse; returns the folder and metrics.
 
+    The run's caveats (unread answers, small groups) are recorded in its
+    manifest and raised as :class:`~folkscope.errors.CaveatWarning`.
+
     Parameters
     ----------
     config : AllocationConfig
@@ -223,6 +227,7 @@ def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine:
     finally:
         if own and engine is not None:
             engine.close()
+    warn_caveats(read_caveats(final), final)  # a Python user sees only the numbers otherwise
     return AllocationRun(final, metrics)
 
 
@@ -288,6 +293,7 @@ def _analyse(folder: Path) -> dict[str, Any]:
         **{k: v for k, v in scoring.items() if k not in ("reference", "model", "subtask")},
     }
     write_json(folder / "metrics.json", metrics)
+    record_caveats(folder, run_caveats(metrics))
     write_page(folder / "report.html", render_report(metrics, selection, bias, folder))
     return metrics
 
@@ -329,5 +335,6 @@ def _nothing_scored(folder: Path, config: dict[str, Any], scoring: dict[str, Any
         **{k: v for k, v in scoring.items() if k not in ("reference", "model", "subtask")},
     }
     write_json(folder / "metrics.json", metrics)
+    record_caveats(folder, run_caveats(metrics))
     write_page(folder / "report.html", render_report(metrics, pd.DataFrame(), pd.DataFrame(columns=list(BIAS_COLUMNS)), folder))
     return metrics

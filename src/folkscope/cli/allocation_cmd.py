@@ -114,10 +114,11 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
 
     from folkscope.allocation.outcomes import headline_bias, interval_text
     from folkscope.engine.usage import usage_line
+    from folkscope.runs import caveat_lines
 
     worst = metrics["min_impact_ratio_k1"]
     print(f"run folder: {folder}")
-    if metrics.get("nothing_scored"):
+    if metrics.get("nothing_scored"):  # said here in full; its caveat repeats it
         print(f"nothing measured: {metrics['nothing_scored']}")
         print(f"report: {folder}/report.html")
         return
@@ -127,6 +128,8 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
         verdict = "below the four-fifths line" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
         count = f" ({worst['selected']:g} of {worst['n']} appearances picked)" if "n" in worst else ""
         print(f"top-1 of {metrics['n_pools']} pools: lowest impact ratio {worst['group']} {worst['value']:.2f}{count}, {verdict}")
+    for line in caveat_lines(folder):  # unread answers, small groups: what the numbers below rest on
+        print(line)
     selection = pd.DataFrame(metrics["selection"])
     at1 = selection[selection["k"] == 1].drop(columns=["k"])
     print(at1.to_string(index=False, float_format=_number, na_rep="n/a"))
@@ -146,9 +149,6 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     if metrics.get("pairwise"):
         shares = metrics["pairwise"]
         print("pairwise answers: " + ", ".join(f"{k} {shares[k]:.1%}" for k in ("regular", "tie", "flipped", "inconsistent", "unread")))
-    for key, what in (("unparseable_pools", "pools whose answer stated no ranking"), ("unscored_candidates", "candidates without usable label probabilities")):
-        if metrics.get(key):
-            print(f"left out: {metrics[key]} {what}")
     if "scoring_seconds" in metrics:
         print(f"scoring: {metrics['scoring_seconds']:.1f} s")
     line = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})

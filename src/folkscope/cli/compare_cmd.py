@@ -1,7 +1,7 @@
 """``folkscope compare RUN_A RUN_B``: is run B better than run A, on the units both scored?
 
 Thin: checks ``--output`` before any work, calls
-:func:`folkscope.report.compare.compare_runs`, prints the answer first (one
+:func:`folkscope.report.compare.compare_runs`, prints the runs' caveats, then the answer (one
 sentence with the headline differences and their intervals), then the notes,
 the full table and the units that moved most, and writes ``--output``.
 """
@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(output)
     result = compare_runs(args.run_a, args.run_b, replicates=args.replicates, seed=args.seed, top=args.top,
                           shared_rows=args.shared_rows, survey_weighted=args.survey_weighted)  # fmt: skip
+    for caveat in result.caveats:  # before the difference: it may compare numbers that mean little
+        print(f"caveat: {caveat}")
     print(result.lead())
     print(f"A: {result.run_a}")
     print(f"B: {result.run_b}")

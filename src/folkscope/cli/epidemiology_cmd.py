@@ -90,11 +90,14 @@ def print_run(folder: Any, metrics: dict[str, Any]) -> None:
     import pandas as pd
 
     from folkscope.engine.usage import usage_line
+    from folkscope.runs import caveat_lines
 
     print(f"run folder: {folder}")
     mean = metrics.get("mean_score")
     print(f"mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks ({metrics['mode']})" if mean is not None
           else "no task could be scored: the answers were unreadable, or (likelihood) 0% for every answer of a condition")  # fmt: skip
+    for line in caveat_lines(folder):
+        print(line)
     scores = pd.DataFrame(metrics["scores"])[["task", "score", "score_low", "score_high", "distance", "worst", "best", "mean_baseline"]]
     print(scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     seconds = metrics.get("elicitation_seconds") or {}

@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
 from folkscope import __version__
 from folkscope.cli.parser import CommandParser
-from folkscope.errors import FolkscopeError
+from folkscope.errors import CaveatWarning, FolkscopeError
 from folkscope.logs import configure_cli
 
 __all__ = ["build_parser", "download_models_main", "main", "run_acs_benchmark_main"]
@@ -50,7 +51,9 @@ def _dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> in
         return 2
     configure_cli(getattr(args, "logger_level", None) or "WARNING", prog=parser.prog)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # the summaries print a run's caveats as lines of their own
+            warnings.simplefilter("ignore", CaveatWarning)
+            return int(args.func(args) or 0)
     except FolkscopeError as exc:
         if getattr(args, "debug", False):
             raise

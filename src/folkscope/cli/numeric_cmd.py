@@ -14,6 +14,7 @@ from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_a
 from folkscope.engine.config import EngineConfig
 from folkscope.engine.usage import usage_line
 from folkscope.paths import check_writable_dir
+from folkscope.runs import read_caveats
 from folkscope.numeric.run import NumericConfig, attach_comparison, check_reference, run_numeric
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
@@ -66,6 +67,7 @@ def print_brief(folder: Path, m: dict[str, Any], *, wall_seconds: float | None =
     """The run's headline numbers as strict JSON on stdout (also ``folkscope rescore``'s summary of a numeric run)."""
     brief: dict[str, Any] = {
         "folder": str(folder),
+        **({"caveats": [c.message for c in caveats]} if (caveats := read_caveats(folder)) else {}),
         "n_problems": m["n_problems"],
         "n_cells": m["n_cells"],
         **{name: round(entry["mean"], 4) if entry["mean"] == entry["mean"] else None

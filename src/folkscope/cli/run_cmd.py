@@ -115,8 +115,11 @@ def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
     population = population_line(record.get("data", {}).get("population"))
     from folkscope.engine.usage import usage_line
     from folkscope.risk.evaluate import compare_table
+    from folkscope.runs import caveat_lines
 
     print(f"run folder: {run_dir}")
+    for line in caveat_lines(run_dir):  # before the numbers they qualify
+        print(line)
     if population:
         print(population)
     note = (record.get("data", {}).get("population") or {}).get("note")

@@ -30,6 +30,7 @@ from folkscope._config import comma_names, config_fields, option
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, read_json, write_json
 from folkscope.engine import Engine, EngineConfig, run_accounting
+from folkscope.epidemiology.caveats import run_caveats
 from folkscope.epidemiology.datasets import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES, elicit
 from folkscope.epidemiology.report import render_report
@@ -48,7 +49,7 @@ from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
 from folkscope.metrics import distribution_distance, epidemiology_score
 from folkscope.report.page import write_page
-from folkscope.runs import Manifest, RunFolder, run_path
+from folkscope.runs import Manifest, RunFolder, read_caveats, record_caveats, run_path, warn_caveats
 
 __all__ = ["EpidemiologyConfig", "EpidemiologyRun", "analyse_run", "run_epidemiology", "score_table"]
 
@@ -205,7 +206,11 @@ def _long(task: Task, dist: np.ndarray, column: str, cells: list[str] | None = N
 
 def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, engine: Engine | None = None,
                      engine_config: EngineConfig | None = None) -> EpidemiologyRun:
-    """Compute the truth of every selected task, elicit the model's distributions, and score them."""
+    """Compute the truth of every selected task, elicit the model's distributions, and score them.
+
+    Tasks no answer could score are the run's caveat: recorded in its manifest
+    and raised as a :class:`~folkscope.errors.CaveatWarning`.
+    """
     tasks = config.selected()
     # a published table is its own truth: no dataset to load
     frames = {name: load_dataset(name, data_dir=config.data_dir) for name in dict.fromkeys(t.dataset for t in tasks if t.table is None)}
@@ -273,6 +278,7 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
     finally:
         if own:
             engine.close()
+    warn_caveats(read_caveats(final), final)  # a Python user sees only the numbers otherwise
     return EpidemiologyRun(final, metrics)
 
 
@@ -361,5 +367,6 @@ def _analyse(folder: Path) -> dict[str, Any]:
         **{k: refs[k] for k in ("engine_stats", "backend_stats") if k in refs},
     }
     write_json(folder / "metrics.json", metrics)
+    record_caveats(folder, run_caveats(metrics))
     write_page(folder / "report.html", render_report(metrics, truth, model, folder))
     return metrics

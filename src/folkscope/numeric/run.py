@@ -39,9 +39,10 @@ from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.config import BACKENDS
 from folkscope.errors import ConfigError, DataError
 from folkscope.logs import log_to_file
-from folkscope.runs import Manifest, RunFolder, read_manifest, run_path
+from folkscope.runs import Manifest, RunFolder, read_caveats, read_manifest, record_caveats, run_path, warn_caveats
 from folkscope.metrics import mode_stability
 from folkscope.numeric import analysis
+from folkscope.numeric.caveats import run_caveats
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES, load_number_frequencies
 from folkscope.numeric.games import play_matching_pennies
 from folkscope.numeric.problems import (
@@ -313,6 +314,7 @@ def _analyse(folder: Path, *, heatmap: bool) -> dict[str, Any]:
                             f"({'chat' if config['chat'] else 'base'})")
         heat_name = "heatmap.png"
     write_json(folder / "metrics.json", metrics)
+    record_caveats(folder, run_caveats(metrics))
     page = render_html(metrics, cells, by_word, heatmap_file=heat_name)
     write_page(folder / "report.html", page)
     return metrics
@@ -327,6 +329,9 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
     matching-pennies games (chat form when ``config.chat``), seeded by
     ``config.seed``; the rounds go to ``pennies.parquet`` and the summary to
     ``pennies.json`` and ``metrics["pennies"]``.
+
+    Problems with an unscored option are the run's caveat: recorded in its
+    manifest and raised as a :class:`~folkscope.errors.CaveatWarning`.
 
     Parameters
     ----------
@@ -381,6 +386,7 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
         if own:
             engine.close()
     metrics["scoring_seconds"] = timing["scoring_seconds"]
+    warn_caveats(read_caveats(final), final)  # a Python user sees only the numbers otherwise
     return NumericRun(final, metrics)
 
 

@@ -10,7 +10,9 @@ A :class:`BoardTable` is a plain DataFrame, one row per model (or baseline,
 or group) and one column per metric, plus which columns hold a metric's
 interval. Its ``run`` column holds each row's run folder, which the site
 turns into a link to that run's own page; an optional ``kind`` column says
-``model`` or ``baseline`` (baselines are set apart on the page).
+``model`` or ``baseline`` (baselines are set apart on the page). The site
+adds a ``caveats`` column, each row's run's caveats from its manifest
+(:mod:`folkscope.runs.caveats`), and marks those rows' cells.
 
 Examples
 --------
@@ -93,7 +95,7 @@ class BoardTable:
     @property
     def metric_columns(self) -> list[str]:
         """The columns shown as numbers, in order (labels and interval bounds left out)."""
-        skip = {c for pair in self.intervals.values() for c in pair} | {*self.labels, "run", "kind"}
+        skip = {c for pair in self.intervals.values() for c in pair} | {*self.labels, "run", "kind", "caveats"}
         return [c for c in self.frame.columns if c not in skip]
 
 

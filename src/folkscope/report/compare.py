@@ -33,7 +33,7 @@ from folkscope.errors import ConfigError
 from folkscope.metrics._validation import check_number
 from folkscope.registry import part
 from folkscope.report.paired import Options
-from folkscope.runs import read_manifest
+from folkscope.runs import read_caveats, read_manifest
 
 __all__ = ["Comparison", "check_output", "compare_runs", "format_number"]
 
@@ -90,6 +90,10 @@ class Comparison:
         What the reader must know (fewer units than a run holds, rows left out, ...).
     settings : mapping
         ``replicates, seed, confidence, top, shared_rows, survey_weighted``.
+    caveats : tuple of str
+        Each run's caveats (:mod:`folkscope.runs.caveats`), as ``"A: ..."``
+        and ``"B: ..."``: read before the difference, which may compare numbers
+        that mean little (a run whose scores collapse has a small ECE for no good reason).
     """
 
     part: str
@@ -105,6 +109,7 @@ class Comparison:
     headline: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
+    caveats: tuple[str, ...] = ()
 
     def _clause(self, row: pd.Series, first: bool) -> str:
         d = float(row["difference"])
@@ -140,7 +145,7 @@ class Comparison:
         return {
             "part": self.part, "run_a": str(self.run_a), "run_b": str(self.run_b), "unit": self.unit,
             "n_a": self.n_a, "n_b": self.n_b, "n_shared": self.n_shared, "moved_unit": self.moved_unit, "lead": self.lead(),
-            "notes": list(self.notes),
+            "caveats": list(self.caveats), "notes": list(self.notes),
             "settings": dict(self.settings), "differences": self.differences.to_dict("records"),
             "moved": self.moved.to_dict("records"),
         }  # fmt: skip
@@ -222,5 +227,6 @@ def compare_runs(
     settings = {"replicates": opts.replicates, "seed": opts.seed, "confidence": opts.confidence, "top": opts.top,
                 "shared_rows": opts.shared_rows, "survey_weighted": opts.survey_weighted}  # fmt: skip
     differences = res.differences.astype({c: np.float64 for c in ("a", "b", "difference", "low", "high", "std_error")})
+    caveats = tuple(f"{name}: {c.message}" for name, run in (("A", a), ("B", b)) for c in read_caveats(run))
     return Comparison(parts[0], a, b, res.unit, res.n_a, res.n_b, res.n_shared, differences, res.moved,
-                      res.moved_unit or res.unit, res.headline, res.notes, settings)  # fmt: skip
+                      res.moved_unit or res.unit, res.headline, res.notes, settings, caveats)  # fmt: skip

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import time
@@ -41,6 +42,7 @@ from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard
 from folkscope.report.page import bullet_list, escape, figure_block, number, render_page, section, write_page
+from folkscope.runs.caveats import read_caveats
 from folkscope.runs.manifest import CONFIG_FILE, MANIFEST_FILE, read_manifest
 
 __all__ = ["Site", "find_runs", "write_leaderboard"]
@@ -54,7 +56,8 @@ table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
 table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
 table.sortable th:focus{outline:2px solid #4c78a8}
 table.sortable td:first-child,table.sortable td:nth-child(2){white-space:nowrap}
-tr.baseline td{background:#fafafa;font-style:italic}.ci{color:#777;font-size:.85em;white-space:nowrap}
+tr.baseline td{background:#fafafa;font-style:italic}td.caveat{background:#fff4d6}.caveat-mark{color:#b26b00;cursor:help}
+.caveats{font-size:.9em;border-left:3px solid #e0a800;padding-left:.6em}.ci{color:#777;font-size:.85em;white-space:nowrap}
 nav ul{columns:2;font-size:.9em}.lead{font-size:1.05em}
 """
 
@@ -166,6 +169,8 @@ def write_leaderboard(results_dir: str | os.PathLike[str], output: str | os.Path
     boards: dict[str, PartBoard] = {}
     for name, folders in runs.items():
         boards[name] = PARTS[name].load("leaderboard")(sorted(folders), site=site, draw=draw)
+    known: dict[str, tuple[str, ...]] = {}  # run folder -> its caveats, read once per site
+    boards = {name: dataclasses.replace(b, tables=[_with_caveats(t, known) for t in b.tables]) for name, b in boards.items()}
     tables = [t for b in boards.values() for t in b.tables]
     keys = [t.key for t in tables]
     if len(set(keys)) != len(keys):
@@ -179,6 +184,52 @@ def write_leaderboard(results_dir: str | os.PathLike[str], output: str | os.Path
     index = write_page(site / "index.html", page)
     return Site(folder=site, index=index, n_runs=sum(map(len, runs.values())), runs_by_part={k: len(v) for k, v in runs.items()},
                 tables=tables, figures=figures, notes=notes, files=(index, *files))  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- caveats
+#: the mark of a number whose run has caveats
+_MARK = "\u26a0"
+
+
+def _run_caveats(run: Any) -> tuple[str, ...]:
+    """The caveat messages a run folder's manifest records (none for a row of no single run, or an unreadable manifest)."""
+    if not isinstance(run, str) or not run:
+        return ()
+    try:
+        return tuple(c.message for c in read_caveats(run))
+    except (DataError, OSError):  # the part's board reads the manifest too: a damaged one is its note to make
+        return ()
+
+
+def _with_caveats(t: BoardTable, known: dict[str, tuple[str, ...]]) -> BoardTable:
+    """``t`` with a ``caveats`` column: the caveats of each row's run, one text (empty where there are none).
+
+    Baseline rows stay unmarked: they link to a run for its rows, but the
+    caveats are about that run's model.
+    """
+    if "run" not in t.frame.columns:
+        return t
+    kinds = t.frame["kind"] if "kind" in t.frame.columns else pd.Series("model", index=t.frame.index)
+    texts = []
+    for run, kind in zip(t.frame["run"], kinds):
+        key = run if isinstance(run, str) and kind != "baseline" else ""
+        if key not in known:
+            known[key] = _run_caveats(key)
+        texts.append(" ".join(known[key]))
+    return dataclasses.replace(t, frame=t.frame.assign(caveats=texts))
+
+
+def _glance_caveats(t: BoardTable) -> str:
+    """After a table's one-line answer at the top of the page: how many of its rows carry caveats."""
+    n = len(_flagged(t))
+    return f" ({_MARK} {n} row{'s' if n != 1 else ''} with caveats, marked in the table)" if n else ""
+
+
+def _flagged(t: BoardTable) -> list[dict[str, Any]]:
+    """The rows of ``t`` whose run has caveats."""
+    if "caveats" not in t.frame.columns:
+        return []
+    return [r for r in t.frame.to_dict(orient="records") if r.get("caveats")]
 
 
 # ----------------------------------------------------------------------------- files
@@ -217,14 +268,15 @@ def _sort_value(value: Any) -> str:
     return "" if np.isnan(v) else repr(v)
 
 
-def _cell(value: Any, *, low: Any = None, high: Any = None, digits: int = 3) -> str:
+def _cell(value: Any, *, low: Any = None, high: Any = None, digits: int = 3, caveat: str = "") -> str:
     shown = number(to_jsonable(value), digits=digits)
     if low is not None or high is not None:
         if not (pd.isna(low) and pd.isna(high)):
             shown += f' <span class="ci">[{number(to_jsonable(low), digits=digits)}, {number(to_jsonable(high), digits=digits)}]</span>'
     numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) or value is None
     sort = f' data-sort="{_sort_value(value)}"' if numeric or (isinstance(value, float) and np.isnan(value)) else ""
-    return f"<td{sort}>{shown}</td>"
+    mark = f' class="caveat" title="{escape(caveat)}"' if caveat else ""
+    return f"<td{sort}{mark}>{shown}</td>"
 
 
 def _table_html(site: Path, t: BoardTable) -> str:
@@ -233,21 +285,41 @@ def _table_html(site: Path, t: BoardTable) -> str:
     rows = []
     for record in t.frame.to_dict(orient="records"):
         link = _link(site, record.get("run"))
+        caveat = str(record.get("caveats") or "")
         cells = []
         for i, col in enumerate(t.labels):
             text = escape(record.get(col) if record.get(col) is not None else "")
             if i == 0 and link:
                 text = f'<a href="{escape(link)}">{text}</a>'
+            if i == 0 and caveat:
+                text += f' <span class="caveat-mark" title="{escape(caveat)}">{_MARK}</span>'
             cells.append(f"<td>{text}</td>")
         for col in metrics:
             low, high = t.intervals.get(col, (None, None))
-            cells.append(_cell(record.get(col), low=record.get(low) if low else None, high=record.get(high) if high else None))
+            cells.append(_cell(record.get(col), low=record.get(low) if low else None, high=record.get(high) if high else None,
+                               caveat=caveat))  # fmt: skip
         kind = ' class="baseline"' if record.get("kind") == "baseline" else ""
         rows.append(f"<tr{kind}>{''.join(cells)}</tr>")
     csv = f'<a href="tables/{escape(t.key)}.csv">CSV</a>'
     about = (f"<p><b>{escape(t.lead)}</b></p>" if t.lead else "") + f'<p class="sub">{escape(t.about)} {csv}</p>'
     return (f'<h3 id="{escape(t.key)}">{escape(t.title)}</h3>{about}'
-            f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            + _caveat_list(t))
+
+
+def _caveat_list(t: BoardTable) -> str:
+    """Under a table: what each marked row's caveats are, so the marks are read before the numbers are compared."""
+    flagged = _flagged(t)
+    if not flagged:
+        return ""
+    seen, items = set(), []
+    for record in flagged:
+        name = " ".join(str(record.get(c)) for c in t.labels if record.get(c) is not None)
+        if (name, record["caveats"]) not in seen:
+            seen.add((name, record["caveats"]))
+            items.append(f"<li><b>{escape(name)}</b>: {escape(record['caveats'])}</li>")
+    return (f'<div class="caveats"><p>{_MARK} Caveats: the marked numbers may not mean what they seem.</p>'
+            f"<ul>{''.join(items)}</ul></div>")
 
 
 def _page(root: Path, site: Path, runs: Mapping[str, list[Path]], boards: Mapping[str, PartBoard], notes: Sequence[str]) -> str:
@@ -258,7 +330,8 @@ def _page(root: Path, site: Path, runs: Mapping[str, list[Path]], boards: Mappin
     if not n_runs:
         lead.append("<p>No run folder was found. Run a part first (e.g. <code>folkscope run --model default --task NISTIncome"
                     "</code>) with this folder as --results-dir.</p>")  # fmt: skip
-    glance = [f"<li><b>{escape(t.title)}</b>: {escape(t.lead)}</li>" for b in boards.values() for t in b.tables if t.lead]
+    glance = [f"<li><b>{escape(t.title)}</b>: {escape(t.lead)}{_glance_caveats(t)}</li>" for b in boards.values() for t in b.tables
+              if t.lead]  # fmt: skip
     if glance:
         lead.append(f"<ul>{''.join(glance)}</ul>")
     nav = [f'<li><a href="#{escape(t.key)}">{escape(PARTS[name].title)}: {escape(t.title)}</a></li>'

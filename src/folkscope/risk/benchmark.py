@@ -46,7 +46,7 @@ from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.folder import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
 from folkscope.risk.importance import permutation_importance
-from folkscope.runs import RunFolder, package_versions, run_path
+from folkscope.runs import RunFolder, package_versions, read_caveats, run_path, warn_caveats
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["Benchmark", "rescore"]
@@ -355,6 +355,10 @@ class Benchmark:
         at the end. A run that fails or is killed leaves a finished folder of
         the same configuration as it was; rerunning continues the staging
         folder and its ``run.log``.
+
+        Each caveat of the run (scores that collapse, strong order bias...,
+        recorded in its manifest) is also raised as a
+        :class:`~folkscope.errors.CaveatWarning`.
         """
         if fit_threshold:
             n = 100 if fit_threshold is True else fit_threshold
@@ -370,6 +374,7 @@ class Benchmark:
             flat, metrics = self._run_in(staging, record, run_dir)
         self.run_dir = run_dir
         self.results = {**flat, **metrics}
+        warn_caveats(read_caveats(run_dir), run_dir)  # a Python user sees only the numbers otherwise
         return self.results
 
     def _run_in(self, run_dir: Path, record: dict[str, Any], final_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:

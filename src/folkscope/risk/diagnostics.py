@@ -42,8 +42,10 @@ def score_diagnostics(table: pd.DataFrame, score_col: str = "risk_score") -> dic
         with one ordering), ``answer_mass`` (median, minimum and the share of
         rows below 0.5 of the probability the model put on the answer
         letters; None for numeric and chain-of-thought runs), ``spread``
-        (min, 5% and 95% quantiles, max, ``collapsed``), and ``warnings``
-        (sentences for the report and console).
+        (min, 5% and 95% quantiles, max, ``collapsed``), ``caveats``
+        (``{"code", "message"}``: ``scores-collapse``, ``order-bias``,
+        ``low-answer-mass``; the run's manifest records them) and ``warnings``
+        (their messages, for the report and console).
 
     Examples
     --------
@@ -55,14 +57,19 @@ def score_diagnostics(table: pd.DataFrame, score_col: str = "risk_score") -> dic
     """
     scores = table[score_col].to_numpy(dtype=float)
     scores = scores[np.isfinite(scores)]
-    out: dict[str, Any] = {"order_bias": None, "answer_mass": None, "spread": None, "warnings": []}
-    warnings: list[str] = out["warnings"]
+    out: dict[str, Any] = {"order_bias": None, "answer_mass": None, "spread": None, "caveats": [], "warnings": []}
+
+    def caveat(code: str, message: str) -> None:
+        out["caveats"].append({"code": code, "message": message})
+        out["warnings"].append(message)
+
     if len(scores):
         q05, q95 = (float(v) for v in np.quantile(scores, [0.05, 0.95]))
         collapsed = bool(q95 - q05 < COLLAPSE_RANGE)
         out["spread"] = {"min": float(scores.min()), "q05": q05, "q95": q95, "max": float(scores.max()), "collapsed": collapsed}
         if collapsed:
-            warnings.append(
+            caveat(
+                "scores-collapse",
                 f"Scores collapse: 90% of them lie in [{q05:.3f}, {q95:.3f}] (all in [{scores.min():.3f}, {scores.max():.3f}]). "
                 "The model barely tells rows apart, so calibration and threshold metrics here describe a near-constant score."
             )
@@ -75,7 +82,8 @@ def score_diagnostics(table: pd.DataFrame, score_col: str = "risk_score") -> dic
             bias = float(spread.mean())
             out["order_bias"] = {"mean_abs_difference": bias, "max_abs_difference": float(spread.max()), "orderings": len(ordering_cols)}
             if bias >= STRONG_ORDER_BIAS:
-                warnings.append(
+                caveat(
+                    "order-bias",
                     f"Answer order drives the answer: a row's score changes by {bias:.2f} on average when the options change "
                     "places. The order-bias correction averages this out, but the model's choice is mostly about letter position."
                 )
@@ -86,7 +94,8 @@ def score_diagnostics(table: pd.DataFrame, score_col: str = "risk_score") -> dic
             median = float(np.median(mass))
             out["answer_mass"] = {"median": median, "min": float(mass.min()), "share_below_half": float((mass < 0.5).mean())}
             if median < LOW_ANSWER_MASS:
-                warnings.append(
+                caveat(
+                    "low-answer-mass",
                     f"The model puts a median {median:.0%} of its next-token probability on the answer letters; scores are "
                     "renormalised over the letters, so they rest on a small part of what the model would say."
                 )

@@ -21,9 +21,10 @@ import pandas as pd
 
 from folkscope._json import write_json
 from folkscope.errors import ConfigError, DataError
+from folkscope.risk.caveats import run_caveats
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.diagnostics import score_diagnostics
-from folkscope.runs import MANIFEST_FILE, Manifest, RunFolder, package_versions
+from folkscope.runs import MANIFEST_FILE, Manifest, RunFolder, package_versions, record_caveats
 from folkscope.tasks.columns import column_set
 
 __all__ = ["REPLICATE_METRICS", "evaluate_folder", "group_pairs", "manifest", "rescore", "write_folktexts"]
@@ -79,10 +80,11 @@ def evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, An
     importance = pd.read_csv(importance_file, index_col="column") if importance_file.is_file() else None
     if importance is not None:
         metrics["feature_importance"] = importance.to_dict(orient="index")
-    for warning in diagnostics["warnings"]:  # on the console now, in the report's diagnostics section later
-        log.warning(warning)
+    for warning in diagnostics["warnings"]:  # in run.log; the console summary and the report show them as caveats
+        log.info(warning)
     metrics = to_jsonable(metrics)
     write_json(run_dir / "metrics.json", metrics)
+    record_caveats(run_dir, run_caveats(metrics))
     compared = {**recal_cols, **baseline_cols}
     notes = list(scoring.get("notes", []))
     plots: dict[str, str] = {}

@@ -7,22 +7,30 @@
 - :class:`Manifest`: ``manifest.json`` names the part, config and
   fingerprint, engine, data, versions and declared tables;
   :func:`read_manifest` and :func:`read_table` let any part or tool read any
-  part's run without importing that part.
+  part's run without importing that part;
+- :class:`Caveat`: why a run's numbers may mislead, recorded in its manifest
+  (:func:`record_caveats`) and carried to every place they are shown.
 """
 
+from folkscope.runs.caveats import Caveat, caveat_lines, read_caveats, record_caveats, warn_caveats
 from folkscope.runs.folder import RunFolder, RunFolderBusyError
 from folkscope.runs.layout import run_path, safe_name
 from folkscope.runs.manifest import MANIFEST_FILE, Manifest, check_same_run, package_versions, read_manifest, read_table
 
 __all__ = [
     "MANIFEST_FILE",
+    "Caveat",
     "Manifest",
     "RunFolder",
     "RunFolderBusyError",
+    "caveat_lines",
     "check_same_run",
     "package_versions",
+    "read_caveats",
     "read_manifest",
     "read_table",
+    "record_caveats",
     "run_path",
     "safe_name",
+    "warn_caveats",
 ]

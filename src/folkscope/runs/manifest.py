@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -70,6 +70,10 @@ class Manifest:
         :func:`package_versions` when the run was written.
     created : str
         UTC time the run was first written (ISO 8601).
+    caveats : sequence of mapping
+        Why some of the run's numbers may mislead, ``{"code", "message"}``
+        each (:mod:`folkscope.runs.caveats`); written when the run is
+        analysed, rewritten by every rescore.
     legacy : bool
         True for a manifest reconstructed from a folder written before manifests.
 
@@ -89,10 +93,12 @@ class Manifest:
     data: Mapping[str, Any] | None = None
     versions: Mapping[str, str] = field(default_factory=package_versions)
     created: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    caveats: Sequence[Mapping[str, str]] = ()
     legacy: bool = False
 
     def __post_init__(self) -> None:
         part(self.part)  # an unknown part is refused with the known ones listed
+        object.__setattr__(self, "caveats", tuple(self.caveats))  # read back from a JSON list: equal to the written one
         if not isinstance(self.fingerprint, str) or not self.fingerprint:
             raise ConfigError("a manifest needs the run's fingerprint", parameter="fingerprint", value=self.fingerprint)
 
@@ -105,6 +111,7 @@ class Manifest:
         """The manifest as written to ``manifest.json`` (with ``schema`` and ``tables``)."""
         out = {"schema": SCHEMA, **{f.name: getattr(self, f.name) for f in fields(self)}, "tables": self.tables}
         out.pop("legacy")
+        out["caveats"] = list(self.caveats)
         return out
 
     @classmethod
