@@ -111,10 +111,10 @@ def test_page_leads_with_answers_and_links_every_run(site, results: Path) -> Non
 def test_model_names_are_escaped(results: Path, tmp_path: Path) -> None:
     copy = tmp_path / "results"
     shutil.copytree(_run_dir(results, "numeric-colors", "fake"), copy / "n" / "evil" / "base-1")
-    metrics_file = copy / "n" / "evil" / "base-1" / "metrics.json"
-    metrics = json.loads(metrics_file.read_text())
-    metrics["config"]["model"] = "<img src=x onerror=alert(1)>"
-    metrics_file.write_text(json.dumps(metrics))
+    manifest_file = copy / "n" / "evil" / "base-1" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["engine"]["backend"]["model"]["name"] = "<img src=x onerror=alert(1)>"  # where the board reads the name
+    manifest_file.write_text(json.dumps(manifest))
     page = write_leaderboard(copy, draw=False).index.read_text()
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
 
@@ -278,3 +278,19 @@ def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> Non
     summary = _summary(frame).frame.set_index("mode")
     assert summary.loc["likelihood", "mean score"] == 4.0 and summary.loc["likelihood", "unscored"] == 1
     assert summary.loc["likelihood (expected)", "mean score"] == 2.0 and summary.loc["likelihood (expected)", "tasks"] == 2
+
+
+def test_one_model_has_one_name_on_every_parts_board(tmp_path: Path) -> None:
+    """``--model default`` is SmolLM2-135M-Instruct on every board: numeric showed the handle, so one model was listed twice."""
+    import doctest
+
+    import folkscope.report.board as board
+    from folkscope.numeric.board import _row
+    from folkscope.runs import Manifest
+
+    manifest = Manifest(part="numeric", fingerprint="ab" * 32, config={"model": "default", "dataset": "colors"},
+                        engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}})  # fmt: skip
+    row = _row(tmp_path, manifest, {"config": {"model": "default", "chat": True}, "n_problems": 4})
+    assert row["model"] == "SmolLM2-135M-Instruct" == board.model_name(manifest)
+    assert board.model_name(Manifest(part="numeric", fingerprint="ab", config={"model": "gpt2"})) == "gpt2"  # no engine recorded
+    assert doctest.testmod(board).failed == 0

@@ -15,7 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope.report.board import BoardTable, PartBoard, run_metrics, slug
+from folkscope.report.board import BoardTable, PartBoard, model_name, run_metrics, slug
+from folkscope.runs import Manifest
 
 __all__ = ["leaderboard"]
 
@@ -23,9 +24,9 @@ _SUMMARIES = {"probability_mass": "PM", "calibration_distance": "WD", "relative_
 _BEHAVIOURS = ("calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second", "null")
 
 
-def _row(folder: Path, metrics: dict[str, Any]) -> dict[str, Any]:
+def _row(folder: Path, manifest: Manifest, metrics: dict[str, Any]) -> dict[str, Any]:
     config = metrics.get("config") or {}
-    row: dict[str, Any] = {"model": str(config.get("model") or "model"), "prompt": "chat" if config.get("chat") else "base",
+    row: dict[str, Any] = {"model": model_name(manifest), "prompt": "chat" if config.get("chat") else "base",
                            "problems": metrics.get("n_problems")}  # fmt: skip
     for key, title in _SUMMARIES.items():
         block = (metrics.get("summary") or {}).get(key) or {}
@@ -53,7 +54,7 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
     runs, notes = run_metrics(folders)
     for run in runs:
         dataset = str((run.metrics.get("config") or {}).get("dataset") or run.manifest.config.get("dataset") or "numeric")
-        by_dataset.setdefault(dataset, []).append(_row(run.folder, dict(run.metrics)))
+        by_dataset.setdefault(dataset, []).append(_row(run.folder, run.manifest, dict(run.metrics)))
     tables = [
         BoardTable(part="numeric", key=slug(f"numeric-{dataset}"), title=dataset, frame=pd.DataFrame(rows), lead=_lead(pd.DataFrame(rows)),
                    intervals={t: (f"{t} low", f"{t} high") for t in _SUMMARIES.values()}, labels=("model", "prompt"),
