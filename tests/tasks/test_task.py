@@ -65,7 +65,7 @@ def test_registry_lists_offline_tasks_and_is_immutable():
 
 
 def test_unknown_task():
-    with pytest.raises(UnknownTaskError, match="unknown task 'ACSIncom'; known tasks: ACSIncome"):
+    with pytest.raises(UnknownTaskError, match=r"unknown task 'ACSIncom' \(did you mean 'ACSIncome'\?\); known tasks: ACSIncome"):
         get_task("ACSIncom")
 
 

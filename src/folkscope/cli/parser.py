@@ -8,9 +8,15 @@ prints only that line, ``folkscope run: error: ... (see folkscope run
 is all it takes.
 
 An unknown flag is noticed by the top-level parser after the sub-command
-has parsed what it knows; each parser records its own name in the namespace
+has parsed what it knows; each parser records itself in the namespace
 on the way out (the innermost first), so the line names the sub-command the
-flag was given to, not ``folkscope``.
+flag was given to, not ``folkscope``, and suggests the closest of its flags
+(``did you mean '--task'?``); a value outside an option's choices gets the
+closest choice too.
+
+``--help`` states every option's default (``(default: ACSIncome)``) unless
+its help already says it: a hidden default (a task that downloads 51 state
+files, a seed) is a surprise.
 """
 
 from __future__ import annotations
@@ -19,10 +25,22 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from folkscope._names import did_you_mean
+
 __all__ = ["CommandParser"]
 
-#: where the innermost parser leaves its name (removed before the namespace is handed out)
-_PROG = "_folkscope_command_prog"
+#: where the innermost parser leaves itself (removed before the namespace is handed out)
+_PROG = "_folkscope_command_parser"
+
+
+class _DefaultsHelp(argparse.HelpFormatter):
+    """Help that ends each option's text with its default, where the text does not already state one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        quiet = (action.default is None or action.default is False or action.default == [] or action.default is argparse.SUPPRESS
+                 or not action.option_strings or action.nargs == 0 or "default" in text.lower())  # fmt: skip
+        return text if quiet else f"{text} (default: %(default)s)"
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -44,19 +62,32 @@ class CommandParser(argparse.ArgumentParser):
     "folkscope demo: error: argument --n: invalid int value: 'x' (see folkscope demo --help)\\n"
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsHelp)
+        super().__init__(*args, **kwargs)
+
     def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
-        if not hasattr(parsed, _PROG):  # the innermost parser returns first: it keeps its name
-            setattr(parsed, _PROG, self.prog)
+        if not hasattr(parsed, _PROG):  # the innermost parser returns first: it keeps itself
+            setattr(parsed, _PROG, self)
         return parsed, extras
 
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
         parsed, extras = self.parse_known_args(args, namespace)
-        prog = getattr(parsed, _PROG, self.prog)
+        inner = getattr(parsed, _PROG, self)
         delattr(parsed, _PROG)
         if extras:
-            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+            flag = next((e.split("=", 1)[0] for e in extras if e.startswith("-")), "")
+            hint = did_you_mean(flag, [o for o in inner._option_string_actions if o.startswith("--")]) if flag else ""
+            self._fail(inner.prog, f"unrecognized arguments: {' '.join(extras)}{hint}")
         return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check of ``choices``, with the closest choice suggested."""
+        if action.choices is not None and value not in action.choices:
+            listed = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{did_you_mean(value, map(str, action.choices))} "
+                                                 f"(choose from {listed})")  # fmt: skip
 
     def error(self, message: str) -> NoReturn:
         self._fail(self.prog, message)

@@ -47,6 +47,7 @@ import pandas as pd
 
 from folkscope._json import read_data_file
 from folkscope.epidemiology.aggregate import AggregateTable, parse_source, parse_table
+from folkscope._names import did_you_mean
 from folkscope.errors import ConfigError, DataError
 from folkscope.prompting import format_slots
 
@@ -453,7 +454,8 @@ def list_tasks(*, dataset: str | None = None, folder: str | Path | None = None) 
         tasks = [t for t in tasks if t.dataset == dataset]
         if not tasks:
             known = sorted({f.dataset for f in files})
-            raise ConfigError(f"no tasks of dataset {dataset!r}; datasets: {', '.join(known)}", parameter="dataset", value=dataset)
+            raise ConfigError(f"no tasks of dataset {dataset!r}{did_you_mean(dataset, known)}; datasets: {', '.join(known)}",
+                              parameter="dataset", value=dataset)  # fmt: skip
     return tasks
 
 
@@ -461,6 +463,7 @@ def get_task(name: str, *, folder: str | Path | None = None) -> Task:
     """The task called ``name``."""
     tasks = {t.name: t for t in list_tasks(folder=folder)}
     if name not in tasks:
-        raise ConfigError(f"unknown epidemiology task {name!r}; `folkscope epidemiology list` shows the {len(tasks)} there are",
+        raise ConfigError(f"unknown epidemiology task {name!r}{did_you_mean(name, tasks)}; `folkscope epidemiology list` shows "
+                          f"the {len(tasks)} there are",
                           parameter="task", value=name)  # fmt: skip
     return tasks[name]

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope._names import did_you_mean
 from folkscope.errors import ConfigError, TargetError, UnknownColumnError, UnknownTaskError
 from folkscope.tasks.columns import ColumnToText, column_set, folkscope_corrections, folktexts_table
 from folkscope.tasks.filters import PopulationFilter, apply_filters, parse_filters
@@ -516,7 +517,7 @@ def get_task(name: str | TaskMetadata) -> TaskMetadata:
     registry = _registry()
     if name not in registry:
         raise UnknownTaskError(
-            f"unknown task {name!r}; known tasks: {', '.join(registry)} "
+            f"unknown task {name!r}{did_you_mean(name, registry)}; known tasks: {', '.join(registry)} "
             "(or build one with TaskMetadata.make_task)",
             parameter="task",
             value=name,
