@@ -3,8 +3,8 @@
 The runs are made once per module through the CLI: SmolLM2-135M-Instruct
 (the default model) and the fake backend on the same bundled NISTIncome
 rows, plus one numeric, one allocation and one epidemiology run with the
-fake backend. The browser checks of the same site are in
-``test_leaderboard_browser.py``.
+fake backend. The same site is also checked in a real browser, at the end
+(headless Chromium through ``tests/report/browser.py``).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ ARTIFACTS = Path(os.environ.get("FOLKSCOPE_TEST_ARTIFACTS", Path(__file__).resol
 
 @pytest.fixture(scope="module")
 def browser():
-    from folkscope.testing.browser import Browser, BrowserUnavailable
+    from tests.report.browser import Browser, BrowserUnavailable
 
     try:
         with Browser() as opened:
