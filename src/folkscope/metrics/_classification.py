@@ -58,46 +58,6 @@ def _rates(y: FloatArray, p: FloatArray, w: FloatArray | None,
             float(np.dot(w_neg, predf)), float(w_neg.sum()))
 
 
-def accuracy_score(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    threshold: float = 0.5,
-    threshold_rule: str = ">=",
-    sample_weight: ArrayLike | None = None,
-    nan_policy: str = "raise",
-) -> float:
-    """Share of rows whose thresholded score (``1{r >= threshold}``) equals the label.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        Binary labels 0/1.
-    y_prob : array-like of shape (n_samples,)
-        Risk scores in [0, 1] (not predicted labels).
-    threshold : float in [0, 1], default=0.5
-    threshold_rule : {">=", ">"}, default=">="
-        ``">="`` predicts positive at ``r >= threshold`` (folktexts' rule);
-        ``">"`` at ``r > threshold`` (the paper's strict wording).
-    sample_weight : array-like of shape (n_samples,), optional
-    nan_policy : {"raise", "omit"}, default="raise"
-
-    Returns
-    -------
-    float in [0, 1] (higher is better)
-
-    Examples
-    --------
-    >>> accuracy_score([1, 0, 0], [0.9, 0.2, 0.5])   # 0.5 >= 0.5 predicts positive
-    0.6666666666666666
-    >>> accuracy_score([1, 0, 0], [0.9, 0.2, 0.5], threshold_rule=">")
-    1.0
-    """
-    t, rule = _check_threshold(threshold), check_threshold_rule(threshold_rule)
-    y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
-    return _accuracy(y, p, w, t, rule)
-
-
 def _accuracy(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
     """Accuracy on validated arrays (shared with groupwise_metrics)."""
     if len(y) == 0:
@@ -124,6 +84,35 @@ def _thresholded(name: str, rate: Any) -> Any:
 
     metric.__name__ = metric.__qualname__ = name
     return metric
+
+
+accuracy_score = _thresholded("accuracy_score", _accuracy)
+accuracy_score.__doc__ = """Share of rows whose thresholded score (``1{r >= threshold}``) equals the label.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels 0/1.
+    y_prob : array-like of shape (n_samples,)
+        Risk scores in [0, 1] (not predicted labels).
+    threshold : float in [0, 1], default=0.5
+    threshold_rule : {">=", ">"}, default=">="
+        ``">="`` predicts positive at ``r >= threshold`` (folktexts' rule);
+        ``">"`` at ``r > threshold`` (the paper's strict wording).
+    sample_weight : array-like of shape (n_samples,), optional
+    nan_policy : {"raise", "omit"}, default="raise"
+
+    Returns
+    -------
+    float in [0, 1] (higher is better)
+
+    Examples
+    --------
+    >>> accuracy_score([1, 0, 0], [0.9, 0.2, 0.5])   # 0.5 >= 0.5 predicts positive
+    0.6666666666666666
+    >>> accuracy_score([1, 0, 0], [0.9, 0.2, 0.5], threshold_rule=">")
+    1.0
+    """
 
 
 def _tpr(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
