@@ -93,3 +93,10 @@ def test_docstring_examples_run():
     import folkscope._names
 
     assert doctest.testmod(folkscope._names).failed == 0
+
+
+@pytest.mark.parametrize("command", [["run"], ["numeric"], ["allocation", "run"], ["epidemiology", "run"]], ids=" ".join)
+def test_every_command_that_runs_a_model_takes_the_logger_level(capsys, command):
+    """allocation and epidemiology had no --logger-level: their INFO progress could not be shown."""
+    assert "--logger-level {DEBUG,INFO,WARNING,ERROR,CRITICAL}" in _help(capsys, command)
+    assert "(default: WARNING)" in _help(capsys, command)

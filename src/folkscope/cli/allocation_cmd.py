@@ -14,6 +14,7 @@ from typing import Any
 
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
+from folkscope.cli.parser import add_logger_level
 
 __all__ = ["DESCRIPTION", "config_from_args", "print_audit", "print_run", "register", "run_allocation_cmd", "run_responses",
            "run_study"]
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--results-dir", default="results", help="parent folder of the run folder")
     add_config_flags(run, AllocationConfig)
     add_engine_arguments(run)
+    add_logger_level(run)
     run.set_defaults(func=run_allocation_cmd)
     study = commands.add_parser("study", help="which bias metric predicts the allocation gaps, over several runs")
     study.add_argument("runs", nargs="+", metavar="RUN_DIR", help="allocation run folders (several models and subtasks)")

@@ -9,6 +9,7 @@ from typing import Any
 from folkscope._config import comma_ints
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
+from folkscope.cli.parser import add_logger_level
 
 __all__ = ["DESCRIPTION", "config_from_args", "print_run", "register", "run_epidemiology_cmd", "run_generate", "run_list"]
 
@@ -28,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--results-dir", default="results", help="parent folder of the run folder")
     add_config_flags(run, EpidemiologyConfig)
     add_engine_arguments(run)
+    add_logger_level(run)
     run.set_defaults(func=run_epidemiology_cmd)
     generate = commands.add_parser("generate", help="write high-dimensional tasks drawn from a phrase table by a seed",
                                    description="Draw N distinct high-dimensional tasks (a binary outcome, 2-5 conditions) from a "

@@ -11,6 +11,7 @@ from typing import Any
 from folkscope._json import to_jsonable
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
+from folkscope.cli.parser import add_logger_level
 from folkscope.engine.config import EngineConfig
 from folkscope.engine.usage import usage_line
 from folkscope.paths import check_writable_dir
@@ -38,8 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "go into comparison.json, metrics.json and the report")
     parser.add_argument("--no-heatmap", action="store_true", help="skip the heatmap PNG")
     add_engine_arguments(parser)
-    parser.add_argument("--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-                        help="logging level (DEBUG also shows third-party warnings; everything goes to the run's run.log)")
+    add_logger_level(parser)
 
 
 def config_from_args(args: argparse.Namespace) -> tuple[EngineConfig, NumericConfig]:

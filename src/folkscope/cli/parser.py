@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from folkscope._names import did_you_mean
 
-__all__ = ["CommandParser"]
+__all__ = ["CommandParser", "add_logger_level"]
 
 #: where the innermost parser leaves itself (removed before the namespace is handed out)
 _PROG = "_folkscope_command_parser"
@@ -96,3 +96,9 @@ class CommandParser(argparse.ArgumentParser):
         line = message.replace("\r", "\\r").replace("\n", "\\n")  # a user's value never breaks the line
         self.exit(2, f"{prog}: error: {line} (see {prog} --help)\n")
 
+
+def add_logger_level(parser: argparse.ArgumentParser) -> None:
+    """``--logger-level``, the same on every command that runs a model (read by the CLI's entry point)."""
+    parser.add_argument("--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+                        help="logging level on the terminal (DEBUG also shows third-party warnings; a run's run.log "
+                             "keeps everything)")  # fmt: skip

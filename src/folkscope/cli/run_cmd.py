@@ -15,6 +15,7 @@ from typing import Any
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
+from folkscope.cli.parser import add_logger_level
 from folkscope.cli.prompts_cmd import prompt_config_from_args
 from folkscope.paths import check_folder_path, check_writable_dir
 
@@ -41,9 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prompts = parser.add_argument_group("prompts")
     add_config_flags(parser, BenchmarkConfig, groups={RUN: core, INFERENCE: engine, PROMPTS: prompts})
     add_engine_arguments(parser, model_group=core, inference_group=engine)
-    parser.add_argument(
-        "--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], help="logging level"
-    )
+    add_logger_level(parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
