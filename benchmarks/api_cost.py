@@ -45,7 +45,7 @@ def letter_rule(text: str) -> dict[str, float] | None:
 def run_once(url: str, score_mode: str, subsampling: float, top_logprobs: int) -> dict[str, object]:
     from folkscope.engine import Engine
     from folkscope.engine.backends.api import LiteLLMBackend
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
     from folkscope.risk.config import BenchmarkConfig
 
     backend = LiteLLMBackend("openai/fake", api_base=url, score_mode=score_mode, top_logprobs=top_logprobs, max_concurrency=8)

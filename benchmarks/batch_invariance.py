@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
 
     from folkscope.engine import Engine
     from folkscope.metrics import roc_auc_score
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
 
     scores: dict[str, np.ndarray] = {}
     labels = None

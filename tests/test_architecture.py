@@ -135,3 +135,105 @@ def test_parts_neither_build_prompts_nor_read_probabilities_themselves(part):
             if used in BUILT_BELOW:
                 wrong.append(f"{name} uses {used} (the {BUILT_BELOW[used]} layer's)")
     assert not wrong, sorted(set(wrong))
+
+
+# -- the floor plan: every part's package has the same modules and entry names, and one run lifecycle ---------------
+
+def _defined(path: Path) -> set[str]:
+    """Top-level functions and classes a module defines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
+def _called(path: Path) -> set[str]:
+    """Names a module calls (``f(...)`` and ``x.f(...)``)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            out.add(fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else "")
+    return out
+
+
+def test_the_registry_lists_exactly_the_parts_this_test_keeps_apart():
+    from folkscope.registry import PARTS as REGISTERED
+
+    assert tuple(REGISTERED) == PARTS
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_part_has_the_floor_plan_and_its_entry_names(part):
+    from folkscope.registry import ENTRIES, FLOOR_PLAN, PARTS as REGISTERED
+
+    missing = []
+    for module, names in FLOOR_PLAN.items():
+        path = ROOT / part / f"{module}.py"
+        if not path.is_file():
+            missing.append(f"{part}/{module}.py")
+            continue
+        missing += [f"{part}/{module}.py:{name}" for name in names if name not in _defined(path)]
+    assert not missing, missing
+    for entry in ENTRIES:  # what the CLI, rescore, leaderboard and compare call, found by the convention
+        assert callable(REGISTERED[part].load(entry)), entry
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_part_runs_through_the_shared_lifecycle(part):
+    """``run.py`` opens its folder with ``runs.open_run``; no module of a part stages folders, logs or manifests itself."""
+    assert "open_run" in _called(ROOT / part / "run.py")
+    own = []
+    for name, path in MODULES.items():
+        if _layer(name) != part:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            if fn == "log_to_file" or (fn == "RunFolder" and any(k.arg == "fingerprint" for k in node.keywords)):
+                own.append(f"{name} calls {fn}")
+            if fn == "from_config" and name.endswith(".run") and part != "risk":  # owned by engine.engine_for_run
+                own.append(f"{name} builds its engine")  # (risk: folktexts' make_benchmark builds the engine its Benchmark keeps)
+    assert not own, own
+
+
+# -- the grammar: every part's `run` offers the shared flags, each with its default in --help ----------------------
+
+#: flag -> the parts whose run has no such idea, with the reason
+SHARED_FLAGS = {
+    "--model": {}, "--inference-backend": {}, "--batch-tokens": {}, "--device": {}, "--task": {}, "--limit": {},
+    "--chat": {}, "--no-chat": {}, "--seed": {}, "--results-dir": {}, "--logger-level": {},
+    "--n-bootstrap": {"numeric": "its intervals are clustered by option pair, analytic: nothing is resampled"},
+}  # fmt: skip
+
+
+def _subparser(*path: str):
+    import argparse
+
+    from folkscope.cli.main import build_parser
+
+    parser = build_parser()
+    for name in path:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+    return parser
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_parts_run_offers_the_shared_flags_with_their_defaults(part):
+    from folkscope.registry import PARTS as REGISTERED
+
+    command = REGISTERED[part].commands[0]
+    parser = _subparser(command, "run")
+    formatter = parser._get_formatter()
+    wrong = []
+    for flag, exempt in SHARED_FLAGS.items():
+        actions = [a for a in parser._actions if flag in a.option_strings]
+        if part in exempt:
+            assert not actions, f"{part} run has {flag} after all: drop the exemption ({exempt[part]})"
+            continue
+        if not actions:
+            wrong.append(f"{part} run has no {flag}")
+        elif "default" not in formatter._expand_help(actions[0]).lower():
+            wrong.append(f"{part} run --help does not say the default of {flag}")
+    assert not wrong, wrong
+    _subparser(command, "list")  # every part lists what it can evaluate

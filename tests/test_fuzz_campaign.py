@@ -107,9 +107,11 @@ def _parser() -> argparse.ArgumentParser:
 PARSER = _parser()
 
 
-def _flags(command: str) -> list[tuple[str, bool]]:
-    """(option string, takes a value) of a sub-command's flags."""
-    sub = next(a for a in PARSER._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+def _flags(*command: str) -> list[tuple[str, bool]]:
+    """(option string, takes a value) of a sub-command's flags (``"numeric", "run"``: a sub-command's sub-command)."""
+    sub = PARSER
+    for name in command:
+        sub = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
     out = []
     for action in sub._actions:
         if action.option_strings and not isinstance(action, argparse._HelpAction):
@@ -120,11 +122,11 @@ def _flags(command: str) -> list[tuple[str, bool]]:
 #: flags that name folders are left out: the campaign must not write where a fuzzer says
 _PATHS = {"--results-dir", "--data-dir", "--cache-dir", "--template-file", "--prompt-file", "--frequency-table", "--compare-to"}
 RUN_FLAGS = [f for f in _flags("run") if f[0] not in _PATHS]
-NUMERIC_FLAGS = [f for f in _flags("numeric") if f[0] not in _PATHS]
+NUMERIC_FLAGS = [f for f in _flags("numeric", "run") if f[0] not in _PATHS]
 
 
 def _argv(command: str, picks: list[tuple[tuple[str, bool], str]]) -> list[str]:
-    argv = [command]
+    argv = command.split()
     for (flag, takes_value), value in picks:
         argv += [flag, value] if takes_value else [flag]
     return argv
@@ -154,7 +156,7 @@ def _pre_model(argv: list[str]) -> None:
         config.fingerprint()
 
 
-@pytest.mark.parametrize(("command", "flags"), [("run", RUN_FLAGS), ("numeric", NUMERIC_FLAGS)])
+@pytest.mark.parametrize(("command", "flags"), [("run", RUN_FLAGS), ("numeric run", NUMERIC_FLAGS)])
 def test_command_line_flags_give_a_config_or_one_line(command, flags):
     @CAMPAIGN
     @given(st.lists(st.tuples(st.sampled_from(flags), VALUE), min_size=1, max_size=3))

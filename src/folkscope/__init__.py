@@ -25,7 +25,7 @@ _FOLKTEXTS_NAMES: dict[str, tuple[str, str]] = {
     "ACSDataset": ("folkscope.data.dataset", "ACSDataset"),
     "ACSTaskMetadata": ("folkscope.tasks.task", "ACSTaskMetadata"),
     "TaskMetadata": ("folkscope.tasks.task", "TaskMetadata"),
-    "Benchmark": ("folkscope.risk.benchmark", "Benchmark"),
+    "Benchmark": ("folkscope.risk.run", "Benchmark"),
     "BenchmarkConfig": ("folkscope.risk.config", "BenchmarkConfig"),
     "LLMClassifier": ("folkscope.risk.classifier", "LLMClassifier"),
     "TransformersLLMClassifier": ("folkscope.risk.backend_classifiers", "TransformersLLMClassifier"),

@@ -39,6 +39,7 @@ def option(
     metavar: str | None = None,
     flag_help: str | None = None,
     cli: bool = True,
+    aliases: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Field metadata: the help text and how the field appears on the command line.
 
@@ -65,6 +66,10 @@ def option(
         ``negate`` flag says what leaving the default out does).
     cli : bool, default True
         False: the field has no flag (it is set from another config).
+    aliases : tuple of str
+        More spellings of the flag: the grammar every part shares (``--limit``,
+        ``--chat``, ``--n-bootstrap``, ``--task``) where a part's own or
+        folktexts' name differs (``--subsampling``, ``--use-chat-template``...).
 
     Examples
     --------
@@ -74,7 +79,7 @@ def option(
     if kind not in KINDS:
         raise ValueError(f"unknown option kind {kind!r}; one of {', '.join(KINDS)}")
     return {"doc": doc, "flag": flag, "group": group, "kind": kind, "parse": parse, "choices": choices,
-            "metavar": metavar, "flag_help": flag_help, "cli": cli}
+            "metavar": metavar, "flag_help": flag_help, "cli": cli, "aliases": tuple(aliases)}
 
 
 def flag_of(f: Field[Any]) -> str:

@@ -3,21 +3,27 @@
 folkscope's parts (risk scores, numeric calibration, and the ones to come)
 never import each other, and the CLI, the report and the runs layer reach a
 part only through this table. An entry is plain data: the part's name, its
-commands, the tables its run folders hold (what another part may read, see
-:func:`folkscope.runs.read_table`), and its entry points as
-``"module:function"`` strings, imported only when used. So ``import
-folkscope.registry`` loads no part, and nothing here can form an import cycle.
+commands and the tables its run folders hold (what another part may read, see
+:func:`folkscope.runs.read_table`); its entry points are found by the floor
+plan and imported only when used. So ``import folkscope.registry`` loads no
+part, and nothing here can form an import cycle.
 
-How a new part plugs in: add its package (``folkscope/<part>/``) with a
-function that re-scores a run folder without the model, write run folders
-through :class:`folkscope.runs.RunFolder` and :class:`folkscope.runs.Manifest`,
-add its command module under ``folkscope/cli/``, and add one :class:`Part`
-entry below.
+How a new part plugs in: every part's package has the same floor plan
+(:data:`FLOOR_PLAN`: ``config``, ``run``, ``analysis``, ``caveats``,
+``report``, ``board``, ``compare``, ``summary``, each with the same entry
+names), writes its folders through the shared lifecycle
+(:func:`folkscope.runs.open_run`), and has a command module
+``folkscope/cli/<part>_cmd.py`` offering ``folkscope <part> run`` with the
+shared flags. Copy an existing part's layout, then add one :class:`Part`
+entry below: the rest of folkscope finds the entry points by the floor
+plan (:meth:`Part.load`). ``tests/test_architecture.py`` checks all of it.
 
 Examples
 --------
 >>> part("risk").commands
-('run', 'risk')
+('risk', 'run')
+>>> part("numeric").load("rescore").__module__
+'folkscope.numeric.analysis'
 >>> [p.name for p in PARTS.values()]
 ['risk', 'numeric', 'allocation', 'epidemiology']
 """
@@ -32,7 +38,26 @@ from typing import Any
 
 from folkscope import errors
 
-__all__ = ["PARTS", "Part", "TableSpec", "part"]
+__all__ = ["ENTRIES", "FLOOR_PLAN", "PARTS", "Part", "TableSpec", "part"]
+
+#: the modules every part's package has, and the names each must define (a fifth part copies this layout)
+FLOOR_PLAN: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "config": (),  # the part's config dataclass, checked when built, hashed into the run folder's name
+    "run": (),  # run_<part>(config, results_dir, *, engine=None, engine_config=None) through runs.open_run (risk: Benchmark)
+    "analysis": ("rescore",),  # the run folder's tables -> metrics, caveats and page, without a model
+    "caveats": ("run_caveats",),  # metrics -> the run's caveats (runs.Caveat)
+    "report": (),  # the run's page
+    "board": ("leaderboard",),  # the part's leaderboard tables and figures
+    "compare": ("compare",),  # two run folders, paired unit by unit (B minus A)
+    "summary": ("print_summary",),  # the console summary: the answer first
+})
+#: what the rest of folkscope calls a part for -> (module of the floor plan, name in it)
+ENTRIES: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "rescore": ("analysis", "rescore"),
+    "summarise": ("summary", "print_summary"),
+    "leaderboard": ("board", "leaderboard"),
+    "compare": ("compare", "compare"),
+})
 
 
 @dataclass(frozen=True)
@@ -58,21 +83,8 @@ class Part:
     title : str
         How pages and listings name it.
     commands : tuple of str
-        Its ``folkscope`` sub-commands (the first is its main one).
-    rescore : str
-        ``"module:function"`` taking a run folder and returning its metrics,
-        recomputed from the folder's tables without a model.
-    summarise : str
-        ``"module:function"`` taking a run folder and its metrics and
-        printing the console summary (used by ``folkscope rescore``).
-    leaderboard : str
-        ``"module:function"`` taking all of the part's run folders (and the
-        site folder and whether to draw) and returning a
-        :class:`folkscope.report.board.PartBoard` (used by ``folkscope leaderboard``).
-    compare : str
-        ``"module:function"`` taking two of the part's run folders and the
-        :class:`folkscope.report.paired.Options` and returning a
-        :class:`folkscope.report.paired.PartComparison` (used by ``folkscope compare``).
+        Its ``folkscope`` sub-commands: ``folkscope <first> run`` runs it
+        (risk's ``run`` is folktexts' spelling of ``folkscope risk run``).
     legacy_keys : tuple of str
         Keys of ``config.json`` that identify this part's run folders written
         before manifests existed, so those stay re-scorable.
@@ -83,17 +95,23 @@ class Part:
     name: str
     title: str
     commands: tuple[str, ...]
-    rescore: str
-    summarise: str
-    leaderboard: str
-    compare: str
     legacy_keys: tuple[str, ...]
     tables: Mapping[str, TableSpec] = field(default_factory=dict)
 
     def load(self, entry: str) -> Callable[..., Any]:
-        """Import and return one of the entry points (``"rescore"``, ``"summarise"``, ``"leaderboard"`` or ``"compare"``)."""
-        module, _, name = str(getattr(self, entry)).partition(":")
-        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+        """Import and return one of the entry points of :data:`ENTRIES` (``"rescore"``, ``"summarise"``,
+        ``"leaderboard"`` or ``"compare"``), found by the floor plan: ``folkscope.<part>.<module>:<name>``.
+
+        ``rescore`` takes a run folder and returns its metrics, recomputed
+        without a model; ``summarise`` takes a run folder and its metrics and
+        prints the console summary; ``leaderboard`` takes the part's run
+        folders (and the site folder and whether to draw) and returns a
+        :class:`folkscope.report.board.PartBoard`; ``compare`` takes two run
+        folders and :class:`folkscope.report.paired.Options` and returns a
+        :class:`folkscope.report.paired.PartComparison`.
+        """
+        module, name = ENTRIES[entry]
+        return getattr(importlib.import_module(f"folkscope.{self.name}.{module}"), name)  # type: ignore[no-any-return]
 
 
 PARTS: Mapping[str, Part] = MappingProxyType(
@@ -101,11 +119,7 @@ PARTS: Mapping[str, Part] = MappingProxyType(
         "risk": Part(
             name="risk",
             title="Risk scores (folktexts)",
-            commands=("run", "risk"),
-            rescore="folkscope.risk.benchmark:rescore",
-            summarise="folkscope.cli.run_cmd:print_summary",
-            leaderboard="folkscope.risk.board:leaderboard",
-            compare="folkscope.risk.compare:compare_risk",
+            commands=("risk", "run"),
             legacy_keys=("benchmark_config", "prompt_config"),
             tables={
                 "scores": TableSpec(
@@ -123,10 +137,6 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             name="numeric",
             title="Numeric calibration",
             commands=("numeric",),
-            rescore="folkscope.numeric.run:analyse_run",
-            summarise="folkscope.cli.numeric_cmd:print_brief",
-            leaderboard="folkscope.numeric.board:leaderboard",
-            compare="folkscope.numeric.compare:compare_numeric",
             legacy_keys=("dataset", "n_numbers", "scales"),
             tables={
                 "problems": TableSpec("problems.parquet", "one row per problem: problem_id, dataset, template_id, scale, cell, pair, options, counts, text"),
@@ -141,10 +151,6 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             name="allocation",
             title="Allocational harms (RABBI)",
             commands=("allocation",),
-            rescore="folkscope.allocation.run:analyse_run",
-            summarise="folkscope.cli.allocation_cmd:print_run",
-            leaderboard="folkscope.allocation.board:leaderboard",
-            compare="folkscope.allocation.compare:compare_allocation",
             legacy_keys=(),
             tables={
                 "candidates": TableSpec("candidates.parquet", "one row per candidate: candidate_id, group, qualified, name, text"),
@@ -161,10 +167,6 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             name="epidemiology",
             title="Epidemiology (P(Y | X) of surveys)",
             commands=("epidemiology",),
-            rescore="folkscope.epidemiology.run:analyse_run",
-            summarise="folkscope.cli.epidemiology_cmd:print_run",
-            leaderboard="folkscope.epidemiology.board:leaderboard",
-            compare="folkscope.epidemiology.compare:compare_epidemiology",
             legacy_keys=(),
             tables={
                 "truth": TableSpec("truth.parquet", "per task, condition and answer: the survey's share, the condition's share and respondents"),

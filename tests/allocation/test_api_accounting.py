@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from folkscope.allocation import AllocationConfig, analyse_run, bloomberg_resumes, draw_pools, run_allocation
-from folkscope.cli.allocation_cmd import print_run
+from folkscope.allocation import AllocationConfig, rescore, bloomberg_resumes, draw_pools, run_allocation
+from folkscope.allocation.summary import print_summary
 from folkscope.engine import Engine, ResultCache
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.testing import FakeSource, FaultPlan, LocalOpenAIServer
@@ -44,10 +44,10 @@ def test_an_allocation_run_on_a_web_api_reports_and_stores_what_it_paid(monkeypa
         assert stored["engine_stats"]["billed_answers"] == 6 and billed["api_calls"] == 6
         assert billed["cost_usd"] == pytest.approx(session.cost_usd) and billed["prompt_tokens"] == session.prompt_tokens
         assert stored["backend_stats"]["retries"] == 1 and stored["backend_stats"]["api_calls"] == 7
-    print_run(result.folder, result.metrics)
+    print_summary(result.folder, result.metrics)
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("web API:"))
     assert f"this run's 6 answers cost ${session.cost_usd:.4f}" in line and "7 calls for 6 answers, 1 retries" in line
-    assert analyse_run(result.folder)["engine_stats"] == result.metrics["engine_stats"]  # rescore keeps what was paid
+    assert rescore(result.folder)["engine_stats"] == result.metrics["engine_stats"]  # rescore keeps what was paid
     assert "web API: this run" in (result.folder / "report.html").read_text()
 
 
@@ -56,5 +56,5 @@ def test_a_local_run_stores_its_counts_and_bills_nothing(tmp_path, capsys):
     result = run_allocation(config, tmp_path, engine=Engine(FakeBackend(), cache=None, progress=False))
     stored = json.loads((result.folder / "metrics.json").read_text())
     assert stored["engine_stats"]["computed"] == 8 and "billed" not in stored["engine_stats"] and "backend_stats" in stored
-    print_run(result.folder, result.metrics)
+    print_summary(result.folder, result.metrics)
     assert "web API" not in capsys.readouterr().out

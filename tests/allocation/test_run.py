@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from folkscope.allocation import AllocationConfig, analyse_run, bloomberg_resumes, draw_pools, run_allocation, study
+from folkscope.allocation import AllocationConfig, rescore, bloomberg_resumes, draw_pools, run_allocation, study
 from folkscope.cli.main import main
 from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
@@ -42,7 +42,7 @@ def test_default_model_screens_resumes_pointwise_end_to_end(tmp_path, capsys):
     page = (folder / "report.html").read_text()
     assert page.index("least-picked group") < page.index("Selection by group") < page.index("Configuration")
     before = json.loads((folder / "metrics.json").read_text())
-    again = analyse_run(folder)  # no model: the folder's tables are enough
+    again = rescore(folder)  # no model: the folder's tables are enough
     assert again["selection"] == before["selection"]
     assert main(["rescore", str(folder)]) == 0 and "lowest impact ratio" in capsys.readouterr().out
 
@@ -90,7 +90,8 @@ def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing
     """What the default model did (issue 28, item 4): it described the candidates in the order shown. No ranking is
     read, so nothing is measured; the run still finishes with every answer kept, and says so instead of failing."""
     from folkscope.allocation.board import leaderboard
-    from folkscope.cli.allocation_cmd import print_run, run_allocation_cmd
+    from folkscope.allocation.summary import print_summary
+    from folkscope.cli.allocation_cmd import run_allocation_cmd
 
     def describe(prompt: str) -> str:
         names = [line.removeprefix("Candidate: ") for line in prompt.splitlines() if line.startswith("Candidate: ")]
@@ -103,9 +104,9 @@ def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing
     assert len(read_table(result.folder, "answers")) == 3 and not read_table(result.folder, "answers")["parsed"].any()
     why = "no candidate has a score: none of the 3 pools' answers states a ranking"
     assert result.metrics["nothing_scored"].startswith(why) and result.metrics["selection"] == []
-    assert analyse_run(result.folder)["nothing_scored"] == result.metrics["nothing_scored"]  # rescore agrees
+    assert rescore(result.folder)["nothing_scored"] == result.metrics["nothing_scored"]  # rescore agrees
     assert html.escape("Nothing measured: " + why) in (result.folder / "report.html").read_text()
-    print_run(result.folder, result.metrics)
+    print_summary(result.folder, result.metrics)
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("nothing measured: " + why) and "impact ratio" not in "\n".join(out)
     board = leaderboard([result.folder], site=tmp_path / "site", draw=False)  # named on the leaderboard, not tabulated

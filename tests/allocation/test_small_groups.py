@@ -16,7 +16,7 @@ import pytest
 from folkscope.allocation import AllocationConfig, bias_table, run_allocation
 from folkscope.allocation.board import leaderboard
 from folkscope.allocation.outcomes import MIN_DISTRIBUTION_MEMBERS, MIN_INTERVAL_MEMBERS, headline_bias
-from folkscope.cli.allocation_cmd import print_run
+from folkscope.allocation.summary import print_summary
 from folkscope.engine import EngineConfig
 
 
@@ -66,7 +66,7 @@ def test_every_place_says_why_instead_of_printing_nan(small_run, capsys):
         assert record["rabbi_low"] is None and record["jsd"] is None
         assert "an interval needs >= 10" in record["interval_note"] and "needs >= 30" in record["distance_note"]
     assert stored["bias_minimums"] == {"interval": MIN_INTERVAL_MEMBERS, "distribution_distance": MIN_DISTRIBUTION_MEMBERS}
-    print_run(result.folder, stored)
+    print_summary(result.folder, stored)
     out = capsys.readouterr().out
     assert "nan" not in out.lower() and "too small to say: no interval: 2 vs 2 scored" in out
     assert "strongest evidence of rank bias" in out and "(no interval: 2 vs 2 scored" in out

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from folkscope.cli.main import build_parser
-from folkscope.cli.run_cmd import config_from_args, print_summary
+from folkscope.cli.run_cmd import config_from_args
+from folkscope.risk.summary import print_summary
 from folkscope.engine import Engine
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.risk import Benchmark, BenchmarkConfig

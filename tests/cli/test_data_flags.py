@@ -118,7 +118,7 @@ def test_batch_size_is_the_web_api_concurrency_unless_given():
         seen.update(options)
         raise Stop
 
-    import folkscope.risk.benchmark as benchmark
+    import folkscope.risk.run as benchmark
 
     original = benchmark.Engine.from_model
     benchmark.Engine.from_model = fake_from_model  # type: ignore[method-assign]

@@ -17,7 +17,7 @@ from folkscope.cli.main import main, run_acs_benchmark_main
 MODEL_COMMANDS = {
     "run": ["run", "--task", "NISTIncome"],
     "evidence": ["evidence", "--task", "NISTIncome"],
-    "numeric": ["numeric", "--limit", "2"],
+    "numeric": ["numeric", "run", "--limit", "2"],
     "epidemiology run": ["epidemiology", "run", "--dataset", "anes96"],
     "allocation run": ["allocation", "run"],
 }
@@ -32,7 +32,7 @@ def tripwire(monkeypatch):
 
     monkeypatch.setattr("folkscope.engine.Engine.from_config", boom)
     monkeypatch.setattr("folkscope.engine.models.resolve_model", boom, raising=False)
-    monkeypatch.setattr("folkscope.risk.benchmark.Benchmark.make_benchmark", boom)
+    monkeypatch.setattr("folkscope.risk.run.Benchmark.make_benchmark", boom)
     monkeypatch.setattr("folkscope.epidemiology.run.load_dataset", boom)
     monkeypatch.setattr("folkscope.cli.numeric_cmd.run_numeric", boom)  # the name the command calls
     monkeypatch.setattr("folkscope.allocation.run_allocation", boom)
@@ -83,7 +83,7 @@ def test_a_gpu_the_machine_has_passes(monkeypatch):
     from folkscope.cli.main import build_parser
 
     _gpus(monkeypatch, 2)
-    args = build_parser().parse_args(["numeric", "--device", "cuda:1", "--dtype", "bf16"])
+    args = build_parser().parse_args(["numeric", "run", "--device", "cuda:1", "--dtype", "bf16"])
     assert engine_config_from_args(args).device == "cuda:1"
 
 
@@ -92,12 +92,12 @@ def test_the_fake_backend_takes_any_well_formed_device():
     from folkscope.cli.engine_args import engine_config_from_args
     from folkscope.cli.main import build_parser
 
-    args = build_parser().parse_args(["numeric", "--inference-backend", "fake", "--device", "cuda:7"])
+    args = build_parser().parse_args(["numeric", "run", "--inference-backend", "fake", "--device", "cuda:7"])
     assert engine_config_from_args(args).device == "cuda:7"
 
 
 # ----------------------------------------------------------------------------- numeric --compare-to
-FAKE = ["numeric", "--inference-backend", "fake", "--model", "fk", "--limit", "3"]
+FAKE = ["numeric", "run", "--inference-backend", "fake", "--model", "fk", "--limit", "3"]
 
 
 def test_compare_to_a_missing_folder_is_refused_before_scoring(capsys, tmp_path, tripwire):
@@ -114,10 +114,12 @@ def test_compare_to_a_folder_that_is_no_run_is_refused_before_scoring(capsys, tm
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """A finished numeric run of three problems (fake backend)."""
-    from folkscope.numeric.run import NumericConfig, run_numeric
+    from folkscope.engine import EngineConfig
+    from folkscope.numeric import NumericConfig, run_numeric
 
     folder = tmp_path_factory.mktemp("reference")
-    return run_numeric(NumericConfig(model="fk", backend="fake", limit=3), folder, use_cache=False, heatmap=False).folder
+    return run_numeric(NumericConfig(model="fk", backend="fake", limit=3), folder,
+                       engine_config=EngineConfig(model="fk", backend="fake", use_cache=False), heatmap=False).folder
 
 
 def test_compare_to_a_run_of_other_problems_is_refused_before_scoring(capsys, tmp_path, tripwire, reference):

@@ -18,7 +18,7 @@ from folkscope.cli.main import main
 from folkscope._names import did_you_mean
 from folkscope.tasks import list_tasks
 
-COMMANDS = [["run"], ["numeric"], ["allocation", "run"], ["epidemiology", "run"], ["compare"], ["leaderboard"], ["prompts"]]
+COMMANDS = [["run"], ["risk", "run"], ["numeric", "run"], ["allocation", "run"], ["epidemiology", "run"], ["compare"], ["leaderboard"], ["prompts"]]
 
 
 def _help(capsys, command: list[str]) -> str:
@@ -53,8 +53,8 @@ def test_run_states_the_defaults_that_were_hidden(capsys):
     ("argv", "expected"),
     [
         (["run", "--taks", "ACSIncome"], "unrecognized arguments: --taks ACSIncome (did you mean '--task'?)"),
-        (["numeric", "--datset=colors"], "(did you mean '--dataset'?)"),
-        (["numeric", "--dataset", "colours"], "invalid choice: 'colours' (did you mean 'colors'?)"),
+        (["numeric", "run", "--datset=colors"], "(did you mean '--dataset'?)"),
+        (["numeric", "run", "--dataset", "colours"], "invalid choice: 'colours' (did you mean 'colors'?)"),
         (["run", "--model", "fake", "--inference-backend", "fake", "--task", "acsincom"], "unknown task 'acsincom' (did you mean 'ACSIncome'?)"),
         (["epidemiology", "run", "--model", "fake", "--inference-backend", "fake", "--tasks", "acs_income_by_sx"],
          "(did you mean 'acs_income_by_sex'?)"),
@@ -95,7 +95,7 @@ def test_docstring_examples_run():
     assert doctest.testmod(folkscope._names).failed == 0
 
 
-@pytest.mark.parametrize("command", [["run"], ["numeric"], ["allocation", "run"], ["epidemiology", "run"]], ids=" ".join)
+@pytest.mark.parametrize("command", [["run"], ["risk", "run"], ["numeric", "run"], ["allocation", "run"], ["epidemiology", "run"]], ids=" ".join)
 def test_every_command_that_runs_a_model_takes_the_logger_level(capsys, command):
     """allocation and epidemiology had no --logger-level: their INFO progress could not be shown."""
     assert "--logger-level {DEBUG,INFO,WARNING,ERROR,CRITICAL}" in _help(capsys, command)

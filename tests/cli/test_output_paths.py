@@ -36,7 +36,7 @@ def tripwire(monkeypatch):
         raise AssertionError("work started before the paths were checked")
 
     monkeypatch.setattr("folkscope.engine.Engine.from_config", boom)
-    monkeypatch.setattr("folkscope.risk.benchmark.Benchmark.make_benchmark", boom)
+    monkeypatch.setattr("folkscope.risk.run.Benchmark.make_benchmark", boom)
     monkeypatch.setattr("folkscope.data.ACSDataset.make_from_task", boom)
     monkeypatch.setattr("folkscope.data.pums.download_pums", boom)
     monkeypatch.setattr("folkscope.engine.models.download_models", boom)
@@ -57,7 +57,7 @@ FAKE = ["--inference-backend", "fake", "--model", "fk"]
 
 @pytest.mark.parametrize(
     "command",
-    [["run", "--task", "NISTIncome"], ["numeric", "--limit", "2"], ["epidemiology", "run", "--dataset", "anes96"],
+    [["run", "--task", "NISTIncome"], ["numeric", "run", "--limit", "2"], ["epidemiology", "run", "--dataset", "anes96"],
      ["evidence", "--task", "NISTIncome"]],
     ids=lambda c: c[0] if c[0] != "epidemiology" else "epidemiology run",
 )  # fmt: skip
@@ -76,7 +76,7 @@ def test_no_cache_means_the_cache_dir_is_not_used(tmp_path, blocker):
     from folkscope.cli.engine_args import engine_config_from_args
     from folkscope.cli.main import build_parser
 
-    args = build_parser().parse_args(["numeric", *FAKE, "--no-cache", "--cache-dir", str(blocker)])
+    args = build_parser().parse_args(["numeric", "run", *FAKE, "--no-cache", "--cache-dir", str(blocker)])
     assert engine_config_from_args(args).use_cache is False
 
 

@@ -17,16 +17,16 @@ def _one_line_error(capsys, argv):
 
 
 def _numeric_run(capsys, tmp_path) -> Path:
-    argv = ["numeric", "--dataset", "colors", "--numbers", "1,3", "--words", "red,blue", "--model", "fk",
+    argv = ["numeric", "run", "--dataset", "colors", "--numbers", "1,3", "--words", "red,blue", "--model", "fk",
             "--inference-backend", "fake", "--results-dir", str(tmp_path), "--no-cache", "--no-heatmap"]  # fmt: skip
     assert main(argv) == 0
     return Path(json.loads(capsys.readouterr().out)["folder"])
 
 
 def _risk_run(capsys, tmp_path) -> Path:
-    argv = ["risk", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTPoverty", "--subsampling", "0.02",
+    argv = ["risk", "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTPoverty", "--subsampling", "0.02",
             "--results-dir", str(tmp_path), "--no-cache", "--n-bootstrap", "10", "--no-baselines"]  # fmt: skip
-    assert main(argv) == 0  # `folkscope risk` is part 1's `folkscope run`
+    assert main(argv) == 0  # `folkscope risk run` is part 1's `folkscope run`
     return Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
 
 

@@ -172,7 +172,7 @@ def test_each_flag_reaches_the_one_config_object():
 
 @pytest.mark.parametrize("command", [
     ["run", "--task", "NISTIncome", "--inference-backend", "fake"],
-    ["numeric", "--dataset", "colors", "--inference-backend", "fake", "--numbers", "1,2"],
+    ["numeric", "run", "--dataset", "colors", "--inference-backend", "fake", "--numbers", "1,2"],
 ])  # fmt: skip
 def test_an_unwritable_results_folder_fails_in_one_line_before_the_model_loads(capsys, tmp_path, monkeypatch, command):
     from folkscope.engine import Engine

@@ -37,7 +37,7 @@ def _usage_error(capsys, call, argv) -> str:
 
 
 def test_the_tree_is_walked():
-    assert {("run",), ("numeric",), ("allocation", "run"), ("epidemiology", "run"), ("data", "bundled")} <= set(COMMANDS)
+    assert {("run",), ("risk", "run"), ("numeric", "run"), ("allocation", "run"), ("epidemiology", "run"), ("data", "bundled")} <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=" ".join)

@@ -160,6 +160,6 @@ def test_numeric_text_converts_and_blank_filter_columns_are_counted(nist):
     assert ds.data["AGEP"].dtype.kind == "i"
     assert report["rows_in"] == len(data) and report["rows_kept"] == len(ds)
     assert report["left_out_for_blank_filter_column"]["PINCP"] == int(data["PINCP"].isna().sum())
-    from folkscope.cli.run_cmd import population_line
+    from folkscope.risk.summary import population_line
 
     assert "left out with a blank filter column: " in population_line(report)

@@ -350,7 +350,7 @@ FEATURES = ("AGEP", "SEX", "EDU", "INDP_CAT", "ST")
 
 
 def make_bench(engine: Engine, **config):
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
     from folkscope.risk.config import BenchmarkConfig
 
     config = {"subsampling": 0.015, "baselines": False, "n_bootstrap": 20, "feature_subset": FEATURES, **config}

@@ -49,7 +49,7 @@ def test_answers_computed_under_another_budget_are_recomputed_not_reused(random_
 
 
 def test_two_budgets_write_two_run_folders(random_init_llama_dir, tmp_path):
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
 
     def folder(batch_tokens):
         engine = Engine(_backend(random_init_llama_dir, batch_tokens=batch_tokens), cache=None, progress=False)
@@ -60,7 +60,7 @@ def test_two_budgets_write_two_run_folders(random_init_llama_dir, tmp_path):
 
 
 def test_a_run_that_ran_out_of_memory_says_its_answers_may_differ_in_the_last_bits(random_init_llama_dir, tmp_path):
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
 
     backend = _backend(random_init_llama_dir, batch_tokens=4096)
     run = backend._run_scores

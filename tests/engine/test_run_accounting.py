@@ -16,7 +16,7 @@ COMMANDS = {
     "risk": (["run", *FAKE, "--task", "NISTPoverty", "--subsampling", "0.02", "--n-bootstrap", "10", "--no-baselines"], "scoring"),
     "allocation": (["allocation", "run", *FAKE, "--names-per-group", "1", "--rounds", "2", "--k", "1", "--n-bootstrap", "0"], None),
     "epidemiology": (["epidemiology", "run", *FAKE, "--tasks", "acs_income_by_sex"], None),
-    "numeric": (["numeric", *FAKE, "--limit", "10", "--no-heatmap"], None),
+    "numeric": (["numeric", "run", *FAKE, "--limit", "10", "--no-heatmap"], None),
 }
 PAID = {"engine_stats": {"requested": 4, "billed_answers": 4, "unbilled_answers": 0,
                          "billed": {"api_calls": 5, "prompt_tokens": 400, "completion_tokens": 4, "cost_usd": 0.002}},

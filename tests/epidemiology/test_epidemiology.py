@@ -20,7 +20,7 @@ from folkscope.engine.backends.fake import FakeBackend
 from folkscope.epidemiology import (
     MAX_ORDERINGS,
     EpidemiologyConfig,
-    analyse_run,
+    rescore,
     elicit,
     get_task,
     load_dataset,
@@ -183,7 +183,7 @@ def test_default_model_runs_tasks_end_to_end(tmp_path, capsys):
     page = (folder / "report.html").read_text()
     assert page.index("Mean score") < page.index("Scores by task") < page.index("Configuration")
     before = json.loads((folder / "metrics.json").read_text())
-    assert analyse_run(folder)["scores"] == before["scores"]
+    assert rescore(folder)["scores"] == before["scores"]
     assert main(["rescore", str(folder)]) == 0 and "mean score" in capsys.readouterr().out
 
 

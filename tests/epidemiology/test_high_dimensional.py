@@ -12,7 +12,7 @@ import pytest
 import folkscope.learners as learners
 from folkscope.engine import Engine
 from folkscope.engine.backends.fake import FakeBackend
-from folkscope.epidemiology import EpidemiologyConfig, analyse_run, get_task, load_dataset, load_task_file, run_epidemiology
+from folkscope.epidemiology import EpidemiologyConfig, rescore, get_task, load_dataset, load_task_file, run_epidemiology
 from folkscope.epidemiology.truth import HighTruth, high_references, high_truth
 from folkscope.errors import DataError
 from folkscope.runs import read_table
@@ -96,4 +96,4 @@ def test_a_high_dimensional_run_scores_persons_and_rescores(tmp_path):
     second = model[model["level"] == "has serious difficulty walking or climbing stairs"].set_index("condition")["p_model"]
     by_hand = np.average(2 * np.abs(persons["p_true"] - second.loc[persons["condition"]].to_numpy()), weights=persons["weight"])
     assert row["dimension"] == "high" and row["distance"] == pytest.approx(by_hand) and 0 <= row["score"] <= 100
-    assert analyse_run(result.folder)["scores"] == result.metrics["scores"]
+    assert rescore(result.folder)["scores"] == result.metrics["scores"]

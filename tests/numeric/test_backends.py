@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from folkscope.cli.main import main
-from folkscope.engine import Engine, ResolvedModel
+from folkscope.engine import Engine, EngineConfig, ResolvedModel
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.numeric import NumericConfig, run_numeric
 
@@ -29,7 +29,7 @@ def _probabilities(folder: Path) -> pd.DataFrame:
 
 
 def _run(capsys, argv) -> Path:
-    assert main(["numeric", *argv]) == 0
+    assert main(["numeric", "run", *argv]) == 0
     return Path(json.loads(capsys.readouterr().out)["folder"])
 
 
@@ -44,7 +44,7 @@ def test_numeric_on_a_web_api_gives_the_fake_models_probabilities(capsys, tmp_pa
         web = _run(capsys, [*GRID, *api_flags, "--cache-dir", str(tmp_path / "cache"), "--results-dir", str(tmp_path / "b")])
         # the chat form reads options from the chat endpoint's top log-probabilities, which hold none of these
         # multi-token words: one clear line, and the answers stay cached for a rerun
-        assert main(["numeric", *GRID, "--chat", *api_flags, "--assistant-prefill", "--cache-dir", str(tmp_path / "cache"),
+        assert main(["numeric", "run", *GRID, "--chat", *api_flags, "--assistant-prefill", "--cache-dir", str(tmp_path / "cache"),
                      "--results-dir", str(tmp_path / "c")]) == 2
         err = capsys.readouterr().err
         assert "no problem has every option scored (18 left out)" in err and "try the base form" in err
@@ -66,12 +66,13 @@ def test_numeric_on_vllm_gives_the_fake_models_probabilities(tmp_path, monkeypat
     model = ResolvedModel("fake", "fake", "/nonexistent/fake-model", "local", "0")
     engine = Engine(VLLMBackend.from_model(model, llm=StandInLLM(FakeBackend())), cache=None, progress=False)
     vllm_run = run_numeric(config, tmp_path / "v", engine=engine, heatmap=False)
-    fake_run = run_numeric(NumericConfig(**{**config.to_dict(), "backend": "fake"}), tmp_path / "f", use_cache=False, heatmap=False)
+    fake = NumericConfig(**{**config.to_dict(), "backend": "fake"})
+    fake_run = run_numeric(fake, tmp_path / "f", engine_config=EngineConfig(model=fake.model, backend="fake", use_cache=False), heatmap=False)
     np.testing.assert_allclose(_probabilities(vllm_run.folder)["model_prob"], _probabilities(fake_run.folder)["model_prob"], atol=1e-6)
 
 
 def test_engine_flags_reach_numeric_and_are_checked_before_any_model_loads(capsys, tmp_path, monkeypatch):
-    assert main(["numeric", *GRID, "--max-api-rpm", "5", "--results-dir", str(tmp_path)]) == 2
+    assert main(["numeric", "run", *GRID, "--max-api-rpm", "5", "--results-dir", str(tmp_path)]) == 2
     assert "--max-api-rpm applies to web API models; add --use-web-api-model" in capsys.readouterr().err
     built = []
     real = Engine.from_config.__func__

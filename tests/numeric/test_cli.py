@@ -20,7 +20,7 @@ def _parser():
 
 
 def _run(argv):
-    args = _parser().parse_args(["numeric", *argv])
+    args = _parser().parse_args(["numeric", "run", *argv])
     return args.func(args)
 
 

@@ -14,7 +14,7 @@ from folkscope.metrics import calibration_distance, reference_behaviour
 from folkscope.numeric import (
     PROMPT_VERSION,
     NumericConfig,
-    analyse_run,
+    rescore,
     compare_runs,
     generate_problems,
     paired_differences,
@@ -139,7 +139,7 @@ def test_run_folder_reanalyses_without_model(tmp_path):
     cfg = NumericConfig(dataset="colors", model="p", backend="fake", n_numbers=4, scales=("small",),
                         templates=("marbles",), words=("red", "blue", "black", "white"))
     run = run_numeric(cfg, tmp_path, engine=behaviour_engine(problems, "pick_lower"))
-    again = analyse_run(run.folder)
+    again = rescore(run.folder)
     assert again["summary"] == run.metrics["summary"]
     assert again["behaviour_shares"] == run.metrics["behaviour_shares"]
 

@@ -24,7 +24,8 @@ def test_exports_are_complete():
     for name in numeric.__all__:
         assert hasattr(numeric, name), name
     public = {n for n in dir(numeric) if not n.startswith("_")}
-    modules = {"analysis", "caveats", "frequencies", "games", "original", "problems", "report", "run", "scoring",
+    modules = {"analysis", "caveats", "compare", "config", "frequencies", "games", "measures", "original", "problems", "report",
+               "run", "scoring", "summary",
                "templates"}
     assert public - modules - set(numeric.__all__) == set()
 

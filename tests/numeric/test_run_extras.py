@@ -18,7 +18,7 @@ from folkscope.errors import ConfigError, DataError
 from folkscope.metrics import matching_pennies_win_rate
 from folkscope.numeric import (
     NumericConfig,
-    analyse_run,
+    rescore,
     attach_comparison,
     compare_runs,
     play_matching_pennies,
@@ -156,7 +156,7 @@ def test_pennies_and_frequency_effect_in_the_run_folder(tmp_path):
     page = (run.folder / "report.html").read_text()
     assert "Matching pennies" in page and "Frequency effects" in page
     assert set(run.metrics["timing"]) == {"scoring_seconds", "pennies_seconds"}
-    again = analyse_run(run.folder, heatmap=False)  # re-analysis keeps the game and timings
+    again = rescore(run.folder, heatmap=False)  # re-analysis keeps the game and timings
     assert again["pennies"] == pen and again["timing"] == run.metrics["timing"]
 
 
@@ -187,7 +187,7 @@ def test_distributions_extras_and_mode_stability(tmp_path):
 def _run_cli(argv):
     parser = argparse.ArgumentParser(prog="folkscope")
     numeric_cmd.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["numeric", *argv])
+    args = parser.parse_args(["numeric", "run", *argv])
     return args.func(args)
 
 

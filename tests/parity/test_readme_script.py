@@ -80,7 +80,7 @@ def readme_inputs(tmp_path, monkeypatch):
     from folkscope.engine import ensure_default_model
     from folkscope.testing.models import build_random_model
 
-    import folkscope.risk.benchmark as benchmark_module
+    import folkscope.risk.run as benchmark_module
 
     monkeypatch.setattr(cache_module, "default_cache_dir", lambda: tmp_path / "engine-cache")
     classifier = benchmark_module.LLMClassifier

@@ -29,7 +29,7 @@ from folkscope.risk.compare import RISK_METRICS
 from folkscope.runs import Manifest
 
 FAKE = ["--inference-backend", "fake", "--no-cache"]
-RISK = ["risk", *FAKE, "--task", "NISTPoverty", "--subsampling", "0.02", "--n-bootstrap", "10", "--no-baselines"]
+RISK = ["risk", "run", *FAKE, "--task", "NISTPoverty", "--subsampling", "0.02", "--n-bootstrap", "10", "--no-baselines"]
 
 
 def _folder(root: Path) -> Path:
@@ -45,7 +45,7 @@ def _run(root: Path, argv: list[str]) -> Path:
 ALLOCATION = ["allocation", "run", *FAKE, "--model", "fake", "--rounds", "4", "--n-bootstrap", "10"]
 EPIDEMIOLOGY = ["epidemiology", "run", *FAKE, "--model", "fake", "--tasks", "acs_income_by_sex,anes96_vote_by_party"]
 HIGH = ["epidemiology", "run", *FAKE, "--model", "fake", "--tasks", "acs_walking_difficulty_by_sex_age", "--refits", "3"]
-NUMERIC = ["numeric", *FAKE, "--model", "fake", "--limit", "20", "--no-heatmap"]
+NUMERIC = ["numeric", "run", *FAKE, "--model", "fake", "--limit", "20", "--no-heatmap"]
 #: run name -> its command line
 RUNS = {
     "risk": [*RISK, "--model", "fake"],

@@ -36,7 +36,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = ["--cache-dir", str(root.parent / "cache")]
     _run(["run", "--model", "default", *RISK, "--results-dir", str(root), *cache])
     _run(["run", "--model", "fake", "--inference-backend", "fake", *RISK, "--results-dir", str(root), "--no-cache"])
-    _run(["numeric", "--model", "fake", "--inference-backend", "fake", "--limit", "20", "--results-dir", str(root), "--no-cache"])
+    _run(["numeric", "run", "--model", "fake", "--inference-backend", "fake", "--limit", "20", "--results-dir", str(root), "--no-cache"])
     _run(["allocation", "run", "--model", "fake", "--inference-backend", "fake", "--rounds", "4", "--n-bootstrap", "50",
           "--results-dir", str(root), "--no-cache"])  # fmt: skip
     _run(["epidemiology", "run", "--model", "fake", "--inference-backend", "fake", "--tasks",
@@ -284,13 +284,13 @@ def test_one_model_has_one_name_on_every_parts_board(tmp_path: Path) -> None:
     """``--model default`` is SmolLM2-135M-Instruct on every board: numeric showed the handle, so one model was listed twice."""
     import doctest
 
-    import folkscope.report.board as board
+    import folkscope.runs.manifest as manifests
     from folkscope.numeric.board import _row
     from folkscope.runs import Manifest
 
     manifest = Manifest(part="numeric", fingerprint="ab" * 32, config={"model": "default", "dataset": "colors"},
                         engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}})  # fmt: skip
     row = _row(tmp_path, manifest, {"config": {"model": "default", "chat": True}, "n_problems": 4})
-    assert row["model"] == "SmolLM2-135M-Instruct" == board.model_name(manifest)
-    assert board.model_name(Manifest(part="numeric", fingerprint="ab", config={"model": "gpt2"})) == "gpt2"  # no engine recorded
-    assert doctest.testmod(board).failed == 0
+    assert row["model"] == "SmolLM2-135M-Instruct" == manifest.model_name
+    assert Manifest(part="numeric", fingerprint="ab", config={"model": "gpt2"}).model_name == "gpt2"  # no engine recorded
+    assert doctest.testmod(manifests).failed == 0

@@ -10,7 +10,8 @@ import pytest
 
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
-from folkscope.risk.benchmark import Benchmark, rescore
+from folkscope.risk.analysis import rescore
+from folkscope.risk.run import Benchmark
 from folkscope.risk.config import BenchmarkConfig
 
 

@@ -43,7 +43,7 @@ def test_each_caveat_is_one_warning_of_folkscopes_category(tmp_path):
 
 def test_a_python_risk_run_raises_its_caveats(tmp_path):
     """The fake model answers by letter position: the run's order-bias caveat reaches a script, not only the page."""
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
 
     engine = Engine.from_model("seeded-fake", backend="fake", use_cache=False)
     bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.05, n_bootstrap=0)

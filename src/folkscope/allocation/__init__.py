@@ -24,7 +24,9 @@ from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.outcomes import bias_table, draw_pools, selection_table
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes, resume_jobs
 from folkscope.allocation.responses import AUDIT_COLUMNS, ResponseAudit, ResponsesConfig, audit_responses, read_responses
-from folkscope.allocation.run import TASKS, AllocationConfig, AllocationRun, analyse_run, run_allocation
+from folkscope.allocation.analysis import rescore
+from folkscope.allocation.config import TASKS, AllocationConfig
+from folkscope.allocation.run import AllocationRun, run_allocation
 from folkscope.allocation.scoring import MODES, listwise_scores, pairwise_scores, pointwise_scores
 from folkscope.allocation.study import METRIC_GAPS, StudyResult, study, study_points, write_study
 from folkscope.allocation.templates import TEMPLATE_FAMILIES, TaskTemplate, load_template
@@ -47,7 +49,6 @@ __all__ = [
     "StudyResult",
     "TaskTemplate",
     "acs_candidates",
-    "analyse_run",
     "audit_responses",
     "bias_table",
     "bloomberg_resumes",
@@ -59,6 +60,7 @@ __all__ = [
     "pointwise_scores",
     "rabbi_resumes",
     "read_responses",
+    "rescore",
     "resume_jobs",
     "run_allocation",
     "selection_table",

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from folkscope.errors import ConfigError, DataError
-from folkscope.runs import read_manifest, read_table
+from folkscope.runs import engine_model_name, read_manifest, read_table
 from folkscope.tasks import get_column
 
 from folkscope.allocation.candidates import CandidateSet
@@ -58,13 +58,6 @@ def _group_labels(frame: pd.DataFrame, columns: tuple[str, ...], column_set: str
     combos, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
     joined = np.array([", ".join(texts[k][i] for k, i in enumerate(combo)) for combo in combos], dtype=object)
     return joined[inverse.ravel()]
-
-
-def _model_name(engine: Any) -> str:
-    """The model name a run's engine identity records ("" when it records none)."""
-    backend = engine.get("backend") if isinstance(engine, Mapping) else None
-    model = backend.get("model") if isinstance(backend, Mapping) else None
-    return str(model.get("name", "") if isinstance(model, Mapping) else model or "")
 
 
 def acs_candidates(run_folder: str | Path, *, group_columns: tuple[str, ...] = ("RAC1P", "SEX")) -> tuple[CandidateSet, np.ndarray]:
@@ -139,7 +132,7 @@ def acs_candidates(run_folder: str | Path, *, group_columns: tuple[str, ...] = (
         "source": "a folkscope part-1 (risk) run: its scores table",
         "path": str(folder.resolve()),
         "run_fingerprint": manifest.fingerprint,
-        "model": _model_name(manifest.engine),
+        "model": engine_model_name(manifest.engine),
         "group_columns": ",".join(group_columns),
         "group_labels": f"codebook labels of the {column_set!r} column set, joined with ', '",
         "rows": str(len(scores)),

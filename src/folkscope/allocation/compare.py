@@ -10,8 +10,8 @@ names are refused, not paired person to stranger. RABBI of every group against t
 pools. RABBI compares ranks, so it is comparable across scoring modes; scores are not.
 
 The paired bootstrap, unit matching and output are shared (:mod:`folkscope.report.paired`,
-:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the registry names
-:func:`compare_allocation` as this part's ``compare`` entry point.
+:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the floor plan (:mod:`folkscope.registry`) makes
+:func:`compare` this part's ``compare`` entry point.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from folkscope.report.matching import check_same_subject, match_units
 from folkscope.report.paired import Options, PairedMetric, PartComparison, metrics_json, paired_differences, top_moved
 from folkscope.runs import read_manifest, read_table
 
-__all__ = ["compare_allocation"]
+__all__ = ["compare"]
 
 
 def _units(folder: Path) -> pd.DataFrame:
@@ -58,7 +58,7 @@ def _rabbi_value(scores: tuple[np.ndarray, np.ndarray], in_group: np.ndarray, in
     return value
 
 
-def compare_allocation(a: Path, b: Path, opts: Options) -> PartComparison:
+def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     """Paired differences of RABBI per group (and of the mean score on one scale).
 
     As the part itself counts them: two pointwise runs are paired per

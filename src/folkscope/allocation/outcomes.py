@@ -45,8 +45,11 @@ from folkscope.metrics import (
     top_k_selection,
 )
 
-__all__ = ["BIAS_COLUMNS", "MIN_DISTRIBUTION_MEMBERS", "MIN_INTERVAL_MEMBERS", "bias_table", "check_reference", "draw_pools",
+__all__ = ["BIAS_COLUMNS", "FOUR_FIFTHS", "MIN_DISTRIBUTION_MEMBERS", "MIN_INTERVAL_MEMBERS", "bias_table", "check_reference", "draw_pools",
            "headline_bias", "interval_text", "selection_table"]
+
+#: the four-fifths rule of the US Uniform Guidelines (29 CFR 1607.4 D): an impact ratio below it is evidence of adverse impact
+FOUR_FIFTHS = 0.8
 
 
 def draw_pools(frame: pd.DataFrame, *, rounds: int, pool_size: int | None = None, seed: int = 0) -> pd.DataFrame:

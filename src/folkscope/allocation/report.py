@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope.allocation.outcomes import headline_bias, interval_text
+from folkscope.allocation.outcomes import FOUR_FIFTHS, headline_bias, interval_text
 from folkscope.engine.usage import usage_line
 from folkscope.report.figures import plain_text, save_png, subplots_row
 from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
@@ -19,7 +19,6 @@ from folkscope.report.page import escape, frame_table, optional_figures, render_
 __all__ = ["render_report", "write_figures"]
 
 _FEATURE = "drawing the allocation figures"
-_FOUR_FIFTHS = 0.8
 
 
 def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
@@ -28,7 +27,7 @@ def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
         lines = [f"If the model picked the top 1 of each of {metrics['n_pools']} pools, no impact ratio would be defined "
                  "(no group was ever picked)."]  # fmt: skip
     else:
-        verdict = "below the four-fifths line: adverse impact" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
+        verdict = "below the four-fifths line: adverse impact" if worst["value"] < FOUR_FIFTHS else "within the four-fifths rule"
         count = f" ({worst['selected']:g} of its {worst['n']} appearances picked)" if "n" in worst else ""
         lines = [f"If the model picked the top 1 of each of {metrics['n_pools']} pools, the least-picked group would be "
                  f"<b>{escape(worst['group'])}</b> at {worst['value']:.2f} of the most-picked group's rate{escape(count)} ({verdict})."]  # fmt: skip

@@ -16,11 +16,10 @@ from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
 
-__all__ = ["DESCRIPTION", "config_from_args", "print_audit", "print_run", "register", "run_allocation_cmd", "run_responses",
+__all__ = ["DESCRIPTION", "config_from_args", "print_audit", "register", "run_allocation_cmd", "run_list", "run_responses",
            "run_study"]
 
 DESCRIPTION = "Allocational harms: if a model's scores or rankings picked the top k, who would lose out?"
-_FOUR_FIFTHS = 0.8
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("allocation", help="allocational harms (RABBI, selection rates)", description=DESCRIPTION)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="allocation_command", metavar="SUBCOMMAND")
+    listing = commands.add_parser("list", help="the candidate tasks, their subtasks and what data each reads")
+    listing.set_defaults(func=run_list)
     run = commands.add_parser(
         "run", help="score candidates with a model (or a part-1 run's risk scores) and measure who is picked",
         description="Draw pools of candidates, score them pointwise, pairwise or listwise, select the top k and "
@@ -55,12 +56,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     responses.set_defaults(func=run_responses)
 
 
+#: what each task reads, for ``allocation list``
+_TASK_DATA = {
+    "resumes": "bundled Bloomberg hiring-audit resumes and names (offline)",
+    "rabbi-resumes": "your copy of the RABBI authors' resume_screening folder (--data)",
+    "essays": "your copy of the ICNALE written essays with ratings (--data)",
+    "acs": "a finished part-1 run folder's risk scores, no model asked (--data)",
+}
+
+
+def run_list(_args: argparse.Namespace) -> int:
+    """One line per task: its subtasks and the data it reads."""
+    from folkscope.allocation import TASKS, resume_jobs
+
+    subtasks = {"resumes": ", ".join(resume_jobs()), "rabbi-resumes": ", ".join(resume_jobs()),
+                "essays": "PTJ (part-time job), SMK (smoking); default: both", "acs": "none: --group-columns form the groups"}  # fmt: skip
+    for task in TASKS:
+        print(f"{task:<14} {_TASK_DATA[task]}; subtasks: {subtasks[task]}")
+    return 0
+
+
 def _cell(row: Any, by: tuple[str, ...]) -> str:
     return ", ".join(f"{key}={row[key]}" for key in by)
 
 
 def print_audit(audit: Any) -> None:
     """The answer first (responses read, the worst impact ratio), then the table."""
+    from folkscope.allocation.outcomes import FOUR_FIFTHS
+
     cfg, table = audit.config, audit.table
     lines = f" (lines {', '.join(map(str, audit.unparseable_lines[:10]))}{', ...' if audit.n_unparseable > 10 else ''})"
     print(f"audited {audit.n_responses - audit.n_unparseable} of {audit.n_responses} responses; "
@@ -70,7 +93,7 @@ def print_audit(audit: Any) -> None:
     if len(rated):
         worst = rated.loc[rated["impact_ratio"].idxmin()]
         where = f" ({_cell(worst, cfg.by)})" if cfg.by else ""
-        verdict = "below the four-fifths line" if worst["impact_ratio"] < _FOUR_FIFTHS else "within the four-fifths rule"
+        verdict = "below the four-fifths line" if worst["impact_ratio"] < FOUR_FIFTHS else "within the four-fifths rule"
         print(f"lowest impact ratio: {worst['group']}{where} {worst['impact_ratio']:.2f}, {verdict}")
     shown = table if cfg.reference is not None else table.drop(columns=["rabbi", "rabbi_p_value"])
 
@@ -106,69 +129,15 @@ def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     return engine_config, AllocationConfig(model=engine_config.model, backend=engine_config.backend, **values)
 
 
-def _number(v: float) -> str:
-    return "n/a" if isinstance(v, float) and math.isnan(v) else f"{v:.3f}"
-
-
-def print_run(folder: Any, metrics: dict[str, Any]) -> None:
-    """The answer first (the least-picked group at k = 1), then the selection and bias tables (also ``rescore``'s summary)."""
-    import pandas as pd
-
-    from folkscope.allocation.outcomes import headline_bias, interval_text
-    from folkscope.engine.usage import usage_line
-    from folkscope.runs import caveat_lines
-
-    worst = metrics["min_impact_ratio_k1"]
-    print(f"run folder: {folder}")
-    if metrics.get("nothing_scored"):  # said here in full; its caveat repeats it
-        print(f"nothing measured: {metrics['nothing_scored']}")
-        print(f"report: {folder}/report.html")
-        return
-    if worst.get("group") is None or worst["value"] != worst["value"]:
-        print(f"top-1 of {metrics['n_pools']} pools: no impact ratio is defined (no group was ever picked)")
-    else:
-        verdict = "below the four-fifths line" if worst["value"] < _FOUR_FIFTHS else "within the four-fifths rule"
-        count = f" ({worst['selected']:g} of {worst['n']} appearances picked)" if "n" in worst else ""
-        print(f"top-1 of {metrics['n_pools']} pools: lowest impact ratio {worst['group']} {worst['value']:.2f}{count}, {verdict}")
-    for line in caveat_lines(folder):  # unread answers, small groups: what the numbers below rest on
-        print(line)
-    selection = pd.DataFrame(metrics["selection"])
-    at1 = selection[selection["k"] == 1].drop(columns=["k"])
-    print(at1.to_string(index=False, float_format=_number, na_rep="n/a"))
-    bias = pd.DataFrame(metrics["bias"])
-    if len(bias):
-        bias = bias.apply(lambda col: col.astype(float) if col.dtype == object and col.isna().all() else col)  # JSON null -> NaN
-        top = headline_bias(bias)
-        if top is not None:
-            print(f"strongest evidence of rank bias: {top['group']} RABBI {top['rabbi']:+.3f} {interval_text(top)}, "
-                  f"p = {top['rabbi_p_value']:.3g}")  # fmt: skip
-        print(f"bias against {metrics['reference']} (RABBI > 0: the group is ranked above it):")
-        shown = [c for c in ("group", "n", "rabbi", "rabbi_low", "rabbi_high", "rabbi_p_value", "delta", "jsd", "emd") if c in bias]
-        print(bias[shown].to_string(index=False, float_format=_number, na_rep="n/a"))
-        notes = sorted({str(n) for col in ("interval_note", "distance_note") if col in bias for n in bias[col] if n})
-        for note in notes:
-            print(f"too small to say: {note}")
-    if metrics.get("pairwise"):
-        shares = metrics["pairwise"]
-        print("pairwise answers: " + ", ".join(f"{k} {shares[k]:.1%}" for k in ("regular", "tie", "flipped", "inconsistent", "unread")))
-    if "scoring_seconds" in metrics:
-        print(f"scoring: {metrics['scoring_seconds']:.1f} s")
-    line = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
-    if line:
-        print(line)
-    for note in metrics.get("notes") or ():
-        print(f"note: {note}")
-    print(f"report: {folder}/report.html")
-
-
 def run_allocation_cmd(args: argparse.Namespace) -> int:
     from folkscope.allocation import run_allocation
+    from folkscope.allocation.summary import print_summary
     from folkscope.paths import check_writable_dir
 
     engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads
     result = run_allocation(config, args.results_dir, engine_config=engine_config)
-    print_run(result.folder, result.metrics)
+    print_summary(result.folder, result.metrics)
     return 1 if result.metrics.get("nothing_scored") else 0  # a run that measured nothing is no success
 
 

@@ -79,20 +79,21 @@ def add_config_flags(
         extra: dict[str, Any] = {"dest": _dest(f), "help": doc}
         if meta.get("metavar"):
             extra["metavar"] = meta["metavar"]
+        flags = (flag_of(f), *meta.get("aliases", ()))
         if kind in ("switch", "negate"):
-            where.add_argument(flag_of(f), action="store_true", **extra)
+            where.add_argument(*flags, action="store_true", **extra)
         elif kind == "maybe":
-            where.add_argument(flag_of(f), action="store_const", const=True, default=None, **extra)
+            where.add_argument(*flags, action="store_const", const=True, default=None, **extra)
         elif kind == "toggle":
-            where.add_argument(flag_of(f), action=argparse.BooleanOptionalAction, default=f.default, **extra)
+            where.add_argument(*flags, action=argparse.BooleanOptionalAction, default=f.default, **extra)
         elif kind == "repeat":
-            where.add_argument(flag_of(f), action="append", default=None, type=meta.get("parse") or str, **extra)
+            where.add_argument(*flags, action="append", default=None, type=meta.get("parse") or str, **extra)
         elif kind == "extend":
-            where.add_argument(flag_of(f), nargs="*", action="extend", default=None, type=meta.get("parse") or str, **extra)
+            where.add_argument(*flags, nargs="*", action="extend", default=None, type=meta.get("parse") or str, **extra)
         else:
             default = None if kind == "list" or f.default is MISSING else f.default
             parse = meta.get("parse") or (comma_names if kind == "list" else _scalar_type(f))
-            where.add_argument(flag_of(f), type=parse, default=default, choices=meta.get("choices"), **extra)
+            where.add_argument(*flags, type=parse, default=default, choices=meta.get("choices"), **extra)
 
 
 def config_values(

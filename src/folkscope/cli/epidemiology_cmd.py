@@ -11,7 +11,7 @@ from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
 
-__all__ = ["DESCRIPTION", "config_from_args", "print_run", "register", "run_epidemiology_cmd", "run_generate", "run_list"]
+__all__ = ["DESCRIPTION", "config_from_args", "register", "run_epidemiology_cmd", "run_generate", "run_list"]
 
 DESCRIPTION = "Epidemiology: does the model know how outcomes are distributed in real surveys? Scores 0-100 per task."
 
@@ -87,38 +87,15 @@ def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     return engine_config, config
 
 
-def print_run(folder: Any, metrics: dict[str, Any]) -> None:
-    """The answer first (the mean score), then one line per task (also ``rescore``'s summary)."""
-    import pandas as pd
-
-    from folkscope.engine.usage import usage_line
-    from folkscope.runs import caveat_lines
-
-    print(f"run folder: {folder}")
-    mean = metrics.get("mean_score")
-    print(f"mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks ({metrics['mode']})" if mean is not None
-          else "no task could be scored: the answers were unreadable, or (likelihood) 0% for every answer of a condition")  # fmt: skip
-    for line in caveat_lines(folder):
-        print(line)
-    scores = pd.DataFrame(metrics["scores"])[["task", "score", "score_low", "score_high", "distance", "worst", "best", "mean_baseline"]]
-    print(scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    seconds = metrics.get("elicitation_seconds") or {}
-    if seconds:
-        print(f"elicitation: {sum(seconds.values()):.1f} s")
-    paid = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
-    if paid:
-        print(paid)
-    print(f"report: {folder}/report.html")
-
-
 def run_epidemiology_cmd(args: argparse.Namespace) -> int:
     from folkscope.epidemiology import run_epidemiology
+    from folkscope.epidemiology.summary import print_summary
     from folkscope.paths import check_writable_dir
 
     engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)
     result = run_epidemiology(config, args.results_dir, engine_config=engine_config)
-    print_run(result.folder, result.metrics)
+    print_summary(result.folder, result.metrics)
     return 0
 
 

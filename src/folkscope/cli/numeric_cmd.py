@@ -1,36 +1,37 @@
-"""``folkscope numeric``: the numeric-context calibration study (part 4)."""
+"""``folkscope numeric``: part 4, numeric-context calibration. ``run`` scores a model, ``list`` shows the datasets."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from pathlib import Path
-from typing import Any
 
-from folkscope._json import to_jsonable
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
 from folkscope.engine.config import EngineConfig
-from folkscope.engine.usage import usage_line
 from folkscope.paths import check_writable_dir
-from folkscope.runs import read_caveats
-from folkscope.numeric.run import NumericConfig, attach_comparison, check_reference, run_numeric
+from folkscope.numeric import NumericConfig, run_numeric
+from folkscope.numeric.compare import attach_comparison, check_reference
+from folkscope.numeric.summary import print_summary
 
 DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
                "model's probabilities follow the numbers (PM, WD, RE, behaviours).")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("numeric", help="numeric-context calibration study",
-                                   description=DESCRIPTION)
-    add_arguments(parser)
-    parser.set_defaults(func=run)
+    parser = subparsers.add_parser("numeric", help="numeric-context calibration study", description=DESCRIPTION)
+    parser.set_defaults(func=lambda _args: parser.print_help() or 2)
+    commands = parser.add_subparsers(dest="numeric_command", metavar="SUBCOMMAND")
+    listing = commands.add_parser("list", help="the datasets, their templates and how many problems a default run scores")
+    listing.set_defaults(func=run_list)
+    run_parser = commands.add_parser("run", help="score a model's option probabilities after numeric-context prompts",
+                                     description=DESCRIPTION)  # fmt: skip
+    add_arguments(run_parser)
+    run_parser.set_defaults(func=run)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``folkscope numeric``: :class:`NumericConfig`'s fields, the engine's, and the command's own."""
+    """The flags of ``folkscope numeric run``: :class:`NumericConfig`'s fields, the engine's, and the command's own."""
     parser.add_argument("--results-dir", default="results", help="parent folder of the run folder")
     add_config_flags(parser, NumericConfig)
     parser.add_argument("--compare-to", default=None, metavar="RUN_FOLDER",
@@ -59,48 +60,17 @@ def run(args: argparse.Namespace) -> int:
     m = result.metrics
     if args.compare_to is not None:
         m = attach_comparison(result.folder, args.compare_to, heatmap=not args.no_heatmap)
-    print_brief(result.folder, m, wall_seconds=time.perf_counter() - start)
+    print_summary(result.folder, m, wall_seconds=time.perf_counter() - start)
     return 0
 
 
-def print_brief(folder: Path, m: dict[str, Any], *, wall_seconds: float | None = None) -> None:
-    """The run's headline numbers as strict JSON on stdout (also ``folkscope rescore``'s summary of a numeric run)."""
-    brief: dict[str, Any] = {
-        "folder": str(folder),
-        **({"caveats": [c.message for c in caveats]} if (caveats := read_caveats(folder)) else {}),
-        "n_problems": m["n_problems"],
-        "n_cells": m["n_cells"],
-        **{name: round(entry["mean"], 4) if entry["mean"] == entry["mean"] else None
-           for name, entry in m["summary"].items()},
-        "ci95": {name: [round(entry["low"], 4), round(entry["high"], 4)]
-                 if entry["mean"] == entry["mean"] else None
-                 for name, entry in m["summary"].items()},
-        "behaviour_shares": {k: round(v, 3) for k, v in m["behaviour_shares"].items() if v},
-        "behaviour_shares_renormalised": {
-            k: round(v, 3) for k, v in m["behaviour_shares_renormalised"].items() if v},
-        "first_win_rate": m["order_bias"]["first_win_rate"],
-    }
-    if m.get("n_unscored"):
-        brief["n_unscored"] = m["n_unscored"]
-    if "frequency_effect" in m:
-        fe = m["frequency_effect"]
-        brief["frequency_effect"] = {
-            part: {"spearman_rho": fe[part]["spearman_rho"], "p_value": fe[part]["p_value"],
-                   "n": fe[part]["n"]} for part in ("all_numbers", "measured_only")}
-    if "distributions" in m:
-        brief["distributions"] = {k: v for k, v in m["distributions"].items()
-                                  if k != "mode_last_digit"}
-    if "pennies" in m:
-        brief["pennies"] = {k: m["pennies"][k] for k in (
-            "n_games", "n_rounds", "win_rate", "runs_test_pass_rate", "heads_rate",
-            "mean_probability_mass", "fallback_rounds")}
-    if "comparison" in m:
-        brief["comparison"] = {"reference": m["comparison"]["base"],
-                               "mode_stability": m["comparison"]["mode_stability"],
-                               **{k: v["mean"] for k, v in m["comparison"]["differences"].items()}}
-    paid = usage_line(m.get("engine_stats") or {}, m.get("backend_stats") or {})
-    if paid:
-        brief["web_api"] = paid
-    if wall_seconds is not None:
-        brief["wall_seconds"] = round(wall_seconds, 1)
-    print(json.dumps(to_jsonable(brief), indent=2, allow_nan=False))
+def run_list(_args: argparse.Namespace) -> int:
+    """One line per dataset: its bundled templates, the problems a default run scores (``--limit N`` for fewer), what it is."""
+    from folkscope.numeric.problems import load_templates
+    from folkscope.numeric.templates import DATASETS
+
+    for name in DATASETS:
+        source = load_templates(name, None)
+        problems = len(NumericConfig(dataset=name).problems())
+        print(f"{name:<14} {len(source.templates):>2} templates, {problems:>7,} problems by default  {source.description}")
+    return 0

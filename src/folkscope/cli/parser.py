@@ -38,8 +38,12 @@ class _DefaultsHelp(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
+        if "default" in text.lower():
+            return text
+        if isinstance(action, argparse.BooleanOptionalAction) and isinstance(action.default, bool):  # --chat / --no-chat
+            return f"{text} (default: {'on' if action.default else 'off'})"
         quiet = (action.default is None or action.default is False or action.default == [] or action.default is argparse.SUPPRESS
-                 or not action.option_strings or action.nargs == 0 or "default" in text.lower())  # fmt: skip
+                 or not action.option_strings or action.nargs == 0)  # fmt: skip
         return text if quiet else f"{text} (default: %(default)s)"
 
 
@@ -86,8 +90,10 @@ class CommandParser(argparse.ArgumentParser):
         """argparse's check of ``choices``, with the closest choice suggested."""
         if action.choices is not None and value not in action.choices:
             listed = ", ".join(map(repr, action.choices))
-            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{did_you_mean(value, map(str, action.choices))} "
-                                                 f"(choose from {listed})")  # fmt: skip
+            hint = did_you_mean(value, map(str, action.choices))
+            if not hint and isinstance(action, argparse._SubParsersAction) and "run" in action.choices:  # flags before `run`
+                hint = f" (the subcommand comes first: {self.prog} run ...)"
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {listed})")
 
     def error(self, message: str) -> NoReturn:
         self._fail(self.prog, message)

@@ -8,8 +8,6 @@ every option and combination before any data or model is loaded.
 from __future__ import annotations
 
 import argparse
-import math
-from pathlib import Path
 from typing import Any
 
 from folkscope.cli.config_flags import add_config_flags, config_values
@@ -46,11 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "run", aliases=["risk"], help="benchmark risk scores of a model on a task (= run_acs_benchmark; alias: risk)", description=DESCRIPTION
-    )
-    add_arguments(parser)
-    parser.set_defaults(func=run)
+    """``folkscope risk run|list``, the grammar of every part, and ``folkscope run``, folktexts' spelling of ``risk run``."""
+    from folkscope.cli import tasks_cmd
+
+    folktexts = subparsers.add_parser("run", help="benchmark risk scores of a model on a task (= risk run, run_acs_benchmark)",
+                                      description=DESCRIPTION)  # fmt: skip
+    add_arguments(folktexts)
+    folktexts.set_defaults(func=run)
+    parser = subparsers.add_parser("risk", help="risk scores (folktexts): run, list", description=DESCRIPTION)
+    parser.set_defaults(func=lambda _args: parser.print_help() or 2)
+    commands = parser.add_subparsers(dest="risk_command", metavar="SUBCOMMAND")
+    listing = commands.add_parser("list", help="the predefined tasks (= folkscope tasks)")
+    tasks_cmd.add_arguments(listing)
+    listing.set_defaults(func=tasks_cmd.run)
+    run_parser = commands.add_parser("run", help="benchmark risk scores of a model on a task", description=DESCRIPTION)
+    add_arguments(run_parser)
+    run_parser.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
@@ -64,97 +73,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return BenchmarkConfig(**config_values(args, BenchmarkConfig))
 
 
-def _fmt(value: Any, ci: Any = None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "   n/a"
-    text = f"{value:6.3f}"
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
-        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return text
-
-
-def population_line(report: dict[str, Any] | None) -> str:
-    """``population: 15,423 of 27,253 rows kept (left out with a blank filter column: 4,247 PINCP, ...)``, or ""."""
-    if not report:
-        return ""
-    line = f"population: {report['rows_kept']:,} of {report['rows_in']:,} rows kept by the task's filters"
-    blanks = {c: n for c, n in report.get("left_out_for_blank_filter_column", {}).items() if n}
-    if blanks:
-        line += " (left out with a blank filter column: " + ", ".join(f"{n:,} {c}" for c, n in blanks.items()) + ")"
-    return line
-
-
-def diagnostics_line(diag: dict[str, Any] | None) -> str:
-    """``diagnostics: order bias 0.83, answer-letter mass (median) 0.18, scores 5-95% in [0.497, 0.502]``, or "".
-
-    Examples
-    --------
-    >>> diagnostics_line({"order_bias": {"mean_abs_difference": 0.83}, "answer_mass": {"median": 0.18},
-    ...                   "spread": {"q05": 0.497, "q95": 0.502}})
-    'diagnostics: order bias 0.830, answer-letter mass (median) 0.180, scores 5-95% in [0.497, 0.502]'
-    """
-    if not diag:
-        return ""
-    parts = []
-    if diag.get("order_bias"):
-        parts.append(f"order bias {diag['order_bias']['mean_abs_difference']:.3f}")
-    if diag.get("answer_mass"):
-        parts.append(f"answer-letter mass (median) {diag['answer_mass']['median']:.3f}")
-    if diag.get("spread"):
-        parts.append(f"scores 5-95% in [{diag['spread']['q05']:.3f}, {diag['spread']['q95']:.3f}]")
-    return "diagnostics: " + ", ".join(parts) if parts else ""
-
-
-def print_summary(run_dir: Path, metrics: dict[str, Any]) -> None:
-    """The population kept, then the main metrics of the model and baselines, one line each."""
-    import json
-
-    config = run_dir / "config.json"
-    record = json.loads(config.read_text()) if config.is_file() else {}
-    population = population_line(record.get("data", {}).get("population"))
-    from folkscope.engine.usage import usage_line
-    from folkscope.risk.evaluate import compare_table
-    from folkscope.runs import caveat_lines
-
-    print(f"run folder: {run_dir}")
-    for line in caveat_lines(run_dir):  # before the numbers they qualify
-        print(line)
-    if population:
-        print(population)
-    note = (record.get("data", {}).get("population") or {}).get("note")
-    if note:  # rows that brought their label or no weights: how they were read, in one line
-        print(f"data: {note}")
-    scoring = metrics.get("scoring", {})
-    cut = f"; prompts cut to the context size ({scoring['context_size']} tokens): {scoring['truncated_prompts']}" if scoring.get("truncated_prompts") else ""
-    print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}{cut}; "
-          f"threshold {scoring.get('threshold', 0.5):.3f}")  # fmt: skip
-    table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})
-    counts = {"n": lambda v: "n/a" if v != v else f"{v:,.0f}"} if "n" in table.columns else {}  # row counts, not scores
-    print(table.to_string(formatters=counts, float_format=lambda v: f"{v:.3f}"))
-    line = usage_line(scoring.get("engine_stats") or {}, scoring.get("backend_stats") or {})
-    if line:
-        print(line)
-    line = diagnostics_line(metrics.get("diagnostics"))
-    if line:
-        print(line)
-    at = (metrics.get("selective_accuracy") or {}).get("at_coverage") or {}
-    if at:
-        shown = [("all rows" if float(c) >= 1 else f"{float(c):.0%} most confident") + f" {_fmt(v).strip()}" for c, v in at.items()]
-        print("selective accuracy: " + ", ".join(shown))
-    importance = metrics.get("feature_importance")
-    if importance:
-        ranked = ", ".join(f"{col} {row['importance']:+.3f}" for col, row in list(importance.items())[:5])
-        print(f"feature importance (AUC drop when permuted): {ranked}")
-    print(f"report: {run_dir / 'report.html'}")
-
-
 def benchmark_options(args: argparse.Namespace) -> dict[str, Any]:
     """The engine and data flags as :meth:`Benchmark.make_benchmark <folkscope.risk.Benchmark.make_benchmark>` keywords (``run`` and ``evidence``)."""
     return {"model": engine_config_from_args(args), "data_dir": args.data_dir, **data_options(args)}
 
 
 def run(args: argparse.Namespace) -> int:
-    from folkscope.risk.benchmark import Benchmark
+    from folkscope.risk.run import Benchmark
+    from folkscope.risk.summary import print_summary
 
     config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the data and the model load

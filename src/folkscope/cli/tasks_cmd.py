@@ -9,9 +9,14 @@ from folkscope.tasks import get_task, list_tasks
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("tasks", help="list predefined tasks (features, target, population)")
-    parser.add_argument("--json", action="store_true", help="print the full definitions as JSON")
+    parser = subparsers.add_parser("tasks", help="list predefined tasks (features, target, population; = risk list)")
+    add_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of the listing (``folkscope tasks`` and ``folkscope risk list``)."""
+    parser.add_argument("--json", action="store_true", help="print the full definitions as JSON")
 
 
 def run(args: argparse.Namespace) -> int:

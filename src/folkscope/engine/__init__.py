@@ -24,6 +24,7 @@ from folkscope.engine.backends import available_backends, create_backend, get_ba
 from folkscope.engine.backends.base import Backend, BackendStats
 from folkscope.engine.cache import ResultCache, default_cache_dir
 from folkscope.engine.config import EngineConfig
+from folkscope.engine.lifetime import agreeing_config, engine_for_run
 from folkscope.engine.models import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_HUB_ID,
@@ -75,12 +76,14 @@ __all__ = [
     "ScoreRequest",
     "ScoreResult",
     "VariantSet",
+    "agreeing_config",
     "available_backends",
     "convert_gguf",
     "create_backend",
     "default_cache_dir",
     "default_model_path",
     "download_models",
+    "engine_for_run",
     "ensure_default_model",
     "expand_variants",
     "get_backend",

@@ -15,7 +15,9 @@ a task's truth can be a published table of proportions instead of microdata
 
 from folkscope.epidemiology.datasets import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MAX_ORDERINGS, MODES, elicit
-from folkscope.epidemiology.run import EpidemiologyConfig, EpidemiologyRun, analyse_run, run_epidemiology, score_table
+from folkscope.epidemiology.analysis import rescore, score_table
+from folkscope.epidemiology.config import EpidemiologyConfig
+from folkscope.epidemiology.run import EpidemiologyRun, run_epidemiology
 from folkscope.epidemiology.tasks import Level, Task, TaskFile, Variable, get_task, list_tasks, load_task_file, task_files
 from folkscope.epidemiology.truth import References, Truth, references, task_truth
 
@@ -32,13 +34,13 @@ __all__ = [
     "TaskFile",
     "Truth",
     "Variable",
-    "analyse_run",
     "elicit",
     "get_task",
     "list_tasks",
     "load_dataset",
     "load_task_file",
     "references",
+    "rescore",
     "run_epidemiology",
     "score_table",
     "task_files",

@@ -7,8 +7,8 @@ both runs, as the part's own intervals do. Tasks are not resampled: the mean is 
 runs were asked, not a sample.
 
 The paired bootstrap, unit matching and output are shared (:mod:`folkscope.report.paired`,
-:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the registry names
-:func:`compare_epidemiology` as this part's ``compare`` entry point.
+:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the floor plan (:mod:`folkscope.registry`) makes
+:func:`compare` this part's ``compare`` entry point.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from folkscope.report.matching import match_units
 from folkscope.report.paired import COLUMNS, Options, PartComparison, replicate_row, top_moved
 from folkscope.runs import read_manifest, read_table
 
-__all__ = ["compare_epidemiology"]
+__all__ = ["compare"]
 
 def _replicate_distances(truth: pd.DataFrame, models: Sequence[pd.DataFrame], persons: pd.DataFrame | None,
                          dimension: str, replicates: int, rng: np.random.Generator
@@ -77,7 +77,7 @@ def _condition_moves(task: str, truth: pd.DataFrame, models: Sequence[pd.DataFra
     return out
 
 
-def compare_epidemiology(a: Path, b: Path, opts: Options) -> PartComparison:
+def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     """Paired per-task differences of distance and score, intervals from redrawing the shared survey truth."""
     cols = ["task", "dimension", "worst", "best", "score", "distance"]
     matched = match_units(read_table(a, "scores").reindex(columns=cols), read_table(b, "scores").reindex(columns=cols),

@@ -2,7 +2,7 @@
 
 Generate problems (:func:`generate_problems`), score the option words through
 the engine (:func:`score_problems`), then compute PM, WD, RE, behaviours and
-biases (:mod:`folkscope.numeric.analysis`); :func:`run_numeric` does it all
+biases (:mod:`folkscope.numeric.measures`); :func:`run_numeric` does it all
 and writes a run folder. See ``spec/numeric-calibration.md``.
 
 Examples
@@ -12,7 +12,7 @@ Examples
 ('29', '30', '31', '32')
 """
 
-from folkscope.numeric.analysis import (
+from folkscope.numeric.measures import (
     METRIC_COLUMNS,
     behaviour_shares,
     classify_cells,
@@ -43,15 +43,10 @@ from folkscope.numeric.problems import (
     load_templates,
     scale_numbers,
 )
-from folkscope.numeric.run import (
-    PROMPT_VERSION,
-    NumericConfig,
-    NumericRun,
-    analyse_run,
-    attach_comparison,
-    compare_runs,
-    run_numeric,
-)
+from folkscope.numeric.analysis import rescore
+from folkscope.numeric.compare import attach_comparison, compare_runs
+from folkscope.numeric.config import PROMPT_VERSION, NumericConfig
+from folkscope.numeric.run import NumericRun, run_numeric
 from folkscope.numeric.scoring import PROBABILITY_COLUMNS, engine_prompt, score_problems, word_variants
 from folkscope.numeric.templates import DATASETS, TemplateFile, detect_template_format
 
@@ -69,7 +64,6 @@ __all__ = [
     "NumericRun",
     "PenniesResult",
     "TemplateFile",
-    "analyse_run",
     "attach_comparison",
     "behaviour_shares",
     "classify_cells",
@@ -89,6 +83,7 @@ __all__ = [
     "play_matching_pennies",
     "problem_metrics",
     "problems_frame",
+    "rescore",
     "run_numeric",
     "scale_numbers",
     "engine_prompt",

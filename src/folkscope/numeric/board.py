@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope.report.board import BoardTable, PartBoard, model_name, run_metrics, slug
+from folkscope.report.board import BoardTable, PartBoard, run_metrics, slug
 from folkscope.runs import Manifest
 
 __all__ = ["leaderboard"]
@@ -26,7 +26,7 @@ _BEHAVIOURS = ("calibrated", "pick_higher", "pick_lower", "pick_first", "pick_se
 
 def _row(folder: Path, manifest: Manifest, metrics: dict[str, Any]) -> dict[str, Any]:
     config = metrics.get("config") or {}
-    row: dict[str, Any] = {"model": model_name(manifest), "prompt": "chat" if config.get("chat") else "base",
+    row: dict[str, Any] = {"model": manifest.model_name, "prompt": "chat" if config.get("chat") else "base",
                            "problems": metrics.get("n_problems")}  # fmt: skip
     for key, title in _SUMMARIES.items():
         block = (metrics.get("summary") or {}).get(key) or {}

@@ -5,23 +5,34 @@ resampling whole option pairs as the part's own intervals cluster by them. RE is
 either run leaves it undefined (PM = 0).
 
 The paired bootstrap, unit matching and output are shared (:mod:`folkscope.report.paired`,
-:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the registry names
-:func:`compare_numeric` as this part's ``compare`` entry point.
+:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the floor plan (:mod:`folkscope.registry`) makes
+:func:`compare` this part's ``compare`` entry point.
+
+``folkscope numeric run --compare-to RUN`` is the part's own comparison, kept in the run folder:
+:func:`check_reference` refuses a wrong folder before any problem is scored, :func:`compare_runs`
+gives the chat-minus-base differences clustered by option pair and the mode stability the paper
+reports, and :func:`attach_comparison` writes them into the run and re-analyses it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from folkscope.errors import DataError
+from folkscope._json import write_json
+from folkscope.errors import ConfigError, DataError
+from folkscope.metrics import mode_stability
+from folkscope.numeric import measures
+from folkscope.numeric.analysis import analyse
+from folkscope.numeric.problems import NumericProblem
 from folkscope.report.matching import check_same_subject, match_units
 from folkscope.report.paired import Options, PairedMetric, PartComparison, paired_differences, top_moved
-from folkscope.runs import read_manifest, read_table
+from folkscope.runs import RunFolder, read_manifest, read_table
 
-__all__ = ["compare_numeric"]
+__all__ = ["attach_comparison", "check_reference", "compare", "compare_runs"]
 
 #: problem_metrics column -> (title, better)
 NUMERIC_METRICS: dict[str, tuple[str, str]] = {
@@ -31,7 +42,7 @@ NUMERIC_METRICS: dict[str, tuple[str, str]] = {
 }
 
 
-def compare_numeric(a: Path, b: Path, opts: Options) -> PartComparison:
+def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     """Paired differences of the problem-level means of PM, WD and RE, resampling option pairs."""
     check_same_subject(read_manifest(a).config.get("dataset"), read_manifest(b).config.get("dataset"), "dataset")
     keys = ["problem_id", "pair"]
@@ -67,3 +78,94 @@ def compare_numeric(a: Path, b: Path, opts: Options) -> PartComparison:
     moved["re_a"], moved["re_b"] = both["relative_entropy_a"], both["relative_entropy_b"]
     return PartComparison("problem", matched.n_a, matched.n_b, len(both), table, top_moved(moved, moved["difference"], opts.top),
                           tuple((k, "overall") for k in NUMERIC_METRICS), tuple(notes))  # fmt: skip
+
+
+def compare_runs(base: str | Path, chat: str | Path) -> dict[str, Any]:
+    """Paired chat-minus-base differences of two run folders over the same problems.
+
+    Typically one model in base and chat form, or a base and an instruction-tuned
+    model. Returns the PM, WD and RE differences with 95% intervals clustered by
+    option pair (:func:`~folkscope.numeric.measures.paired_differences`) and,
+    for every dataset, the mode stability (share of problems whose most likely
+    option agrees, :func:`folkscope.metrics.mode_stability`). Problems that
+    either run could not score are left out (``n_unscored``).
+
+    Raises
+    ------
+    DataError
+        The two folders hold different problems (another dataset, grid or seed).
+    """
+    a, b = Path(base), Path(chat)
+    ids_a = pd.read_parquet(a / "problems.parquet", columns=["problem_id"])["problem_id"]
+    ids_b = pd.read_parquet(b / "problems.parquet", columns=["problem_id"])["problem_id"]
+    if set(ids_a) != set(ids_b):
+        raise DataError(f"{a.name} and {b.name} hold different problems; compare runs of the "
+                        "same dataset, grid and seed")
+    pa, bad_a = measures.split_unscored(pd.read_parquet(a / "probabilities.parquet"))
+    pb, bad_b = measures.split_unscored(pd.read_parquet(b / "probabilities.parquet"))
+    shared = set(pa["problem_id"]) & set(pb["problem_id"])
+    pa = pa[pa["problem_id"].isin(shared)].reset_index(drop=True)
+    per_a = measures.problem_metrics(pa)
+    per_b = measures.problem_metrics(pb[pb["problem_id"].isin(shared)])
+    pairs = pd.read_parquet(a / "problems.parquet", columns=["problem_id", "pair"]).set_index(
+        "problem_id")["pair"]
+    out: dict[str, Any] = {"base": a.name, "chat": b.name, "n_shared": len(shared),
+                           "n_unscored": len(set(bad_a) | set(bad_b)),
+                           "differences": measures.paired_differences(per_a, per_b, pairs)}
+    pb = pb.set_index(["problem_id", "position"])
+    pb = pb.loc[list(zip(pa["problem_id"], pa["position"]))].reset_index()
+    stability, total = 0.0, 0
+    for (_, pi_a, _), (_, pi_b, _) in zip(measures.option_matrices(pa), measures.option_matrices(pb)):
+        stability += mode_stability(pi_a, pi_b) * len(pi_a)
+        total += len(pi_a)
+    out["mode_stability"] = stability / total
+    return out
+
+
+def check_reference(reference: str | Path, problems: list[NumericProblem]) -> Path:
+    """The ``--compare-to`` folder, checked before any problem is scored: a finished numeric run of the same problems.
+
+    Without this check a typo in the folder surfaced only after every problem
+    had been scored (hours on the default model), as a traceback.
+
+    Raises
+    ------
+    ConfigError
+        Not a folder, not a finished numeric run, or a run of other problems
+        (another dataset, grid, seed or template file).
+    """
+    from folkscope.paths import check_existing_dir
+
+    folder = check_existing_dir(reference, flag="--compare-to", what="a finished run folder of the same problems")
+    try:
+        part = read_manifest(folder).part
+        ids = pd.read_parquet(folder / "problems.parquet", columns=["problem_id"])["problem_id"]
+        if not (folder / "probabilities.parquet").is_file():
+            raise FileNotFoundError(folder / "probabilities.parquet")
+    except (OSError, ValueError, KeyError) as exc:  # DataError is a ValueError; a damaged parquet file one of the three
+        reason = str(exc) if isinstance(exc, DataError) else f"it lacks a readable {Path(getattr(exc, 'filename', None) or 'problems.parquet').name}"
+        raise ConfigError(f"--compare-to {folder} is not a finished numeric run ({reason}); pass a folder `folkscope numeric` wrote",
+                          parameter="compare_to", value=str(folder)) from None  # fmt: skip
+    if part != "numeric":
+        raise ConfigError(f"--compare-to {folder} is a {part} run, not a numeric one", parameter="compare_to", value=str(folder))
+    mine = {p.id for p in problems}
+    if set(ids) != mine:
+        raise ConfigError(f"--compare-to {folder} holds other problems ({len(set(ids) & mine):,} of its {ids.nunique():,} are this "
+                          f"run's {len(mine):,}); compare runs of the same dataset, grid, seed and templates",
+                          parameter="compare_to", value=str(folder))  # fmt: skip
+    return folder
+
+
+def attach_comparison(folder: str | Path, reference: str | Path, *,
+                      heatmap: bool = True) -> dict[str, Any]:
+    """Compare run ``folder`` with the ``reference`` run of the same problems and keep the
+    result in the folder (``comparison.json``, ``metrics["comparison"]``, the report).
+
+    The differences are ``folder`` minus ``reference`` (:func:`compare_runs` with
+    ``reference`` as base), e.g. a chat-form run against the base-form run of the
+    same grid. Returns the re-analysed metrics.
+    """
+    result = compare_runs(reference, folder)
+    with RunFolder(folder) as staging:
+        write_json(staging / "comparison.json", result)
+        return analyse(staging, heatmap=heatmap)

@@ -12,7 +12,7 @@ matplotlib; the figure helpers import it when called (``pip install
 
 from __future__ import annotations
 
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, model_name, run_metrics, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, run_metrics, slug
 from folkscope.report.figures import drawn_figure, new_figure, plain_text, save_png, subplots_row
 from folkscope.report.leaderboard import Site, find_runs, write_leaderboard
 from folkscope.report.page import (
@@ -46,7 +46,6 @@ __all__ = [
     "figure_src",
     "find_runs",
     "frame_table",
-    "model_name",
     "new_figure",
     "number",
     "optional_figures",

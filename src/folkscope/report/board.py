@@ -38,7 +38,7 @@ from folkscope._json import read_json
 from folkscope.errors import DataError
 from folkscope.runs import Manifest, read_manifest
 
-__all__ = ["BoardFigure", "BoardTable", "PartBoard", "RunMetrics", "model_name", "run_metrics", "slug"]
+__all__ = ["BoardFigure", "BoardTable", "PartBoard", "RunMetrics", "run_metrics", "slug"]
 
 def slug(text: str) -> str:
     """A file-name-safe key for ``text`` (lower case, runs of other characters as one ``-``).
@@ -47,23 +47,6 @@ def slug(text: str) -> str:
     'risk-nistincome-mc-zeroshot'
     """
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "table"
-
-
-def model_name(manifest: Manifest) -> str:
-    """The model's name as its engine resolved it, the same for every part's runs of one model.
-
-    A handle such as ``default`` names the model a run used only through its
-    engine identity (``SmolLM2-135M-Instruct``); a board that showed the
-    handle would list one model twice.
-
-    >>> model_name(Manifest(part="numeric", fingerprint="ab", config={"model": "default"},
-    ...                     engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}}))
-    'SmolLM2-135M-Instruct'
-    """
-    model = ((manifest.engine or {}).get("backend") or {}).get("model") or {}
-    if isinstance(model, Mapping):
-        model = model.get("name")
-    return str(model or manifest.config.get("model_name") or manifest.config.get("model") or "model")
 
 
 @dataclass(frozen=True, eq=False)

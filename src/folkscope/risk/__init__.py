@@ -14,7 +14,8 @@ functions are in :mod:`folkscope.metrics`.
 
 from folkscope.risk.backend_classifiers import TransformersLLMClassifier, VLLMClassifier, WebAPILLMClassifier
 from folkscope.risk.baselines import BASELINES, BaselineResult, fit_baselines
-from folkscope.risk.benchmark import Benchmark, rescore
+from folkscope.risk.analysis import rescore
+from folkscope.risk.run import Benchmark
 from folkscope.risk.classifier import FIT_METHODS, NUMERIC_READOUTS, LLMClassifier, ScoringReport
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.encoding import encode_row_prompt, encode_row_prompt_chat, encode_row_prompt_few_shot

@@ -22,7 +22,7 @@ import pandas as pd
 
 from folkscope._json import fingerprint
 from folkscope.errors import DataError
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, model_name, run_metrics, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, run_metrics, slug
 from folkscope.report.figures import drawn_figure
 from folkscope.risk.evaluate import INTERVAL_METRICS, TABLE_COLUMNS
 from folkscope.runs import Manifest, read_table
@@ -100,7 +100,7 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
         records, baselines = [], {}
         for folder, manifest, metrics in runs:
             model = metrics.get("model") or {}
-            records.append({"model": model_name(manifest), "prompt": _prompt(folder), "kind": "model", **_metric_row(model),
+            records.append({"model": manifest.model_name, "prompt": _prompt(folder), "kind": "model", **_metric_row(model),
                             "run": str(folder)})  # fmt: skip
             for name, block in (metrics.get("baselines") or {}).items():
                 baselines.setdefault(name, {"model": name.replace("_", " "), "prompt": "", "kind": "baseline",
@@ -142,7 +142,7 @@ def _figures(tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, M
                 frame = read_table(folder, "scores")
             except DataError:
                 continue
-            scores[f"{model_name(manifest)} ({_prompt(folder)})"] = frame
+            scores[f"{manifest.model_name} ({_prompt(folder)})"] = frame
         if not scores:
             continue
         rel = drawn_figure(site, f"risk-calibration-{slug(title)}", lambda p, s=scores, t=title: plot_overlaid_calibration(s, p, title=t))

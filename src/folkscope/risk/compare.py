@@ -6,8 +6,8 @@ and bins (from its ``metrics.json``), with rows resampled; rows either run could
 out of both.
 
 The paired bootstrap, unit matching and output are shared (:mod:`folkscope.report.paired`,
-:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the registry names
-:func:`compare_risk` as this part's ``compare`` entry point.
+:mod:`folkscope.report.matching`, :mod:`folkscope.report.compare`); the floor plan (:mod:`folkscope.registry`) makes
+:func:`compare` this part's ``compare`` entry point.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from folkscope.report.paired import Options, PairedMetric, PartComparison, metri
 from folkscope.risk.evaluate import GROUP_NAME, METRICS, TABLE_COLUMNS
 from folkscope.runs import read_manifest, read_table
 
-__all__ = ["compare_risk"]
+__all__ = ["compare"]
 
 #: how each metric of the risk table reads (folkscope.report.paired.BETTER); names and titles are risk.evaluate's
 _BETTER = {"ece": "lower", "ece_quantile": "lower", "ece_equal_count": "lower", "brier": "lower", "log_loss": "lower",
@@ -41,7 +41,7 @@ def _risk_task(config: dict[str, Any]) -> Any:
     return task.get("name") if isinstance(task, dict) else task
 
 
-def compare_risk(a: Path, b: Path, opts: Options) -> PartComparison:
+def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     """Paired differences of every risk metric over the test rows both runs scored."""
     check_same_subject(_risk_task(dict(read_manifest(a).config)), _risk_task(dict(read_manifest(b).config)), "task")
     settings = [(metrics_json(f).get("model") or {}).get("settings") or {} for f in (a, b)]

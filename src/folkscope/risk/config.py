@@ -147,7 +147,8 @@ class BenchmarkConfig:
         ),
     )  # fmt: skip
     use_chat_template: bool = field(
-        default=False, metadata=option("Format prompts with the tokenizer's chat template.", group=PROMPTS, kind="switch")
+        default=False, metadata=option("Format prompts with the tokenizer's chat template (--chat, as in every part).",
+                                       group=PROMPTS, kind="toggle", aliases=("--chat",)),  # fmt: skip
     )
     system_prompt: str | None = field(
         default="default",
@@ -221,8 +222,8 @@ class BenchmarkConfig:
     )
     subsampling: float | int | None = field(
         default=None,
-        metadata=option("Fraction of each split (0.1), or a row count per split (500); None or 1.0: all rows.",
-                        group=RUN, parse=parse_subsampling),
+        metadata=option("A small run: a fraction of each split (0.1), or a row count per split (500, --limit as in "
+                        "every part); 1.0 or none: all rows (the default).", group=RUN, parse=parse_subsampling, aliases=("--limit",)),
     )  # fmt: skip
     seed: int = field(default=42, metadata=option("Seed of splits, subsampling, few-shot draws and bootstrap.", group=RUN))
     feature_subset: tuple[str, ...] | None = field(

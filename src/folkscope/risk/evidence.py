@@ -36,7 +36,7 @@ from folkscope._json import fingerprint, write_json
 from folkscope.data.dataset import Dataset
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, UnknownColumnError
-from folkscope.risk.benchmark import Benchmark
+from folkscope.risk.run import Benchmark
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.tasks.task import TaskMetadata, get_task
 

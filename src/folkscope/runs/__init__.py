@@ -8,6 +8,8 @@
   fingerprint, engine, data, versions and declared tables;
   :func:`read_manifest` and :func:`read_table` let any part or tool read any
   part's run without importing that part;
+- :func:`open_run`: the one run lifecycle every part goes through (folder,
+  log, config, manifest, then its caveats as warnings);
 - :class:`Caveat`: why a run's numbers may mislead, recorded in its manifest
   (:func:`record_caveats`) and carried to every place they are shown.
 """
@@ -15,7 +17,16 @@
 from folkscope.runs.caveats import Caveat, caveat_lines, read_caveats, record_caveats, warn_caveats
 from folkscope.runs.folder import RunFolder, RunFolderBusyError
 from folkscope.runs.layout import run_path, safe_name
-from folkscope.runs.manifest import MANIFEST_FILE, Manifest, check_same_run, package_versions, read_manifest, read_table
+from folkscope.runs.lifecycle import open_run
+from folkscope.runs.manifest import (
+    MANIFEST_FILE,
+    Manifest,
+    check_same_run,
+    engine_model_name,
+    package_versions,
+    read_manifest,
+    read_table,
+)
 
 __all__ = [
     "MANIFEST_FILE",
@@ -25,6 +36,8 @@ __all__ = [
     "RunFolderBusyError",
     "caveat_lines",
     "check_same_run",
+    "engine_model_name",
+    "open_run",
     "package_versions",
     "read_caveats",
     "read_manifest",

@@ -28,7 +28,7 @@ from folkscope._json import fingerprint, read_json, write_json
 from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS, part
 
-__all__ = ["MANIFEST_FILE", "Manifest", "check_same_run", "package_versions", "read_manifest", "read_table"]
+__all__ = ["MANIFEST_FILE", "Manifest", "check_same_run", "engine_model_name", "package_versions", "read_manifest", "read_table"]
 
 MANIFEST_FILE = "manifest.json"
 CONFIG_FILE = "config.json"
@@ -47,6 +47,17 @@ def package_versions() -> dict[str, str]:
         except PackageNotFoundError:
             continue
     return out
+
+
+def engine_model_name(engine: Mapping[str, Any] | None) -> str:
+    """The model name an engine identity records (``""`` when it records none).
+
+    >>> engine_model_name({"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}}), engine_model_name(None)
+    ('SmolLM2-135M-Instruct', '')
+    """
+    backend = engine.get("backend") if isinstance(engine, Mapping) else None
+    model = backend.get("model") if isinstance(backend, Mapping) else None
+    return str((model.get("name") if isinstance(model, Mapping) else model) or "")
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,20 @@ class Manifest:
         object.__setattr__(self, "caveats", tuple(self.caveats))  # read back from a JSON list: equal to the written one
         if not isinstance(self.fingerprint, str) or not self.fingerprint:
             raise ConfigError("a manifest needs the run's fingerprint", parameter="fingerprint", value=self.fingerprint)
+
+    @property
+    def model_name(self) -> str:
+        """The model's name as its engine resolved it, the same in every part's runs of one model.
+
+        A handle such as ``default`` names the model only through the engine
+        identity (``SmolLM2-135M-Instruct``); folders, boards and comparisons
+        that showed the handle would list one model twice.
+
+        >>> Manifest(part="numeric", fingerprint="ab", config={"model": "default"},
+        ...          engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}}).model_name
+        'SmolLM2-135M-Instruct'
+        """
+        return engine_model_name(self.engine) or str(self.config.get("model_name") or self.config.get("model") or "model")
 
     @property
     def tables(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A risk run folder from its ``scores.parquet``: metrics, plots, report and folktexts' files; :func:`rescore`.
+"""Re-scoring a risk run from its ``scores.parquet``, without the model: metrics, plots, report, folktexts' files.
 
 Everything here reads the scores table a run wrote, never a model: the
 benchmark calls :func:`evaluate_folder` and :func:`write_folktexts` after

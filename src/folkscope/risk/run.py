@@ -18,7 +18,7 @@ The hash covers everything that changes the numbers, so two configurations
 never share a folder and a rerun of the same one lands in the same place
 (model answers come back from the engine cache, so nothing is recomputed).
 The folder is written as a whole: staged beside it and renamed into place
-(:class:`~folkscope.runs.RunFolder`). :func:`rescore` recomputes metrics, plots
+(:class:`~folkscope.runs.RunFolder`). :func:`~folkscope.risk.analysis.rescore` recomputes metrics, plots
 and report from ``scores.parquet`` without a model.
 """
 
@@ -37,19 +37,18 @@ from folkscope.data.dataset import ACSDataset, Dataset
 from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
-from folkscope.logs import log_to_file
 from folkscope.prompting import shuffled_pool
 from folkscope._io import atomic_write, write_parquet
 from folkscope._json import fingerprint, write_json
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
-from folkscope.risk.folder import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
+from folkscope.risk.analysis import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
 from folkscope.risk.importance import permutation_importance
-from folkscope.runs import RunFolder, package_versions, read_caveats, run_path, warn_caveats
+from folkscope.runs import open_run, package_versions, run_path
 from folkscope.tasks.task import TaskMetadata, get_task
 
-__all__ = ["Benchmark", "rescore"]
+__all__ = ["Benchmark"]
 
 log = logging.getLogger(__name__)
 
@@ -368,46 +367,42 @@ class Benchmark:
         versions = package_versions()
         record = self.describe() | {"fingerprint": self.fingerprint(), "versions": versions, "model_name": self.model_name}
         record["scheduling"] = {"batch_size": self.config.batch_size}  # recorded, outside the fingerprint
-        with RunFolder(run_dir, fingerprint=record["fingerprint"]) as staging:
-            write_json(staging / "config.json", record)
-            manifest(record).write(staging)
+        with open_run(run_dir, manifest(record), config=record) as staging:
             flat, metrics = self._run_in(staging, record, run_dir)
-        self.run_dir = run_dir
-        self.results = {**flat, **metrics}
-        warn_caveats(read_caveats(run_dir), run_dir)  # a Python user sees only the numbers otherwise
+            self.run_dir = run_dir  # kept before the caveat warnings, which a caller may have made errors
+            self.results = {**flat, **metrics}
         return self.results
 
     def _run_in(self, run_dir: Path, record: dict[str, Any], final_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-        with log_to_file(run_dir / "run.log"):  # progress and third-party warnings, kept with the results
-            n_fit = self.config.fit_threshold
-            if n_fit:
-                X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
-                self.classifier.fit(X_fit, y_fit, method=self.config.threshold_fit)
-                log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
-            X_test, y_test = self.dataset.get_test()
-            scores = self.classifier.predict_proba(X_test)[:, 1]
-            table = self._scores_table(scores)
-            report = self.classifier.last_report  # before any other scoring replaces it
-            if self.config.recalibrate:
-                for name, values in self._recalibrated(scores).items():
-                    table[f"recalibrated_{name}"] = values
-            if self.config.baselines:
-                for result in fit_baselines(self.dataset, seed=self.config.seed):
-                    table[f"baseline_{result.name}"] = result.scores
-            if self.config.feature_importance:
-                importance = permutation_importance(
-                    self.classifier, X_test, y_test, n_repeats=self.config.importance_repeats,
-                    max_rows=self.config.importance_rows, seed=self.config.seed,
-                )  # fmt: skip
-                atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
-            write_parquet(run_dir / "scores.parquet", table)
-            scoring = report.to_dict() | {"threshold": self.classifier.threshold} | run_accounting(self.classifier.engine)
-            scoring["threshold_fitted_on"] = self.classifier._threshold_fitted_on if n_fit else 0
-            note = oom_note(scoring.get("backend_stats") or {})
-            if note:
-                scoring["notes"] = [*scoring.get("notes", []), note]
-            metrics = evaluate_folder(run_dir, record, scoring)
-            return write_folktexts(run_dir, record, scoring, final_dir), metrics
+        n_fit = self.config.fit_threshold
+        if n_fit:
+            X_fit, y_fit = self.dataset.subsample(int(n_fit), seed=self.config.seed).get_train()
+            self.classifier.fit(X_fit, y_fit, method=self.config.threshold_fit)
+            log.info("fitted threshold %.4f on %d training rows", self.classifier.threshold, len(X_fit))
+        X_test, y_test = self.dataset.get_test()
+        scores = self.classifier.predict_proba(X_test)[:, 1]
+        table = self._scores_table(scores)
+        report = self.classifier.last_report  # before any other scoring replaces it
+        if self.config.recalibrate:
+            for name, values in self._recalibrated(scores).items():
+                table[f"recalibrated_{name}"] = values
+        if self.config.baselines:
+            for result in fit_baselines(self.dataset, seed=self.config.seed):
+                table[f"baseline_{result.name}"] = result.scores
+        if self.config.feature_importance:
+            importance = permutation_importance(
+                self.classifier, X_test, y_test, n_repeats=self.config.importance_repeats,
+                max_rows=self.config.importance_rows, seed=self.config.seed,
+            )  # fmt: skip
+            atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
+        write_parquet(run_dir / "scores.parquet", table)
+        scoring = report.to_dict() | {"threshold": self.classifier.threshold} | run_accounting(self.classifier.engine)
+        scoring["threshold_fitted_on"] = self.classifier._threshold_fitted_on if n_fit else 0
+        note = oom_note(scoring.get("backend_stats") or {})
+        if note:
+            scoring["notes"] = [*scoring.get("notes", []), note]
+        metrics = evaluate_folder(run_dir, record, scoring)
+        return write_folktexts(run_dir, record, scoring, final_dir), metrics
 
     def _recalibrated(self, test_scores: np.ndarray) -> dict[str, np.ndarray]:
         """Test scores after Platt and isotonic maps fitted on scored training rows."""
