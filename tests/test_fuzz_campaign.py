@@ -142,7 +142,7 @@ def _pre_model(argv: list[str]) -> None:
         from folkscope.cli.run_cmd import config_from_args
         from folkscope.tasks.task import get_task
 
-        config = config_from_args(args)
+        _, config = config_from_args(args)
         task = get_task(args.task)
         if config.feature_subset:
             task = task.with_features(list(config.feature_subset))

@@ -20,7 +20,7 @@ from folkscope.risk import Benchmark, BenchmarkConfig
 
 @pytest.mark.parametrize(("flag", "expected"), [([], 600), (["--context-size", "250"], 250), (["--context-size", "none"], None)])
 def test_the_flag_defaults_to_folktexts_600_tokens(flag, expected):
-    assert config_from_args(build_parser().parse_args(["run", "--task", "NISTIncome", *flag])).context_size == expected
+    assert config_from_args(build_parser().parse_args(["run", "--task", "NISTIncome", *flag]))[1].context_size == expected
 
 
 def test_a_context_size_that_is_no_number_is_one_line(capsys):

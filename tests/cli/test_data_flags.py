@@ -42,7 +42,7 @@ def _one_line_error(capsys, argv) -> str:
 def _config(argv: list[str]):
     from folkscope.cli.run_cmd import config_from_args
 
-    return config_from_args(build_parser().parse_args(["run", *argv]))
+    return config_from_args(build_parser().parse_args(["run", *argv]))[1]
 
 
 # -- folktexts' flags with folktexts' meaning -----------------------------------------------------

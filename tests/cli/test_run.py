@@ -149,7 +149,7 @@ def test_each_flag_reaches_the_one_config_object():
             "--max-new-tokens", "64", "--n-bootstrap", "99", "--no-baselines",
         ]
     )  # fmt: skip
-    config = config_from_args(args)
+    _, config = config_from_args(args)
     assert (config.few_shot, config.reuse_few_shot_examples, config.compose_few_shot_examples) == (4, True, "2,2")
     assert (config.example_order, config.few_shot_hide_question) == ("3,2,1,0", True)
     assert config.variation == ("format=bullet", "connector==")
@@ -161,12 +161,12 @@ def test_each_flag_reaches_the_one_config_object():
     assert config.n_bootstrap == 99 and config.baselines is False
     prompt = config.prompt_config()
     assert prompt.format == "bullet" and prompt.connector == "=" and prompt.few_shot.composition == (2, 2)
-    chat = config_from_args(build_parser().parse_args(["run", "--use-chat-template", "--system-prompt", "S", "--chat-prompt", "P"]))
+    _, chat = config_from_args(build_parser().parse_args(["run", "--use-chat-template", "--system-prompt", "S", "--chat-prompt", "P"]))
     assert (chat.use_chat_template, chat.system_prompt, chat.chat_prompt) == (True, "S", "P")
     from folkscope.prompting import PromptConfigWarning
 
     with pytest.warns(PromptConfigWarning, match="enable_thinking implies chain-of-thought"):  # as folktexts warns
-        cot = config_from_args(build_parser().parse_args(["run", "--enable-thinking"]))
+        _, cot = config_from_args(build_parser().parse_args(["run", "--enable-thinking"]))
     assert cot.prompt_config().mode == "cot" and cot.enable_thinking
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from folkscope._config import config_fields, option
+from folkscope._config import check_declared, config_fields, option
 from folkscope.allocation.scoring import MODES
 from folkscope.allocation.templates import load_template
 from folkscope.errors import ConfigError
@@ -35,18 +35,18 @@ class AllocationConfig:
     model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
     backend: str = field(default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False))
     chat: bool = field(default=True, metadata=option("Deliver prompts through the chat template (--no-chat for base models).", kind="toggle"))
-    names_per_group: int = field(default=4, metadata=option("Resume tasks: names drawn per group (each a candidate)."))
+    names_per_group: int = field(default=4, metadata=option("Resume tasks: names drawn per group (each a candidate).", low=1))
     rounds: int = field(default=20, metadata=option("Selection rounds (pools drawn); fewer make a small run.",
-                                                    aliases=("--limit",), metavar="N"))  # fmt: skip
+                                                    aliases=("--limit",), metavar="N", low=1))  # fmt: skip
     pool_size: int | None = field(default=None, metadata=option(
-        "Candidates per pool, drawn at random (default: one per group, the resume-screening design)."))
-    k_max: int = field(default=5, metadata=option("Report top-k selection for k = 1..K (K below the pool size).", flag="--k", metavar="K"))
+        "Candidates per pool, drawn at random (default: one per group, the resume-screening design).", low=2))
+    k_max: int = field(default=5, metadata=option("Report top-k selection for k = 1..K (K below the pool size).", flag="--k", metavar="K", low=1))
     reference: str | None = field(default=None, metadata=option(
         "Reference group of RABBI and the gaps (default: 'White men' for resumes, 'L1 English speakers' for essays, "
         "else the most frequent group).", metavar="GROUP"))
     group_columns: tuple[str, ...] = field(default=("RAC1P", "SEX"), metadata=option(
         "acs: the part-1 run's columns whose values form the groups (comma-separated).", kind="list"))
-    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples of the RABBI interval (0: none)."))
+    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples of the RABBI interval (0: none).", low=0))
     seed: int = field(default=0, metadata=option("Seed of the names drawn, the pools and the bootstrap."))
     template_file: str | None = field(default=None, metadata=option(
         "Your own prompt wording: a JSON file shaped like the bundled templates.json.", metavar="PATH"))
@@ -60,12 +60,7 @@ class AllocationConfig:
             raise ConfigError(f"task {self.task} reads your copy of its data: add --data PATH", parameter="data")
         if self.task == "acs" and self.mode != "pointwise":
             raise ConfigError("task acs allocates by a part-1 run's risk scores, which are pointwise; drop --mode", parameter="mode")
-        for name, low in (("names_per_group", 1), ("rounds", 1), ("k_max", 1), ("n_bootstrap", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}", parameter=name, value=value)
-        if self.pool_size is not None and (isinstance(self.pool_size, bool) or not isinstance(self.pool_size, int) or self.pool_size < 2):
-            raise ConfigError(f"pool_size must be an integer >= 2, got {self.pool_size!r}", parameter="pool_size", value=self.pool_size)
+        check_declared(self)
         object.__setattr__(self, "group_columns", tuple(self.group_columns))
         if self.template_file is not None:  # the whole wording checked now, not when the first prompt is filled
             if not isinstance(self.template_file, str) or not self.template_file.strip():

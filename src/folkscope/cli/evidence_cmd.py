@@ -106,14 +106,14 @@ def run(args: argparse.Namespace) -> int:
     from folkscope.paths import check_writable_dir
     from folkscope.risk.evidence import evidence_sweep
 
-    config = config_from_args(args)
+    engine_config, config = config_from_args(args)
     if args.step < 1:
         raise ConfigError(f"--step must be >= 1, got {args.step}", parameter="step", value=args.step)
     order = parse_order(args.order)
     check_writable_dir(args.results_dir)  # before the data and the model load
     table = evidence_sweep(
         args.task, order=order, config=config, results_dir=args.results_dir, step=args.step,
-        **benchmark_options(args),
+        **benchmark_options(args, engine_config),
     )
     print_sweep(table)
     return 0

@@ -62,29 +62,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_parser.set_defaults(func=run)
 
 
-def config_from_args(args: argparse.Namespace) -> Any:
-    """The :class:`BenchmarkConfig` of parsed flags."""
+def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The engine settings and the :class:`BenchmarkConfig` of parsed flags, both checked once (nothing loads)."""
     from folkscope.risk.config import BenchmarkConfig
 
-    engine_config_from_args(args)  # the backend flags' own checks, before anything is loaded
+    engine_config = engine_config_from_args(args)
     if args.data_dir is not None:
         check_folder_path(args.data_dir, flag="--data-dir")
     prompt_config_from_args(args)  # the prompt flags' own checks and warnings (few-shot options without --few-shot)
-    return BenchmarkConfig(**config_values(args, BenchmarkConfig))
+    return engine_config, BenchmarkConfig(**config_values(args, BenchmarkConfig))
 
 
-def benchmark_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine and data flags as :meth:`Benchmark.make_benchmark <folkscope.risk.Benchmark.make_benchmark>` keywords (``run`` and ``evidence``)."""
-    return {"model": engine_config_from_args(args), "data_dir": args.data_dir, **data_options(args)}
+def benchmark_options(args: argparse.Namespace, engine_config: Any) -> dict[str, Any]:
+    """The engine settings and data flags as :meth:`Benchmark.make_benchmark <folkscope.risk.Benchmark.make_benchmark>`
+    keywords (``run`` and ``evidence``): folktexts calls the engine ``model``."""
+    return {"model": engine_config, "data_dir": args.data_dir, **data_options(args)}
 
 
 def run(args: argparse.Namespace) -> int:
     from folkscope.risk.run import Benchmark
     from folkscope.risk.summary import print_summary
 
-    config = config_from_args(args)
+    engine_config, config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the data and the model load
-    bench = Benchmark.make_benchmark(args.task, config=config, **benchmark_options(args))
+    bench = Benchmark.make_benchmark(args.task, config=config, **benchmark_options(args, engine_config))
     metrics = bench.run(args.results_dir)
     print_summary(bench.run_dir, metrics)
     return 0

@@ -52,7 +52,10 @@ from dataclasses import dataclass
 
 from folkscope.errors import ConfigError
 
-__all__ = ["Batch", "Parent", "Pass", "Unit", "lcp", "plan_batches", "trie_tokens"]
+__all__ = ["DEFAULT_BATCH_TOKENS", "Batch", "Parent", "Pass", "Unit", "lcp", "plan_batches", "trie_tokens"]
+
+#: the token budget of one forward pass where none is given and none is estimated from the device's memory
+DEFAULT_BATCH_TOKENS = 4096
 
 #: (pass index, row) of the node a row continues; None for a row with no past
 Parent = tuple[int, int] | None

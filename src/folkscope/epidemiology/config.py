@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from folkscope._config import comma_names, config_fields, option
+from folkscope._config import check_declared, comma_names, config_fields, option
 from folkscope.epidemiology.datasets import DATASETS
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
@@ -38,17 +38,18 @@ class EpidemiologyConfig:
     mode: str = field(default="qa", metadata=option(
         "qa (lettered answers, averaged over their orderings), likelihood (the 22 probability bins per answer) or sampling "
         "(answer frequencies of --n-samples generations, for models without log-probabilities).", choices=MODES))
-    n_samples: int = field(default=50, metadata=option("sampling: generations per condition (temperature 1)."))
+    n_samples: int = field(default=50, metadata=option("sampling: generations per condition (temperature 1).", low=1))
     chat: bool = field(default=False, metadata=option("Deliver the questions through the chat template.", kind="toggle"))
     likelihood_readout: str = field(default="argmax", metadata=option(
         "likelihood: the most probable bin's midpoint (the paper) or the expectation over the 22 bins.", choices=LIKELIHOOD_READOUTS))
     limit: int | None = field(default=None, metadata=option(
         "A small run: keep only the first N tasks of the selection (in --task order, else as `epidemiology list` shows "
         "them; default: all).",
-        metavar="N"))  # fmt: skip
+        metavar="N", low=1))  # fmt: skip
     n_resamples: int = field(default=100, metadata=option("Bootstrap redraws of the best reference and the score interval.",
-                                                          flag="--n-bootstrap", aliases=("--n-resamples",)))  # fmt: skip
-    refits: int = field(default=10, metadata=option("High-dimensional tasks: model refits on resampled persons for the best reference."))
+                                                          flag="--n-bootstrap", aliases=("--n-resamples",), low=10))  # fmt: skip
+    refits: int = field(default=10, metadata=option("High-dimensional tasks: model refits on resampled persons for the best reference.",
+                                                    low=2))  # fmt: skip
     quantile: float = field(default=0.975, metadata=option("Quantile of the redrawn distances that scores 100 (the authors' code: 0.975)."))
     seed: int = field(default=0, metadata=option("Seed of the orderings beyond 128 and of the bootstrap."))
     model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
@@ -60,17 +61,10 @@ class EpidemiologyConfig:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode)
         if self.likelihood_readout not in LIKELIHOOD_READOUTS:
             raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout")
-        if isinstance(self.n_samples, bool) or not isinstance(self.n_samples, int) or self.n_samples < 1:
-            raise ConfigError(f"n_samples must be an integer >= 1, got {self.n_samples!r}", parameter="n_samples")
-        if isinstance(self.refits, bool) or not isinstance(self.refits, int) or self.refits < 2:
-            raise ConfigError(f"refits must be an integer >= 2, got {self.refits!r}", parameter="refits")
-        if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 10:
-            raise ConfigError(f"n_resamples must be an integer >= 10, got {self.n_resamples!r}", parameter="n_resamples")
+        check_declared(self)
         if self.dimension is not None and self.dimension not in DIMENSIONS:
             raise ConfigError(f"dimension must be one of {', '.join(DIMENSIONS)}, got {self.dimension!r}", parameter="dimension",
                               value=self.dimension)  # fmt: skip
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
-            raise ConfigError(f"limit must be an integer >= 1, got {self.limit!r}", parameter="limit", value=self.limit)
         if not 0.5 < float(self.quantile) < 1:
             raise ConfigError(f"quantile must be in (0.5, 1), got {self.quantile!r}", parameter="quantile", value=self.quantile)
         self.selected()  # unknown task names or datasets fail now, before any model loads

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from folkscope._config import comma_ints, config_fields, option
+from folkscope._config import check_declared, comma_ints, config_fields, option
 from folkscope._json import fingerprint
 from folkscope.engine.config import BACKENDS
 from folkscope.errors import ConfigError
@@ -75,10 +75,10 @@ class NumericConfig:
                         "(number,frequency[,measured]) or none."),
     )  # fmt: skip
     pennies_games: int = field(
-        default=0, metadata=option("Matching-pennies games the model plays against the n-gram guesser (0: none).")
+        default=0, metadata=option("Matching-pennies games the model plays against the n-gram guesser (0: none).", low=0)
     )
-    pennies_rounds: int = field(default=100, metadata=option("Rounds per matching-pennies game (the paper: 100)."))
-    pennies_n: int = field(default=4, metadata=option("Order of the matching-pennies n-gram guesser (the paper: 4)."))
+    pennies_rounds: int = field(default=100, metadata=option("Rounds per matching-pennies game (the paper: 100).", low=2))
+    pennies_n: int = field(default=4, metadata=option("Order of the matching-pennies n-gram guesser (the paper: 4).", low=1))
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -111,11 +111,7 @@ class NumericConfig:
             table = str(self.frequency_table)
             object.__setattr__(self, "frequency_table",
                                None if table.lower() in ("", "none", "off") else table)
-        for name, low in (("pennies_games", 0), ("pennies_rounds", 2), ("pennies_n", 1)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}",
-                                  parameter=name, value=value)
+        check_declared(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples as lists)."""

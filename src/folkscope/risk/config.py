@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from folkscope._config import config_fields, option, parse_subsampling
+from folkscope._config import check_declared, config_fields, option, parse_subsampling
 from folkscope._json import fingerprint, parse_data, read_text_file, write_json
 from folkscope.errors import ConfigError
 from folkscope.metrics import THRESHOLD_RULES
@@ -114,7 +114,7 @@ class BenchmarkConfig:
         metadata=option("Thinking mode for tokenizers that support it; strips the <think> block.", group=PROMPTS, kind="switch"),
     )
     few_shot: int | None = field(
-        default=None, metadata=option("Number of in-context examples (None or 0: zero-shot).", group=PROMPTS, metavar="N")
+        default=None, metadata=option("Number of in-context examples (None or 0: zero-shot).", low=1, group=PROMPTS, metavar="N")
     )
     reuse_few_shot_examples: bool = field(
         default=False, metadata=option("Show the same examples before every row.", group=PROMPTS, kind="switch")
@@ -181,14 +181,14 @@ class BenchmarkConfig:
     context_size: int | None = field(
         default=600,
         metadata=option("Longest prompt in tokens: longer ones are cut to their last N tokens and counted, as folktexts does "
-                        "(default 600; 'none': whole prompts).", group=INFERENCE, metavar="N|none", parse=_context_size),
+                        "(default 600; 'none': whole prompts).", low=1, group=INFERENCE, metavar="N|none", parse=_context_size),
     )  # fmt: skip
     batch_size: int | None = field(
         default=None,
         metadata=option(
             "folktexts' rows per batch. Web APIs: requests in flight at once (unless --max-api-concurrency is given). "
             "Local backends batch by a token budget (--batch-tokens) instead; it is recorded, not part of the run's identity.",
-            group=INFERENCE,
+            low=1, group=INFERENCE,
         ),
     )
     threshold_rule: str = field(
@@ -202,23 +202,23 @@ class BenchmarkConfig:
                         "(the accuracy-maximising threshold nearest 0.5).", group=RUN, choices=FIT_METHODS),
     )  # fmt: skip
     fit_threshold: int | None = field(
-        default=None, metadata=option("Fit the decision threshold on this many training rows.", group=RUN)
+        default=None, metadata=option("Fit the decision threshold on this many training rows.", low=1, group=RUN)
     )
     recalibrate: int | None = field(
         default=None,
         metadata=option("Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.",
-                        group=RUN, metavar="N"),
+                        low=1, group=RUN, metavar="N"),
     )  # fmt: skip
     feature_importance: bool = field(
         default=False,
         metadata=option("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.", group=RUN, kind="switch"),
     )
     importance_repeats: int = field(
-        default=3, metadata=option("Permutation importance: shuffles per feature (mean and sd are reported).", group=RUN, metavar="N")
+        default=3, metadata=option("Permutation importance: shuffles per feature (mean and sd are reported).", low=1, group=RUN, metavar="N")
     )
     importance_rows: int | None = field(
         default=None,
-        metadata=option("Permutation importance: score at most this many test rows (a seeded sample; None: all).", group=RUN, metavar="N"),
+        metadata=option("Permutation importance: score at most this many test rows (a seeded sample; None: all).", low=1, group=RUN, metavar="N"),
     )
     subsampling: float | int | None = field(
         default=None,
@@ -243,7 +243,7 @@ class BenchmarkConfig:
             group=RUN, kind="repeat", flag="--sce-pair", metavar="COL=A,B",
         ),
     )  # fmt: skip
-    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples for metric confidence intervals.", group=RUN))
+    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples for metric confidence intervals.", low=0, group=RUN))
     baselines: bool = field(
         default=True,
         metadata=option("Fit logistic regression and GBM baselines on the same split.", group=RUN, kind="negate", flag="--no-baselines",
@@ -259,10 +259,7 @@ class BenchmarkConfig:
     def __post_init__(self) -> None:
         if self.few_shot == 0 and not isinstance(self.few_shot, bool):
             object.__setattr__(self, "few_shot", None)  # zero examples is zero-shot, in run as in prompts
-        for name in ("few_shot", "fit_threshold", "recalibrate", "context_size", "batch_size", "importance_repeats", "importance_rows"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigError(f"{name} must be a positive integer or None, got {value!r}", parameter=name, value=value)
+        check_declared(self)
         sub = self.subsampling
         is_fraction = isinstance(sub, float) and 0 < sub <= 1
         is_count = isinstance(sub, int) and not isinstance(sub, bool) and sub >= 1
@@ -289,8 +286,6 @@ class BenchmarkConfig:
                 parameter="numeric_readout",
                 value=self.numeric_readout,
             )
-        if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, int) or self.n_bootstrap < 0:
-            raise ConfigError(f"n_bootstrap must be an integer >= 0, got {self.n_bootstrap!r}", parameter="n_bootstrap")
         object.__setattr__(self, "sce_pairs", tuple(self.sce_pairs))
         self.group_pairs()  # the pair syntax is checked now; the groups when the task is known
         object.__setattr__(self, "variation", tuple(self.variation))

@@ -45,7 +45,7 @@ import numpy as np
 
 from folkscope.engine.backends._token import DEFAULT_WINDOW, Reads, TokenBackend
 from folkscope.engine.backends.base import stop_at
-from folkscope.engine.batching import Batch, Unit
+from folkscope.engine.batching import DEFAULT_BATCH_TOKENS, Batch, Unit
 from folkscope.engine.requests import GenerateResult, GenerationSettings
 from folkscope.errors import ConfigError
 
@@ -166,7 +166,7 @@ class FakeBackend(TokenBackend):
         window: int = DEFAULT_WINDOW,
         cut_prompts: bool = False,
     ) -> None:
-        super().__init__(batch_tokens=4096 if batch_tokens is None else batch_tokens, share_prefixes=share_prefixes, window=window)
+        super().__init__(batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens, share_prefixes=share_prefixes, window=window)
         self.cuts_prompts = bool(cut_prompts)
         self.model_name = str(model)
         self.revision = str(revision)

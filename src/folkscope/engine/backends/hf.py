@@ -51,7 +51,7 @@ import numpy as np
 from folkscope._deps import require
 from folkscope.engine.backends._token import DEFAULT_WINDOW, Reads, TokenBackend
 from folkscope.engine.backends.base import stop_at
-from folkscope.engine.batching import Batch, Parent, Pass, Unit
+from folkscope.engine.batching import DEFAULT_BATCH_TOKENS, Batch, Parent, Pass, Unit
 from folkscope.engine.devices import resolve_device, resolve_dtype
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import GenerateResult, GenerationSettings
@@ -229,7 +229,7 @@ class HFBackend(TokenBackend):
         # a forward pass reads every weight once: on a GPU that costs as much as ~200 tokens of compute, on a CPU ~50
         self.pass_overhead = 256 if self.device.startswith("cuda") else 48
         super().__init__(
-            batch_tokens=4096 if batch_tokens is None else batch_tokens,
+            batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens,
             share_prefixes=share_prefixes and strategy == "optimized",
             window=window,
         )

@@ -136,6 +136,7 @@ from typing import Any
 from folkscope._deps import require
 from folkscope.engine.backends._token import TokenBackend, as_next_token
 from folkscope.engine.backends.base import Batches, stop_at
+from folkscope.engine.batching import DEFAULT_BATCH_TOKENS
 from folkscope.engine.models import ResolvedModel, resolve_model
 from folkscope.engine.requests import (
     GenerateRequest,
@@ -474,7 +475,7 @@ class VLLMBackend(TokenBackend):
         )
         self.chunk_sequences = _positive_int(chunk_sequences, "chunk_sequences")
         self.max_num_batched_tokens = _optional_positive_int(batch_tokens, "batch_tokens")
-        super().__init__(batch_tokens=batch_tokens or 4096, window=window)
+        super().__init__(batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS, window=window)
         self.vllm_dtype = name
         self.gpu_memory_utilization = float(util)
         self.seed = seed
