@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope._names import slug
 from folkscope.errors import ConfigError, DataError
 
 from folkscope.allocation.candidates import CANDIDATE_COLUMNS, RACE_GENDER_GROUPS, CandidateSet
@@ -51,10 +52,6 @@ def _job(job: Any) -> str:
             if known.lower() == key:
                 return known
     raise ConfigError(f"unknown job {job!r}; jobs: {', '.join(jobs)}", parameter="job", value=job)
-
-
-def _slug(job: str) -> str:
-    return job.lower().replace(" ", "-")
 
 
 def _names_per_group(value: Any) -> int:
@@ -162,7 +159,7 @@ def bloomberg_resumes(job: str, *, names_per_group: int = 4, seed: int = 0) -> C
         for j, pick in enumerate(rng.choice(len(names), size=n, replace=False)):
             name = _title(names[int(pick)])
             r = j % len(resumes)
-            rows.append((f"{_slug(job)}/{group}/{j}/resume-{r}", group, 1, name, _fill_name(resumes[r], name), f"resume-{r}"))
+            rows.append((f"{slug(job, lower=True)}/{group}/{j}/resume-{r}", group, 1, name, _fill_name(resumes[r], name), f"resume-{r}"))
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     provenance = {
         "source": "Bloomberg 2024 GPT hiring audit: names, resumes and job descriptions (bundled with folkscope)",
@@ -329,7 +326,7 @@ def rabbi_resumes(folder: str | Path, job: str, *, names_per_group: int = 4, see
         for j, idx in enumerate(slots):
             name = picked[idx].pop(0)
             level, text = resumes[idx]
-            rows.append((f"{_slug(job)}/{group}/{j}/resume-{idx}", group, int(level == "high"), name, _fill_name(text, name),
+            rows.append((f"{slug(job, lower=True)}/{group}/{j}/resume-{idx}", group, int(level == "high"), name, _fill_name(text, name),
                          f"resume-{idx}"))
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     provenance = {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +9,10 @@ import pandas as pd
 
 from folkscope.allocation.outcomes import FOUR_FIFTHS, headline_bias, interval_text
 from folkscope.engine.usage import usage_line
+from folkscope.report.numbers import fixed
 from folkscope.runs import caveat_lines
 
 __all__ = ["print_summary"]
-
-
-def _number(v: float) -> str:
-    return "n/a" if isinstance(v, float) and math.isnan(v) else f"{v:.3f}"
 
 
 def print_summary(folder: str | Path, metrics: dict[str, Any]) -> None:
@@ -37,7 +33,7 @@ def print_summary(folder: str | Path, metrics: dict[str, Any]) -> None:
         print(line)
     selection = pd.DataFrame(metrics["selection"])
     at1 = selection[selection["k"] == 1].drop(columns=["k"])
-    print(at1.to_string(index=False, float_format=_number, na_rep="n/a"))
+    print(at1.to_string(index=False, float_format=fixed, na_rep="n/a"))
     bias = pd.DataFrame(metrics["bias"])
     if len(bias):
         bias = bias.apply(lambda col: col.astype(float) if col.dtype == object and col.isna().all() else col)  # JSON null -> NaN
@@ -47,7 +43,7 @@ def print_summary(folder: str | Path, metrics: dict[str, Any]) -> None:
                   f"p = {top['rabbi_p_value']:.3g}")  # fmt: skip
         print(f"bias against {metrics['reference']} (RABBI > 0: the group is ranked above it):")
         shown = [c for c in ("group", "n", "rabbi", "rabbi_low", "rabbi_high", "rabbi_p_value", "delta", "jsd", "emd") if c in bias]
-        print(bias[shown].to_string(index=False, float_format=_number, na_rep="n/a"))
+        print(bias[shown].to_string(index=False, float_format=fixed, na_rep="n/a"))
         notes = sorted({str(n) for col in ("interval_note", "distance_note") if col in bias for n in bias[col] if n})
         for note in notes:
             print(f"too small to say: {note}")

@@ -9,7 +9,6 @@ several run folders. Flags are generated from the configs' fields.
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from folkscope.cli.config_flags import add_config_flags, config_values
@@ -83,6 +82,7 @@ def _cell(row: Any, by: tuple[str, ...]) -> str:
 def print_audit(audit: Any) -> None:
     """The answer first (responses read, the worst impact ratio), then the table."""
     from folkscope.allocation.outcomes import FOUR_FIFTHS
+    from folkscope.report.numbers import fixed
 
     cfg, table = audit.config, audit.table
     lines = f" (lines {', '.join(map(str, audit.unparseable_lines[:10]))}{', ...' if audit.n_unparseable > 10 else ''})"
@@ -96,10 +96,7 @@ def print_audit(audit: Any) -> None:
         verdict = "below the four-fifths line" if worst["impact_ratio"] < FOUR_FIFTHS else "within the four-fifths rule"
         print(f"lowest impact ratio: {worst['group']}{where} {worst['impact_ratio']:.2f}, {verdict}")
     shown = table if cfg.reference is not None else table.drop(columns=["rabbi", "rabbi_p_value"])
-
-    def fmt(v: float) -> str:
-        return "n/a" if isinstance(v, float) and math.isnan(v) else f"{v:.3f}"
-    print(shown.to_string(index=False, float_format=fmt))
+    print(shown.to_string(index=False, float_format=fixed))
     if cfg.reference is not None:
         print(f"RABBI: each group vs {cfg.reference} on rank scores (1 first place, 0 last); > 0 favours the group")
 

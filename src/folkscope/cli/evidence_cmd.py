@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 from pathlib import Path
 from typing import Any
 
 from folkscope.cli.run_cmd import add_arguments, benchmark_options, config_from_args
+from folkscope.report.numbers import fixed
 
 __all__ = ["DESCRIPTION", "parse_order", "register", "run"]
 
@@ -59,17 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _value(value: Any, low: Any = None, high: Any = None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    text = f"{value:.3f}"
-    if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
-        text += f" [{low:.3f}, {high:.3f}]"
-    return text
-
-
 def _metric(row: Any, name: str) -> str:
-    return _value(row[name], row.get(f"{name}_low"), row.get(f"{name}_high"))
+    return fixed(row[name], row.get(f"{name}_low"), row.get(f"{name}_high"))
 
 
 def print_sweep(table: Any) -> None:
@@ -83,14 +74,14 @@ def print_sweep(table: Any) -> None:
         f"AUC {_metric(final, 'roc_auc')}, ECE {_metric(final, 'ece')}"
     )
     first = table.iloc[0]
-    print(f"from {first['k']} to {final['k']} features: AUC {_value(first['roc_auc'])} -> {_value(final['roc_auc'])}, "
-          f"ECE {_value(first['ece'])} -> {_value(final['ece'])} (95% bootstrap intervals in brackets)")  # fmt: skip
+    print(f"from {first['k']} to {final['k']} features: AUC {fixed(first['roc_auc'])} -> {fixed(final['roc_auc'])}, "
+          f"ECE {fixed(first['ece'])} -> {fixed(final['ece'])} (95% bootstrap intervals in brackets)")  # fmt: skip
     width = max(len("added"), *(len(str(a)) for a in table["added_feature"]))
     print(f"{'k':>3}  {'added':<{width}}  {'AUC':<22} {'ECE':<22} {'Brier':>6} {'accuracy':>8}")
     for _, row in table.iterrows():
         print(
             f"{row['k']:>3}  {row['added_feature']:<{width}}  {_metric(row, 'roc_auc'):<22} {_metric(row, 'ece'):<22} "
-            f"{_value(row['brier']):>6} {_value(row['accuracy']):>8}"
+            f"{fixed(row['brier']):>6} {fixed(row['accuracy']):>8}"
         )
     sweep_dir = Path(attrs["sweep_dir"])
     print(f"table: {sweep_dir / 'evidence_sweep.csv'} (and evidence_sweep.json)")

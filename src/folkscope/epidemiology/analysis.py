@@ -20,7 +20,7 @@ from folkscope._json import read_json, write_json
 from folkscope.epidemiology.caveats import run_caveats
 from folkscope.epidemiology.report import render_report
 from folkscope.errors import DataError
-from folkscope.metrics import distribution_distance, epidemiology_score
+from folkscope.metrics import distribution_distance, epidemiology_score, person_distance
 from folkscope.report.page import write_page
 from folkscope.runs import RunFolder, record_caveats
 
@@ -63,9 +63,9 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
             answer = q.iloc[:, list(p.columns).index(_second_level(part))]
             pi, wi = mine["p_true"].to_numpy(), mine["weight"].to_numpy()
             qi = answer.loc[mine["condition"]].to_numpy()
-            distance = float(np.average(2 * np.abs(pi - qi), weights=wi))
+            distance = person_distance(pi, qi, wi)
             picks = rng.integers(0, len(pi), size=(n_resamples, len(pi)))
-            boot = [float(np.average(2 * np.abs(pi[k] - qi[k]), weights=wi[k])) for k in picks]
+            boot = [person_distance(pi[k], qi[k], wi[k]) for k in picks]
         elif (eff <= 0).any():  # a published table: the distance, but no respondents to redraw for an interval
             distance, boot = distribution_distance(pt, qm, condition_weights=shares), []
         else:

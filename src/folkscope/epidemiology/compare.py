@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from folkscope.errors import DataError, UndefinedMetricWarning
-from folkscope.metrics import distribution_distance, epidemiology_score
+from folkscope.metrics import distribution_distance, epidemiology_score, person_distance
 from folkscope.report.matching import match_units
 from folkscope.report.paired import COLUMNS, Options, PartComparison, replicate_row, top_moved
 from folkscope.runs import read_manifest, read_table
@@ -47,10 +47,10 @@ def _replicate_distances(truth: pd.DataFrame, models: Sequence[pd.DataFrame], pe
         answers = [q.iloc[:, 1] for q in qs]
         pi, wi = persons["p_true"].to_numpy(np.float64), persons["weight"].to_numpy(np.float64)
         qi = [ans.loc[persons["condition"]].to_numpy(np.float64) for ans in answers]
-        full = [float(np.average(2 * np.abs(pi - q), weights=wi)) for q in qi]
+        full = [person_distance(pi, q, wi) for q in qi]
         for r in range(replicates):
             k = rng.integers(0, len(pi), len(pi))
-            draws[r] = [np.average(2 * np.abs(pi[k] - q[k]), weights=wi[k]) if wi[k].sum() > 0 else np.nan for q in qi]
+            draws[r] = [person_distance(pi[k], q[k], wi[k]) for q in qi]
         return full, draws
     first = truth.drop_duplicates("condition").set_index("condition").loc[conditions]
     shares, eff = first["share"].to_numpy(np.float64), first["effective_n"].to_numpy(np.int64)

@@ -43,7 +43,7 @@ import pandas as pd
 
 from folkscope.epidemiology.tasks import Task
 from folkscope.errors import DataError
-from folkscope.metrics import best_reference_distance, mean_baseline_distance, worst_reference_distance
+from folkscope.metrics import best_reference_distance, mean_baseline_distance, person_distance, worst_reference_distance
 
 __all__ = ["HighTruth", "References", "Truth", "aggregate_references", "aggregate_truth", "high_references", "high_truth", "references",
            "task_truth"]
@@ -197,7 +197,7 @@ class HighTruth:
 
     def distance(self, q: np.ndarray) -> float:
         """Weighted mean over persons of the L1 distance between their true and predicted binary distributions, 2 |p - q|."""
-        return float(np.average(2.0 * np.abs(self.p - np.asarray(q, dtype=float)), weights=self.weights))
+        return person_distance(self.p, q, self.weights)
 
 
 def _weights_of(task: Task, rows: pd.DataFrame) -> np.ndarray:

@@ -30,6 +30,7 @@ __all__ = [
     "epidemiology_score",
     "l1_distance",
     "mean_baseline_distance",
+    "person_distance",
     "uniform_baseline_distance",
     "worst_reference_distance",
     "zero_one_baseline_distance",
@@ -111,6 +112,37 @@ def distribution_distance(
     """
     d = l1_distance(true_dist, model_dist)
     return float(np.dot(_weights(condition_weights, len(d)), d))
+
+
+def person_distance(p_true: ArrayLike, p_model: ArrayLike, weights: ArrayLike) -> float:
+    r"""High-dimensional task distance: weighted mean over persons of :math:`2\,|p_i - q_i|` (lower is better).
+
+    With a binary outcome the L1 distance between a person's true
+    distribution :math:`(1-p_i, p_i)` and the model's :math:`(1-q_i, q_i)`
+    is :math:`2|p_i - q_i|`; persons count by their survey weight. The score,
+    its interval and the comparison of two runs all use this one definition.
+
+    Parameters
+    ----------
+    p_true, p_model : array-like of shape (n_persons,)
+        Each person's probability of the outcome, true (cross-fitted) and the model's for their cell.
+    weights : array-like of shape (n_persons,)
+        Survey weights (>= 0).
+
+    Returns
+    -------
+    float in [0, 2], or NaN when the weights sum to 0 (no one to average over).
+
+    Examples
+    --------
+    >>> round(person_distance([0.2, 0.9], [0.5, 0.5], [3, 1]), 6)  # (3 * 0.6 + 1 * 0.8) / 4
+    0.65
+    >>> person_distance([0.2], [0.5], [0.0])
+    nan
+    """
+    p, q, w = (np.asarray(a, dtype=np.float64) for a in (p_true, p_model, weights))
+    total = w.sum()
+    return float(np.dot(w, 2.0 * np.abs(p - q)) / total) if total > 0 else float("nan")
 
 
 def uniform_baseline_distance(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from folkscope._json import parse_data, read_text_file
+from folkscope._names import slug
 from folkscope.errors import ConfigError
 from folkscope.numeric.templates import (
     DATASETS,
@@ -122,9 +123,9 @@ def _read_original(path: str | Path, kind: str) -> Any:
     return [value for _, value in blocks]
 
 
-def _slug(name: Any, index: int) -> str:
-    text = re.sub(r"[^A-Za-z0-9_]+", "_", str(name)).strip("_") if name is not None else ""
-    return text or f"original_{index}"
+def _id(name: Any, index: int) -> str:
+    """A template id from the file's name for it (``original_<index>`` where it has none)."""
+    return slug(name, keep="A-Za-z0-9_", sep="_", fallback=f"original_{index}") if name is not None else f"original_{index}"
 
 
 def _entries(raw: Any, source: str) -> list[tuple[str, Mapping[str, Any]]]:
@@ -134,7 +135,7 @@ def _entries(raw: Any, source: str) -> list[tuple[str, Mapping[str, Any]]]:
             raw = [raw]
         else:
             items = list(raw.items())
-            return [(_slug(k, i), v if isinstance(v, Mapping) else {"template": v})
+            return [(_id(k, i), v if isinstance(v, Mapping) else {"template": v})
                     for i, (k, v) in enumerate(items)]
     if isinstance(raw, str):
         raw = [raw]
@@ -146,7 +147,7 @@ def _entries(raw: Any, source: str) -> list[tuple[str, Mapping[str, Any]]]:
         if isinstance(item, str):
             out.append((f"original_{i}", {"template": item}))
         elif isinstance(item, Mapping):
-            out.append((_slug(item.get("id", item.get("name")), i) if
+            out.append((_id(item.get("id", item.get("name")), i) if
                         item.get("id", item.get("name")) is not None else f"original_{i}", item))
         else:
             raise _original_bad(f"template {i} must be a string or an object, got "

@@ -15,6 +15,7 @@ import pandas as pd
 from folkscope._deps import require
 from folkscope.metrics import REFERENCE_BEHAVIOURS
 from folkscope.report.figures import new_figure, plain_text, save_png
+from folkscope.report.numbers import fixed
 from folkscope.report.page import (
     escape,
     figure_block,
@@ -70,11 +71,6 @@ def write_heatmap(panels: dict[str, pd.DataFrame], path: str | Path, *, title: s
     return save_png(fig, path)
 
 
-def _num(value: Any) -> str:
-    """Three decimals, or "n/a" for a missing value (NaN is stored as null in JSON)."""
-    return "n/a" if value is None or value != value else f"{value:.3f}"
-
-
 def _table(df: pd.DataFrame) -> str:
     """The first rows of a table, three decimals; the rest is in the run's parquet files."""
     more = (f"<p>({len(df) - _MAX_ROWS} more rows in the parquet files)</p>"
@@ -118,15 +114,15 @@ def _pennies(pen: dict[str, Any]) -> str:
              f"player win rate {pen['win_rate']:.3f} (0.5 is random play); share of "
              f"sequences the runs test cannot reject at p = 0.05: "
              f"{pen['runs_test_pass_rate']:.3f}; heads rate {pen['heads_rate']:.3f}; mean "
-             f"probability on the two faces {_num(pen['mean_probability_mass'])}.</p>",
+             f"probability on the two faces {fixed(pen['mean_probability_mass'])}.</p>",
              f"<p>Rounds played as a fair coin because the faces had no usable probability: "
              f"<b>{escape(pen['fallback_rounds'])}</b> ({escape(pen['fallback_nan_rounds'])} unscored, "
              f"{escape(pen['fallback_zero_rounds'])} with zero mass).</p>"]
     if pen["fallback_rounds"]:
         parts.append(f"<p>Without the {pen['n_games'] - pen['n_games_without_fallback']} games "
                      f"that had such rounds: win rate "
-                     f"{_num(pen['win_rate_without_fallback_games'])}, runs-test pass rate "
-                     f"{_num(pen['runs_test_pass_rate_without_fallback_games'])}.</p>")
+                     f"{fixed(pen['win_rate_without_fallback_games'])}, runs-test pass rate "
+                     f"{fixed(pen['runs_test_pass_rate_without_fallback_games'])}.</p>")
     return section("Matching pennies", *parts)
 
 
@@ -165,7 +161,7 @@ def render_html(metrics: dict[str, Any], cells: pd.DataFrame, by_word: pd.DataFr
         section("PM, WD, RE (95% intervals clustered by option pair)", _table(summary)),
         section("Behaviour shares of grid cells", _table(shares)),
         section("Order bias",
-                f"<p>Win rate of the option listed first: {_num(bias['first_win_rate'])} "
+                f"<p>Win rate of the option listed first: {fixed(bias['first_win_rate'])} "
                 f"over {escape(bias['n'])} two-option problems (0.5 is unbiased).</p>",
                 _table(by_word)),
         _distributions(metrics["distributions"]) if "distributions" in metrics else "",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, run_metrics, slug
 from folkscope.report.figures import drawn_figure, new_figure, plain_text, save_png, subplots_row
 from folkscope.report.leaderboard import Site, find_runs, write_leaderboard
+from folkscope.report.numbers import fixed, format_number
 from folkscope.report.page import (
     bullet_list,
     config_footer,
@@ -45,6 +46,8 @@ __all__ = [
     "figure_block",
     "figure_src",
     "find_runs",
+    "fixed",
+    "format_number",
     "frame_table",
     "new_figure",
     "number",

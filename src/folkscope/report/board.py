@@ -26,7 +26,6 @@ Examples
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from folkscope._json import read_json
+from folkscope._names import slug as _slug
 from folkscope.errors import DataError
 from folkscope.runs import Manifest, read_manifest
 
@@ -46,7 +46,7 @@ def slug(text: str) -> str:
     >>> slug("risk: NISTIncome (mc-zeroshot)")
     'risk-nistincome-mc-zeroshot'
     """
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "table"
+    return _slug(text, keep="a-z0-9", lower=True, fallback="table")
 
 
 @dataclass(frozen=True, eq=False)

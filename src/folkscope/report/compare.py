@@ -32,25 +32,13 @@ from folkscope._json import write_json
 from folkscope.errors import ConfigError
 from folkscope.metrics._validation import check_number
 from folkscope.registry import part
+from folkscope.report.numbers import format_number
 from folkscope.report.paired import Options
 from folkscope.runs import read_caveats, read_manifest
 
-__all__ = ["Comparison", "check_output", "compare_runs", "format_number"]
+__all__ = ["Comparison", "check_output", "compare_runs"]
 
 _OUTPUTS = (".csv", ".json")
-
-
-def format_number(value: float) -> str:
-    """A metric value for a sentence: three decimals, or two significant digits when smaller.
-
-    Examples
-    --------
-    >>> format_number(0.03125), format_number(4.2e-07), format_number(21.6116), format_number(float("nan"))
-    ('0.031', '4.2e-07', '21.612', 'n/a')
-    """
-    if not math.isfinite(value):
-        return "n/a" if math.isnan(value) else str(value)
-    return f"{value:.3f}" if value == 0 or abs(value) >= 0.001 else f"{value:.2g}"
 
 
 def check_output(path: str | PathLike[str] | None) -> Path | None:

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from folkscope.engine.usage import usage_line
+from folkscope.report.numbers import fixed
 from folkscope.risk.evaluate import compare_table
 from folkscope.runs import caveat_lines
 
 __all__ = ["diagnostics_line", "population_line", "print_summary"]
-
-
-def _fmt(value: Any, ci: Any = None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "   n/a"
-    text = f"{value:6.3f}"
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
-        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return text
 
 
 def population_line(report: dict[str, Any] | None) -> str:
@@ -85,7 +76,7 @@ def print_summary(run_dir: str | Path, metrics: dict[str, Any]) -> None:
         print(line)
     at = (metrics.get("selective_accuracy") or {}).get("at_coverage") or {}
     if at:
-        shown = [("all rows" if float(c) >= 1 else f"{float(c):.0%} most confident") + f" {_fmt(v).strip()}" for c, v in at.items()]
+        shown = [("all rows" if float(c) >= 1 else f"{float(c):.0%} most confident") + f" {fixed(v)}" for c, v in at.items()]
         print("selective accuracy: " + ", ".join(shown))
     importance = metrics.get("feature_importance")
     if importance:

@@ -11,9 +11,10 @@ same folder, which is how a run resumes.
 
 from __future__ import annotations
 
-import re
 from os import PathLike
 from pathlib import Path
+
+from folkscope._names import slug
 
 __all__ = ["run_path", "safe_name"]
 
@@ -31,8 +32,7 @@ def safe_name(text: str, *, fallback: str = "run") -> str:
     >>> safe_name("../..", fallback="model")
     'model'
     """
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.")
-    return name or fallback
+    return slug(text, fallback=fallback)
 
 
 def run_path(root: str | PathLike[str], *, subject: str, model: str, variant: str, fingerprint: str) -> Path:
