@@ -333,7 +333,7 @@ def test_frequency_tables_load_or_say_why_in_one_line(folder, edits, how, data):
 @settings(CAMPAIGN, max_examples=200)
 @given(st.sampled_from(["nhanes", "gss", "yrbss", "nhis", "meps96", "brfss"]), st.data(), ENCODINGS)
 def test_a_users_copy_that_is_not_the_table_is_one_line(tmp_path_factory, name, data, how):
-    from folkscope.epidemiology.user_data import USER_DATASETS
+    from folkscope.data.user_data import USER_DATASETS
 
     dataset = USER_DATASETS[name]
     root = tmp_path_factory.mktemp("copy")

@@ -77,9 +77,9 @@ def test_every_part_lists_what_it_can_evaluate(capsys):
 
 def test_data_list_names_every_dataset_of_every_part_and_where_it_comes_from(capsys):
     from folkscope.data.bundled import BUNDLED
-    from folkscope.epidemiology.datasets import DATASETS
-    from folkscope.epidemiology.public_datasets import PUBLIC_DATASETS
-    from folkscope.epidemiology.user_data import USER_DATASETS
+    from folkscope.data.surveys import DATASETS
+    from folkscope.data.public_datasets import PUBLIC_DATASETS
+    from folkscope.data.user_data import USER_DATASETS
 
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out

@@ -35,9 +35,9 @@ from folkscope.runs import read_manifest, read_table
 SHARED_DATA = Path(os.environ.get("FOLKSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 
-@pytest.mark.parametrize("name", ["tasks", "truth", "datasets", "elicit"])
+@pytest.mark.parametrize("name", ["epidemiology.tasks", "epidemiology.truth", "data.surveys", "epidemiology.elicit", "data.cache"])
 def test_docstring_examples_run(name):
-    assert doctest.testmod(importlib.import_module(f"folkscope.epidemiology.{name}")).failed == 0
+    assert doctest.testmod(importlib.import_module(f"folkscope.{name}")).failed == 0
 
 
 def test_every_bundled_task_has_a_truth_and_declared_weights():
@@ -74,7 +74,7 @@ def test_unweighted_data_use_the_samples_own_shares():
 
 def test_bundled_tables_are_the_public_domain_statsmodels_files():
     for name in ("anes96", "randhie"):
-        bundled = Path(importlib.import_module("folkscope.epidemiology").__file__).with_name("resources") / "data" / f"{name}.csv.gz"
+        bundled = Path(importlib.import_module("folkscope.data").__file__).with_name("resources") / "surveys" / f"{name}.csv.gz"
         source = SHARED_DATA / "statsmodels-datasets" / f"{name}.csv.gz"
         if source.is_file():
             assert gzip.decompress(bundled.read_bytes()) == gzip.decompress(source.read_bytes())

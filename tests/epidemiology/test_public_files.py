@@ -31,10 +31,10 @@ from hypothesis import strategies as st
 from folkscope.cli.main import main
 from folkscope.data import download, pums
 from folkscope.epidemiology import DATASETS, EpidemiologyConfig, get_task, list_tasks, load_dataset, task_files, task_truth
-from folkscope.epidemiology import public_datasets, public_files
-from folkscope.epidemiology.public_datasets import PUBLIC_DATASETS, PumsDataset
-from folkscope.epidemiology.public_files import PublicDataset, PublicFile
-from folkscope.epidemiology.user_data import USER_DATASETS
+from folkscope.data import public_datasets, public_files
+from folkscope.data.public_datasets import PUBLIC_DATASETS, PumsDataset
+from folkscope.data.public_files import PublicDataset, PublicFile
+from folkscope.data.user_data import USER_DATASETS
 from folkscope.errors import ConfigError, DataError, DownloadError, IntegrityError
 
 N = 600  # synthetic respondents per dataset: every condition level of every task gets some

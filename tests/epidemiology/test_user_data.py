@@ -16,7 +16,7 @@ import pytest
 
 from folkscope.cli.main import main
 from folkscope.epidemiology import DATASETS, EpidemiologyConfig, get_task, list_tasks, load_dataset, task_files, task_truth
-from folkscope.epidemiology.user_data import USER_DATASETS
+from folkscope.data.user_data import USER_DATASETS
 from folkscope.errors import ConfigError, DataError
 
 SHARED = Path(os.environ.get("FOLKSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))

@@ -45,9 +45,9 @@ def run_bundled(args: argparse.Namespace) -> int:
 
 def run_list(_args: argparse.Namespace) -> int:
     """Every dataset by where it comes from: shipped, downloaded on first use, or read from your copy."""
-    from folkscope.epidemiology.datasets import DATASETS
-    from folkscope.epidemiology.user_data import USER_DATASETS
-    from folkscope.epidemiology.public_datasets import PUBLIC_DATASETS
+    from folkscope.data.surveys import DATASETS
+    from folkscope.data.user_data import USER_DATASETS
+    from folkscope.data.public_datasets import PUBLIC_DATASETS
 
     print("shipped with folkscope (offline):")
     readers = {"nist-national": "risk: the NIST* tasks; epidemiology: nist-acs"}

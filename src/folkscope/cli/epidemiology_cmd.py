@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     from folkscope.epidemiology import DATASETS, list_tasks, task_files
-    from folkscope.epidemiology.public_datasets import PUBLIC_DATASETS
+    from folkscope.data.public_datasets import PUBLIC_DATASETS
 
     tasks = list_tasks(dataset=args.dataset)
     files = {f.dataset: f for f in task_files()}

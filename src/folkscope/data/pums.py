@@ -25,7 +25,6 @@ either a complete, verified cache entry or none.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -46,9 +45,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
-from filelock import FileLock
 
-from folkscope._json import write_json
+from folkscope.data.cache import cache_lock, read_sidecar, write_sidecar
 from folkscope.data.download import download_file, sha256_file
 from folkscope.errors import ConfigError, DownloadError, IntegrityError, UnknownColumnError
 from folkscope.paths import data_home
@@ -331,8 +329,8 @@ def _ensure_state(
     """Return the state's parquet, fetching and converting only what the cache lacks."""
     fips = _fips_table()[abbr]
     parquet = folder / f"psam_p{fips}.parquet"
-    with FileLock(str(folder / f"psam_p{fips}.lock")):
-        record = None if force else _read_sidecar(parquet)
+    with cache_lock(folder, f"psam_p{fips}"):
+        record = None if force else read_sidecar(parquet, _FORMAT)
         if record is not None and _covers(record, keep):
             return parquet
         if keep is not None and record is not None:
@@ -348,14 +346,14 @@ def _ensure_state(
             ) from exc
         source = {"source_url": url, "source_bytes": archive.stat().st_size, "source_sha256": sha256_file(archive)}
         record = {"format": _FORMAT, **source, "rows": rows, "columns": stored, "complete": keep is None}
-        write_json(_sidecar_path(parquet), {**record, "parquet_bytes": parquet.stat().st_size})
+        write_sidecar(parquet, record)
     return parquet
 
 
 def _cached_parquet(folder: Path, year: int, horizon: str, abbr: str, keep: list[str] | None) -> Path:
     """The state's parquet if the cache covers ``keep``; never touches the network."""
     parquet = folder / f"psam_p{_fips_table()[abbr]}.parquet"
-    record = _read_sidecar(parquet)
+    record = read_sidecar(parquet, _FORMAT)
     if record is None or not _covers(record, keep):
         what = "is not cached" if record is None else "is cached without some requested columns"
         raise DownloadError(
@@ -364,22 +362,6 @@ def _cached_parquet(folder: Path, year: int, horizon: str, abbr: str, keep: list
             "pointing at a folder that holds the cache; the bundled sample data works offline."
         )
     return parquet
-
-
-def _sidecar_path(parquet: Path) -> Path:
-    return parquet.with_name(parquet.name + ".json")
-
-
-def _read_sidecar(parquet: Path) -> dict[str, Any] | None:
-    """The sidecar record if it matches the parquet beside it, else None."""
-    try:
-        record = json.loads(_sidecar_path(parquet).read_text(encoding="utf-8"))
-        size = parquet.stat().st_size
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict) or record.get("format") != _FORMAT or record.get("parquet_bytes") != size:
-        return None
-    return record
 
 
 def _covers(record: dict[str, Any], keep: list[str] | None) -> bool:

@@ -13,7 +13,7 @@ a task's truth can be a published table of proportions instead of microdata
 (:mod:`~folkscope.epidemiology.aggregate`).
 """
 
-from folkscope.epidemiology.datasets import DATASETS, load_dataset
+from folkscope.data.surveys import DATASETS, load_dataset
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MAX_ORDERINGS, MODES, elicit
 from folkscope.epidemiology.analysis import rescore, score_table
 from folkscope.epidemiology.config import EpidemiologyConfig

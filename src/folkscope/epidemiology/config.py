@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from folkscope._config import check_declared, comma_names, config_fields, option
-from folkscope.epidemiology.datasets import DATASETS
+from folkscope.data.surveys import DATASETS
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
 from folkscope.errors import ConfigError
@@ -74,7 +74,7 @@ class EpidemiologyConfig:
         filters, ``limit`` keeps the first ones.
 
         The default is the hand-written tasks of the bundled datasets
-        (:data:`~folkscope.epidemiology.datasets.DATASETS`), so a plain run
+        (:data:`~folkscope.data.surveys.DATASETS`), so a plain run
         works offline without ``--data-dir`` and stays small; generated tasks
         (hundreds of cells each) join when ``--dataset`` or ``--dimension``
         is given, tasks on your own copies (NHANES, GSS, ...) or on published

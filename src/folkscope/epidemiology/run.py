@@ -31,7 +31,7 @@ from folkscope._json import fingerprint, write_json
 from folkscope.engine import Engine, EngineConfig, agreeing_config, engine_for_run, run_accounting
 from folkscope.epidemiology.analysis import analyse
 from folkscope.epidemiology.config import EpidemiologyConfig
-from folkscope.epidemiology.datasets import load_dataset
+from folkscope.data.surveys import load_dataset
 from folkscope.epidemiology.elicit import elicit
 from folkscope.epidemiology.tasks import Task
 from folkscope.epidemiology.truth import (

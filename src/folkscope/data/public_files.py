@@ -4,7 +4,7 @@ A :class:`PublicDataset` describes one survey as its publisher distributes
 it: its files (:class:`PublicFile`: the name as published, the format, the
 member of a zip archive, the columns kept), the folder URL they are published
 under, the weight column, and columns derived after loading. The catalogue is
-:data:`folkscope.epidemiology.public_datasets.PUBLIC_DATASETS`.
+:data:`folkscope.data.public_datasets.PUBLIC_DATASETS`.
 
 :meth:`PublicDataset.load` looks in ``<root>/epidemiology/<dataset>/``, where
 ``<root>`` is ``--data-dir`` or :func:`folkscope.paths.data_home`:
@@ -43,17 +43,15 @@ import struct
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import pandas as pd
-from filelock import FileLock
 
 from folkscope._io import write_parquet
-from folkscope._json import read_json, write_json
+from folkscope.data.cache import cache_lock, read_sidecar, writable, write_sidecar
 from folkscope.data.download import download_file
 from folkscope.errors import ConfigError, DataError, DownloadError, IntegrityError
 from folkscope.paths import data_home
@@ -175,7 +173,7 @@ class PublicDataset:
         cache = folder / f"{self.name}.parquet"
         frame = self._cached(folder, cache)
         if frame is None:
-            with _lock(folder, self.name):
+            with cache_lock(folder, self.name):
                 frame = self._cached(folder, cache)
                 if frame is None:
                     frame = self._convert(folder, cache, base_url=base_url, download=download)
@@ -191,14 +189,9 @@ class PublicDataset:
 
     def _cached(self, folder: Path, cache: Path) -> pd.DataFrame | None:
         """The cache if its sidecar vouches for it and the files beside it are those it was made from."""
-        try:
-            record = read_json(_sidecar(cache))
-            size = cache.stat().st_size
-        except (OSError, ValueError):
+        record = read_sidecar(cache, _CACHE_FORMAT)
+        if record is None or record.get("columns") != self.columns or set(record.get("sources", {})) != {f.name for f in self.files}:
             return None
-        if not (isinstance(record, dict) and record.get("format") == _CACHE_FORMAT and record.get("parquet_bytes") == size
-                and record.get("columns") == self.columns and set(record.get("sources", {})) == {f.name for f in self.files}):
-            return None  # fmt: skip
         for file in self.files:
             path = _find(folder, file.name)
             if path is not None and path.stat().st_size != record["sources"][file.name]:
@@ -214,11 +207,11 @@ class PublicDataset:
         frame = _read(paths[0], self.files[0], self.name)
         for path, file in zip(paths[1:], self.files[1:]):
             frame = self._join(frame, _read(path, file, self.name), path)
-        if _writable(folder):
+        if writable(folder):
             write_parquet(cache, frame)
             sources = {f.name: p.stat().st_size for f, p in zip(self.files, paths)}
-            write_json(_sidecar(cache), {"format": _CACHE_FORMAT, "dataset": self.name, "columns": self.columns, "rows": len(frame),
-                                         "sources": sources, "parquet_bytes": cache.stat().st_size})  # last: commits the cache
+            write_sidecar(cache, {"format": _CACHE_FORMAT, "dataset": self.name, "columns": self.columns, "rows": len(frame),
+                                  "sources": sources})  # fmt: skip
         else:
             log.info("%s is read-only: %s is read from its files each time", folder, self.name)
         return frame
@@ -245,7 +238,7 @@ class PublicDataset:
             return found
         url = self.url(file, base_url=base_url)
         dest = folder / file.name
-        if not download or not _writable(folder):
+        if not download or not writable(folder):
             why = "download=False" if not download else "that folder is read-only"
             raise DownloadError(f"{self.name}: {file.name} is not at {dest} and {why}; {self._by_hand(file, url, dest)}")
         try:
@@ -259,28 +252,6 @@ class PublicDataset:
     def _by_hand(self, file: PublicFile, url: str, dest: Path) -> str:
         return (f"download {url} (or from {self.page}) by hand and put it at {dest} (--data-dir: the folder holding "
                 f"epidemiology/{self.name}/{file.name}), or set ${self.base_url_env} to a mirror")  # fmt: skip
-
-
-@contextmanager
-def _lock(folder: Path, name: str) -> Iterator[None]:
-    """Serialise processes converting the same dataset (a read-only folder is only read, so needs none)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass  # a folder we cannot create: _ensure says where the files should be
-    if not _writable(folder):
-        yield
-        return
-    with FileLock(str(folder / f"{name}.lock")):
-        yield
-
-
-def _writable(folder: Path) -> bool:
-    return folder.is_dir() and os.access(folder, os.W_OK)
-
-
-def _sidecar(cache: Path) -> Path:
-    return cache.with_name(cache.name + ".json")
 
 
 def _find(folder: Path, name: str) -> Path | None:

@@ -1,4 +1,6 @@
-"""The survey tables the bundled epidemiology tasks read, offline.
+"""Survey tables by name, for any part: the bundled ones (offline), your copies of licensed extracts, the public files.
+
+The bundled tables:
 
 - ``nist-acs``: the NIST ACS 2019 national excerpt of the data layer (27,253
   people, weight PWGTP);
@@ -29,7 +31,7 @@ from folkscope.errors import ConfigError
 
 __all__ = ["DATASETS", "load_dataset"]
 
-_DATA = Path(__file__).with_name("resources") / "data"
+_DATA = Path(__file__).with_name("resources") / "surveys"
 #: the datasets the bundled tasks read
 DATASETS = ("nist-acs", "anes96", "randhie")
 
@@ -51,14 +53,14 @@ def load_dataset(name: str, *, data_dir: str | Path | None = None) -> pd.DataFra
     """The table of a dataset (a fresh copy: callers may modify it).
 
     Bundled datasets (:data:`DATASETS`) load offline; the GPL-packaged
-    extracts (:data:`folkscope.epidemiology.user_data.USER_DATASETS`) are read
+    extracts (:data:`folkscope.data.user_data.USER_DATASETS`) are read
     from the user's copy under ``data_dir``, never bundled; the full public
-    files (:data:`folkscope.epidemiology.public_datasets.PUBLIC_DATASETS`) are
+    files (:data:`folkscope.data.public_datasets.PUBLIC_DATASETS`) are
     read from ``<data_dir>/epidemiology/<name>/`` (default data folder:
     :func:`folkscope.paths.data_home`), downloaded there first when missing.
     """
-    from folkscope.epidemiology.public_datasets import PUBLIC_DATASETS
-    from folkscope.epidemiology.user_data import USER_DATASETS
+    from folkscope.data.public_datasets import PUBLIC_DATASETS
+    from folkscope.data.user_data import USER_DATASETS
 
     if name in DATASETS:
         return _load(name).copy()
@@ -67,4 +69,4 @@ def load_dataset(name: str, *, data_dir: str | Path | None = None) -> pd.DataFra
     if name in PUBLIC_DATASETS:
         return PUBLIC_DATASETS[name].load(data_dir)
     known = ", ".join([*DATASETS, *USER_DATASETS, *PUBLIC_DATASETS])
-    raise ConfigError(f"unknown epidemiology dataset {name!r}; known: {known}", parameter="dataset", value=name)
+    raise ConfigError(f"unknown survey dataset {name!r}; known: {known}", parameter="dataset", value=name)

@@ -1,7 +1,7 @@
 """The full public survey files the epidemiology tasks can read: what each publisher distributes, where, and the weight.
 
 Each is downloaded on first use (or read from your copy) and cached as
-parquet by :class:`~folkscope.epidemiology.public_files.PublicDataset`; ACS
+parquet by :class:`~folkscope.data.public_files.PublicDataset`; ACS
 PUMS goes through the data layer's :func:`~folkscope.data.pums.load_pums`
 (its own cache, ``$FOLKSCOPE_PUMS_BASE_URL``). Codes in the task files are
 the publishers' (see each codebook); every weight below is the one the
@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from folkscope.data.pums import default_states, load_pums
-from folkscope.epidemiology.public_files import PublicDataset, PublicFile
+from folkscope.data.public_files import PublicDataset, PublicFile
 
 __all__ = ["PUBLIC_DATASETS", "PumsDataset", "nhanes_smoking", "scf_implicate"]
 
