@@ -19,6 +19,7 @@ from folkscope.cli.main import main
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError
 from folkscope.risk import Benchmark, BenchmarkConfig, evidence_sweep, importance_order
+from folkscope.runs import read_caveats
 from folkscope.tasks.task import get_task
 
 FEATURES = get_task("NISTIncome").features
@@ -161,16 +162,21 @@ def test_cli_sweeps_by_importance_prints_the_answer_first_and_writes_the_files(c
     pd.DataFrame({"column": ["EDU", "AGEP", "SEX"], "importance": [0.2, 0.05, 0.01]}).to_csv(tmp_path / "imp.csv", index=False)
     code = main(["evidence", *CLI_SMALL, "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
                  "--order", str(tmp_path / "imp.csv")])  # fmt: skip
-    out = capsys.readouterr().out.splitlines()
+    printed = capsys.readouterr().out.splitlines()
+    caveats = [line for line in printed if line.startswith("caveat: ")]
+    out = [line for line in printed if not line.startswith("caveat: ")]
     assert code == 0
     assert out[0].startswith("evidence sweep of cli-fake on NISTIncome: with 3 of 15 features, AUC ")
     assert "ECE" in out[0] and "[" in out[0]  # with its interval
+    assert printed[1:1 + len(caveats)] == caveats  # right after the answer, before the table
     steps = [line.split()[:2] for line in out[3:6]]
     assert steps == [["1", "EDU"], ["2", "AGEP"], ["3", "SEX"]]
     files = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in out if line.startswith(("table: ", "plot: "))}
     table = Path(files["table"].split(" (")[0])
     assert table.is_file() and (table.parent / "evidence_sweep.json").is_file() and Path(files["plot"]).is_file()
     assert pd.read_csv(table)["added_feature"].tolist() == ["EDU", "AGEP", "SEX"]
+    recorded = [(k, c.message) for k, d in zip(pd.read_csv(table)["k"], pd.read_csv(table)["run_dir"]) for c in read_caveats(d)]
+    assert recorded and caveats == [f"caveat: {message} (k = {k})" for k, message in recorded]  # the fake model's order bias
 
 
 def test_without_matplotlib_the_plot_is_skipped_with_a_note(capsys, tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ from typing import Any
 
 from folkscope.cli.run_cmd import add_arguments, benchmark_options, config_from_args
 from folkscope.report.numbers import fixed
+from folkscope.runs import caveat_lines
 
 __all__ = ["DESCRIPTION", "parse_order", "register", "run"]
 
@@ -64,7 +65,8 @@ def _metric(row: Any, name: str) -> str:
 
 
 def print_sweep(table: Any) -> None:
-    """The answer first (AUC and ECE with every feature of the order), then one line per step, then where the files are."""
+    """The answer first (AUC and ECE with every feature of the order) and the steps' caveats, then one line per step,
+    then where the files are."""
     attrs = table.attrs
     final = table.iloc[-1]
     available = attrs.get("available") or []
@@ -73,6 +75,9 @@ def print_sweep(table: Any) -> None:
         f"evidence sweep of {attrs.get('model', '?')} on {attrs.get('task', '?')}: with {shown} features, "
         f"AUC {_metric(final, 'roc_auc')}, ECE {_metric(final, 'ece')}"
     )
+    for _, row in table.iterrows():  # each step is a run whose numbers may mislead (collapsed scores, order bias)
+        for line in caveat_lines(row["run_dir"]):
+            print(f"{line} (k = {row['k']})")
     first = table.iloc[0]
     print(f"from {first['k']} to {final['k']} features: AUC {fixed(first['roc_auc'])} -> {fixed(final['roc_auc'])}, "
           f"ECE {fixed(first['ece'])} -> {fixed(final['ece'])} (95% bootstrap intervals in brackets)")  # fmt: skip
