@@ -58,17 +58,33 @@ def main() -> None:
     _, t_quarter = timed(f"rabbi, 2 groups of {half // 4:,}", lambda: fm.rabbi(a[: half // 4], b[: half // 4]))
     _, t_half = timed(f"rabbi, 2 groups of {half // 2:,}", lambda: fm.rabbi(a[: half // 2], b[: half // 2]))
     value, t_full = timed(f"rabbi, 2 groups of {half:,} ({n:,} candidates)", lambda: fm.rabbi(a, b))
-    print(f"  time ratio per doubling of n: {t_half / t_quarter:.2f}x then {t_full / t_half:.2f}x "
-          "(n log n: ~2.1x; all pairs: 4x)")
+    print(
+        f"  time ratio per doubling of n: {t_half / t_quarter:.2f}x then {t_full / t_half:.2f}x "
+        "(n log n: ~2.1x; all pairs: 4x)"
+    )
     test, _ = timed("rabbi_test (with the Mann-Whitney p-value)", lambda: fm.rabbi_test(a, b))
-    print(f"  RABBI = {value:.5f}, p = {test.pvalue:.3g}; target <= 2 s: {'met' if t_full <= 2 else 'MISSED'} ({t_full:.2f} s)")
+    print(
+        f"  RABBI = {value:.5f}, p = {test.pvalue:.3g}; target <= 2 s: {'met' if t_full <= 2 else 'MISSED'} ({t_full:.2f} s)"
+    )
     small = 3000
     exact, t_pairs = timed(f"all-pairs definition on 2 x {small:,}", lambda: all_pairs_rabbi(a[:small], b[:small]))
     fast, t_fast = timed(f"rabbi on the same 2 x {small:,}", lambda: fm.rabbi(a[:small], b[:small]))
-    print(f"  same value: {abs(exact - fast) < 1e-12} ({fast:.6f}); rank-based is {t_pairs / max(t_fast, 1e-9):.0f}x faster here")
+    print(
+        f"  same value: {abs(exact - fast) < 1e-12} ({fast:.6f}); rank-based is {t_pairs / max(t_fast, 1e-9):.0f}x faster here"
+    )
 
-    groups = np.array(["White men", "White women", "Black men", "Black women", "Asian men", "Asian women",
-                       "Hispanic men", "Hispanic women"])  # fmt: skip
+    groups = np.array(
+        [
+            "White men",
+            "White women",
+            "Black men",
+            "Black women",
+            "Asian men",
+            "Asian women",
+            "Hispanic men",
+            "Hispanic women",
+        ]
+    )
     cand_group = groups[rng.integers(0, 8, n)]
     scores = np.round(rng.beta(5, 2, n) - 0.02 * (cand_group == "Black men"), 3)
     members = [np.flatnonzero(cand_group == g) for g in groups]
@@ -76,14 +92,26 @@ def main() -> None:
     def pools() -> pd.DataFrame:
         chosen = np.column_stack([m[rng.integers(0, len(m), args.rounds)] for m in members])
         flat = chosen.ravel()
-        return pd.DataFrame({"pool": np.repeat(np.arange(args.rounds), 8), "candidate_id": flat, "group": cand_group[flat],
-                             "qualified": (scores[flat] > 0.6).astype(int), "score": scores[flat]})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "pool": np.repeat(np.arange(args.rounds), 8),
+                "candidate_id": flat,
+                "group": cand_group[flat],
+                "qualified": (scores[flat] > 0.6).astype(int),
+                "score": scores[flat],
+            }
+        )
 
     scored, _ = timed(f"draw {args.rounds:,} pools of one candidate per group", pools)
-    table, t_sel = timed(f"top-k outcomes, k = 1..5, over {len(scored):,} appearances", lambda: selection_table(scored, reference="White men"))
+    table, t_sel = timed(
+        f"top-k outcomes, k = 1..5, over {len(scored):,} appearances",
+        lambda: selection_table(scored, reference="White men"),
+    )
     at1 = table[table["k"] == 1].set_index("group")
-    print(f"  k=1: Black men selection rate {at1.loc['Black men', 'selection_rate']:.4f}, impact ratio "
-          f"{at1.loc['Black men', 'impact_ratio']:.3f}; {t_sel / 5:.2f} s per k")
+    print(
+        f"  k=1: Black men selection rate {at1.loc['Black men', 'selection_rate']:.4f}, impact ratio "
+        f"{at1.loc['Black men', 'impact_ratio']:.3f}; {t_sel / 5:.2f} s per k"
+    )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,17 @@ class ServerProcess:
     """``python -m folkscope.testing`` in a child process; counters over HTTP."""
 
     def __init__(self, latency: float) -> None:
-        cmd = [sys.executable, "-m", "folkscope.testing", "--latency", str(latency), "--lifetime", "900", "--idle-timeout", "300"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "folkscope.testing",
+            "--latency",
+            str(latency),
+            "--lifetime",
+            "900",
+            "--idle-timeout",
+            "300",
+        ]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip() if self.proc.stdout else ""
         if not line.startswith("http://127.0.0.1:"):
@@ -77,7 +87,10 @@ def main(argv: list[str] | None = None) -> None:
 
     def workload(n: int) -> list[ScoreRequest]:
         return [
-            ScoreRequest(ChatPrompt([("user", f"Respondent {next(counter)}: income above $50,000? A or B.")]), ("A", " A", "B", " B"))
+            ScoreRequest(
+                ChatPrompt([("user", f"Respondent {next(counter)}: income above $50,000? A or B.")]),
+                ("A", " A", "B", " B"),
+            )
             for _ in range(n)
         ]
 
@@ -95,26 +108,36 @@ def main(argv: list[str] | None = None) -> None:
         return seconds, server.arrivals()[before:]
 
     try:
-        print(f"api_concurrency: local OpenAI-compatible server, latency {args.latency * 1000:.0f} ms/request, "
-              f"{args.requests} chat scoring requests per level (top-20 logprobs, 1 token)")  # fmt: skip
-        print(f"  {'concurrency':>11} {'rpm limit':>9} {'seconds':>8} {'req/s':>8} {'vs c=1':>7} {'ideal req/s':>11} {'of ideal':>8}")
+        print(
+            f"api_concurrency: local OpenAI-compatible server, latency {args.latency * 1000:.0f} ms/request, "
+            f"{args.requests} chat scoring requests per level (top-20 logprobs, 1 token)"
+        )
+        print(
+            f"  {'concurrency':>11} {'rpm limit':>9} {'seconds':>8} {'req/s':>8} {'vs c=1':>7} {'ideal req/s':>11} {'of ideal':>8}"
+        )
         base = None
         for c in levels:
             seconds, _ = run(c, args.requests)
             rate = args.requests / seconds
             base = base or rate
             ideal = c / args.latency
-            print(f"  {c:>11} {'-':>9} {seconds:>8.2f} {rate:>8.1f} {rate / base:>6.2f}x {ideal:>11.0f} {rate / ideal:>7.0%}")
+            print(
+                f"  {c:>11} {'-':>9} {seconds:>8.2f} {rate:>8.1f} {rate / base:>6.2f}x {ideal:>11.0f} {rate / ideal:>7.0%}"
+            )
         c = max(levels)
         seconds, arrivals = run(c, args.rpm_requests, rpm=args.rpm)
         t = np.sort(np.asarray(arrivals))
         measured = (len(t) - 1) / (t[-1] - t[0]) * 60 if len(t) > 1 else float("nan")
         per_second = max(int(np.searchsorted(t, x + 1.0, side="left") - i) for i, x in enumerate(t))
         rate = args.rpm_requests / seconds
-        print(f"  {c:>11} {args.rpm:>9.0f} {seconds:>8.2f} {rate:>8.1f} {rate / base:>6.2f}x {args.rpm / 60:>11.1f} {rate / (args.rpm / 60):>7.0%}")
-        print(f"  rpm limit {args.rpm:.0f}: measured {measured:.1f} requests/min between first and last arrival "
-              f"({measured / args.rpm:.3f} of the limit); at most {per_second} requests in any 1 s window "
-              f"(limit {args.rpm / 60:.1f}/s)")  # fmt: skip
+        print(
+            f"  {c:>11} {args.rpm:>9.0f} {seconds:>8.2f} {rate:>8.1f} {rate / base:>6.2f}x {args.rpm / 60:>11.1f} {rate / (args.rpm / 60):>7.0%}"
+        )
+        print(
+            f"  rpm limit {args.rpm:.0f}: measured {measured:.1f} requests/min between first and last arrival "
+            f"({measured / args.rpm:.3f} of the limit); at most {per_second} requests in any 1 s window "
+            f"(limit {args.rpm / 60:.1f}/s)"
+        )
     finally:
         server.close()
 

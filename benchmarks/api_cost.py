@@ -45,10 +45,12 @@ def letter_rule(text: str) -> dict[str, float] | None:
 def run_once(url: str, score_mode: str, subsampling: float, top_logprobs: int) -> dict[str, object]:
     from folkscope.engine import Engine
     from folkscope.engine.backends.api import LiteLLMBackend
-    from folkscope.risk.run import Benchmark
     from folkscope.risk.config import BenchmarkConfig
+    from folkscope.risk.run import Benchmark
 
-    backend = LiteLLMBackend("openai/fake", api_base=url, score_mode=score_mode, top_logprobs=top_logprobs, max_concurrency=8)
+    backend = LiteLLMBackend(
+        "openai/fake", api_base=url, score_mode=score_mode, top_logprobs=top_logprobs, max_concurrency=8
+    )
     engine = Engine(backend, cache=None, progress=False)
     config = BenchmarkConfig(subsampling=subsampling, baselines=False, n_bootstrap=10)
     bench = Benchmark.make_benchmark("NISTIncome", model=engine, config=config)
@@ -58,13 +60,21 @@ def run_once(url: str, score_mode: str, subsampling: float, top_logprobs: int) -
     seconds = time.perf_counter() - start
     stats = backend.stats
     engine.close()
-    return {"rows": len(X), "scores": np.asarray(scores, dtype=float), "calls": stats.api_calls,
-            "prompt_tokens": stats.prompt_tokens, "echoed": stats.echo_candidates, "seconds": seconds}  # fmt: skip
+    return {
+        "rows": len(X),
+        "scores": np.asarray(scores, dtype=float),
+        "calls": stats.api_calls,
+        "prompt_tokens": stats.prompt_tokens,
+        "echoed": stats.echo_candidates,
+        "seconds": seconds,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--subsampling", type=float, default=0.005, help="share of NISTIncome's rows (test split scored)")
+    parser.add_argument(
+        "--subsampling", type=float, default=0.005, help="share of NISTIncome's rows (test split scored)"
+    )
     parser.add_argument("--top-logprobs", type=int, default=20, help="k of the top-k request")
     args = parser.parse_args(argv)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -73,21 +83,31 @@ def main(argv: list[str] | None = None) -> None:
     from folkscope.engine.backends.fake import FakeBackend
     from folkscope.testing import FakeSource, LocalOpenAIServer
 
-    print(f"NISTIncome multiple-choice, subsampling {args.subsampling}, k={args.top_logprobs}; tokens as billed by the local server")
-    header = f"{'model':8} {'path':5} {'rows':>5} {'requests/row':>12} {'prompt tok/row':>15} {'echoed cands':>12} {'s':>6}"
+    print(
+        f"NISTIncome multiple-choice, subsampling {args.subsampling}, k={args.top_logprobs}; tokens as billed by the local server"
+    )
+    header = (
+        f"{'model':8} {'path':5} {'rows':>5} {'requests/row':>12} {'prompt tok/row':>15} {'echoed cands':>12} {'s':>6}"
+    )
     print(header)
     for name, rule in (("plain", None), ("answers", letter_rule)):
-        with LocalOpenAIServer(FakeSource(FakeBackend(next_token_probs=rule)), max_lifetime=1800, idle_timeout=600) as url:
+        with LocalOpenAIServer(
+            FakeSource(FakeBackend(next_token_probs=rule)), max_lifetime=1800, idle_timeout=600
+        ) as url:
             runs = {mode: run_once(url, mode, args.subsampling, args.top_logprobs) for mode in ("echo", "topk")}
         for mode, r in runs.items():
             n = int(r["rows"])  # type: ignore[call-overload]
             echoed = "-" if mode == "echo" else str(r["echoed"])
-            print(f"{name:8} {mode:5} {n:5d} {int(r['calls']) / n:12.2f} {int(r['prompt_tokens']) / n:15.0f} {echoed:>12} {float(r['seconds']):6.1f}")  # type: ignore[call-overload]
+            print(
+                f"{name:8} {mode:5} {n:5d} {int(r['calls']) / n:12.2f} {int(r['prompt_tokens']) / n:15.0f} {echoed:>12} {float(r['seconds']):6.1f}"
+            )  # type: ignore[call-overload]
         old, new = runs["echo"], runs["topk"]
         ratio = int(old["prompt_tokens"]) / max(int(new["prompt_tokens"]), 1)  # type: ignore[call-overload]
         diff = float(np.nanmax(np.abs(np.asarray(old["scores"]) - np.asarray(new["scores"]))))
         same_nan = bool(np.array_equal(np.isnan(old["scores"]), np.isnan(new["scores"])))  # type: ignore[arg-type]
-        print(f"{name:8} echo/topk prompt tokens: {ratio:.1f}x fewer; largest risk-score difference {diff:.2e}; same rows scored: {same_nan}")
+        print(
+            f"{name:8} echo/topk prompt tokens: {ratio:.1f}x fewer; largest risk-score difference {diff:.2e}; same rows scored: {same_nan}"
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ def main(argv: list[str]) -> int:
     labels = None
     for name in args.budgets.split(","):
         budget = None if name == "auto" else int(name)
-        engine = Engine.from_model(args.model, device=args.device, dtype=args.dtype, use_cache=False, batch_tokens=budget, progress=False)
+        engine = Engine.from_model(
+            args.model, device=args.device, dtype=args.dtype, use_cache=False, batch_tokens=budget, progress=False
+        )
         bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=args.subsampling, baselines=False)
         X, y = bench.dataset.get_test()
         start = time.perf_counter()
@@ -46,7 +48,9 @@ def main(argv: list[str]) -> int:
         seconds = time.perf_counter() - start
         labels = y.to_numpy()
         planned = engine.backend.identity().get("batch_tokens")
-        print(f"budget {name} (planned {planned} tokens): {len(X)} rows in {seconds:.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"budget {name} (planned {planned} tokens): {len(X)} rows in {seconds:.1f} s", file=sys.stderr, flush=True
+        )
         engine.close()
     first, reference = next(iter(scores.items()))
     summary = {}

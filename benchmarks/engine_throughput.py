@@ -56,9 +56,25 @@ QUESTION = "Question: What is this person's estimated yearly income?\n"
 ANSWERS = ("Below $50,000.", "Above $50,000.")
 
 _SEX = {1: "Male", 2: "Female"}
-_MSP = {1: "married, spouse present", 2: "married, spouse absent", 3: "widowed", 4: "divorced", 5: "separated", 6: "never married"}
-_RACE = {1: "White", 2: "Black or African American", 3: "American Indian", 4: "Alaska Native", 5: "tribes specified",
-         6: "Asian", 7: "Native Hawaiian or Pacific Islander", 8: "some other race", 9: "two or more races"}  # fmt: skip
+_MSP = {
+    1: "married, spouse present",
+    2: "married, spouse absent",
+    3: "widowed",
+    4: "divorced",
+    5: "separated",
+    6: "never married",
+}
+_RACE = {
+    1: "White",
+    2: "Black or African American",
+    3: "American Indian",
+    4: "Alaska Native",
+    5: "tribes specified",
+    6: "Asian",
+    7: "Native Hawaiian or Pacific Islander",
+    8: "some other race",
+    9: "two or more races",
+}
 _HOUSING = {1: "house or apartment", 2: "group quarters (institutional)", 3: "group quarters (non-institutional)"}
 _YESNO = {1: "yes", 2: "no"}
 
@@ -132,7 +148,9 @@ def _peak_flops(device: str, override: float | None) -> float | None:
     return None
 
 
-def naive_logprobs(model: Any, tokenizer: Any, texts: list[str], candidates: tuple[str, ...], batch_tokens: int) -> tuple[np.ndarray, int, int, int]:
+def naive_logprobs(
+    model: Any, tokenizer: Any, texts: list[str], candidates: tuple[str, ...], batch_tokens: int
+) -> tuple[np.ndarray, int, int, int]:
     """The reference path: log P(candidate | text) from full logits, no reuse; (logprobs, batches, padded, tokens).
 
     ``logprobs`` has one row per text and one column per candidate; every
@@ -187,7 +205,13 @@ def build_backend(args: argparse.Namespace, rows: list[str]) -> tuple[Any, str, 
             config["num_hidden_layers"] = args.layers
         dtype = args.dtype or ("bfloat16" if args.device.startswith("cuda") else "float32")
         model = build_random_model(
-            "unused", tokenizer=tokenizer, config=config, save=False, initializer_range=0.02, dtype=dtype, device=args.device
+            "unused",
+            tokenizer=tokenizer,
+            config=config,
+            save=False,
+            initializer_range=0.02,
+            dtype=dtype,
+            device=args.device,
         )
         name = f"random-init-{args.random_init or 'tiny'}"
         opt = HFBackend.from_loaded(model, tokenizer, name=name, revision="bench", **common)
@@ -208,19 +232,36 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dtype", default=None, help="float32 (CPU default) / bfloat16 (GPU default) / float16")
     parser.add_argument("--rows", type=int, default=32)
     parser.add_argument("--batch-tokens", type=int, default=16384, help="the engine's token budget (its CPU default)")
-    parser.add_argument("--naive-batch-tokens", type=int, default=None,
-                        help="the naive path's budget in padded tokens (default: --batch-tokens; its full logits make "
-                             "it faster at smaller budgets on CPU, e.g. 2048)")
-    parser.add_argument("--random-init", choices=["llama3-8b", "smollm2-135m"], default=None,
-                        help="random-initialised model of this shape (smollm2-135m: the default model's, without its weights)")
+    parser.add_argument(
+        "--naive-batch-tokens",
+        type=int,
+        default=None,
+        help="the naive path's budget in padded tokens (default: --batch-tokens; its full logits make "
+        "it faster at smaller budgets on CPU, e.g. 2048)",
+    )
+    parser.add_argument(
+        "--random-init",
+        choices=["llama3-8b", "smollm2-135m"],
+        default=None,
+        help="random-initialised model of this shape (smollm2-135m: the default model's, without its weights)",
+    )
     parser.add_argument("--tiny", action="store_true", help="random-initialised tiny Llama (CPU, for CI)")
-    parser.add_argument("--layers", type=int, default=None, help="override the random-init model's layer count (smoke tests)")
+    parser.add_argument(
+        "--layers", type=int, default=None, help="override the random-init model's layer count (smoke tests)"
+    )
     parser.add_argument("--peak-tflops", type=float, default=None, help="peak FLOP/s of the device, for MFU")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--repeats", type=int, default=1, help="time each path this many times (alternating), keep the fastest")
-    parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="after timing, run the optimised path once more under torch.profiler and print its N "
-                             "most expensive operators (device time on a GPU, CPU time otherwise): where the time goes")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="time each path this many times (alternating), keep the fastest"
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after timing, run the optimised path once more under torch.profiler and print its N "
+        "most expensive operators (device time on a GPU, CPU time otherwise): where the time goes",
+    )
     args = parser.parse_args(argv)
     args.naive_batch_tokens = args.naive_batch_tokens or args.batch_tokens
 
@@ -260,7 +301,9 @@ def main(argv: list[str] | None = None) -> None:
     t_naive = t_opt = float("inf")
     for _ in range(args.repeats):  # alternate, so a busy machine slows both alike; keep the fastest
         opt_backend.stats.__init__()  # type: ignore[misc]
-        res_naive, t, mem_naive = timed(lambda: [naive_logprobs(model, tokenizer, texts, cands, args.naive_batch_tokens) for texts in full])
+        res_naive, t, mem_naive = timed(
+            lambda: [naive_logprobs(model, tokenizer, texts, cands, args.naive_batch_tokens) for texts in full]
+        )
         t_naive = min(t_naive, t)
         res_opt, t, mem_opt = timed(lambda: optimized.score_groups(groups))
         t_opt = min(t_opt, t)
@@ -271,31 +314,45 @@ def main(argv: list[str] | None = None) -> None:
     risk_naive, risk_opt = risk_scores(*lp_naive), risk_scores(*lp_opt)
     s_opt = opt_backend.stats
     n = len(rows)
-    print(f"engine_throughput: model={name} device={args.device} dtype={opt_backend.dtype} rows={n} "
-          f"(x2 orderings) batch_tokens={args.batch_tokens} (naive {args.naive_batch_tokens}) threads={torch.get_num_threads()} "
-          f"best of {args.repeats}")  # fmt: skip
+    print(
+        f"engine_throughput: model={name} device={args.device} dtype={opt_backend.dtype} rows={n} "
+        f"(x2 orderings) batch_tokens={args.batch_tokens} (naive {args.naive_batch_tokens}) threads={torch.get_num_threads()} "
+        f"best of {args.repeats}"
+    )
     print(f"  mean prompt length           {prompt_tokens / (2 * n):.1f} tokens (description+row+question)")
-    print(f"  naive      {n / t_naive:9.2f} rows/s {prompt_tokens / t_naive:11.0f} prompt tok/s  {t_naive:8.2f} s  "
-          f"batches={naive_batches} padded_tokens={naive_padded}")  # fmt: skip
-    print(f"  optimised  {n / t_opt:9.2f} rows/s {prompt_tokens / t_opt:11.0f} prompt tok/s  {t_opt:8.2f} s  "
-          f"batches={s_opt.batches} passes={s_opt.forward_passes} padded_tokens={s_opt.tokens_padded}")  # fmt: skip
+    print(
+        f"  naive      {n / t_naive:9.2f} rows/s {prompt_tokens / t_naive:11.0f} prompt tok/s  {t_naive:8.2f} s  "
+        f"batches={naive_batches} padded_tokens={naive_padded}"
+    )
+    print(
+        f"  optimised  {n / t_opt:9.2f} rows/s {prompt_tokens / t_opt:11.0f} prompt tok/s  {t_opt:8.2f} s  "
+        f"batches={s_opt.batches} passes={s_opt.forward_passes} padded_tokens={s_opt.tokens_padded}"
+    )
     print(f"  speed-up                     {t_naive / t_opt:.2f}x")
-    print(f"  unique-token ratio           {s_opt.tokens_run / prompt_tokens:.3f} "
-          f"(tokens run {s_opt.tokens_run} / prompt tokens {prompt_tokens}); naive 1.000")  # fmt: skip
+    print(
+        f"  unique-token ratio           {s_opt.tokens_run / prompt_tokens:.3f} "
+        f"(tokens run {s_opt.tokens_run} / prompt tokens {prompt_tokens}); naive 1.000"
+    )
     # the sequences the engine must see: each row's prefix tokens followed by one ordering's tokens
     prefixes = [DESCRIPTION + r for r in rows]
     conts = opt_backend._continuations((first, second))
     seqs = [p + conts[q] for p in opt_backend._encode_rendered(prefixes, prefixes) for q in (first, second)]
     trie = trie_tokens(seqs)
-    print(f"  trie-token ratio             {s_opt.tokens_run / trie:.3f} "
-          f"(tokens run {s_opt.tokens_run} / tokens in the prefix trie of all requests {trie}; target <= 1.05)")
-    print(f"  max |risk diff|              {np.abs(risk_opt - risk_naive).max():.2e}  "
-          f"(max |logprob diff| {max(np.abs(a - b).max() for a, b in zip(lp_opt, lp_naive)):.2e})")  # fmt: skip
+    print(
+        f"  trie-token ratio             {s_opt.tokens_run / trie:.3f} "
+        f"(tokens run {s_opt.tokens_run} / tokens in the prefix trie of all requests {trie}; target <= 1.05)"
+    )
+    print(
+        f"  max |risk diff|              {np.abs(risk_opt - risk_naive).max():.2e}  "
+        f"(max |logprob diff| {max(np.abs(a - b).max() for a, b in zip(lp_opt, lp_naive)):.2e})"
+    )
     peak = _peak_flops(args.device, args.peak_tflops)
     if peak:
         for label, tokens, secs in (("naive", prompt_tokens, t_naive), ("optimised", s_opt.tokens_run, t_opt)):
-            print(f"  MFU {label:<10} {2 * n_params * tokens / (secs * peak):.3f} "
-                  f"(2 x {n_params / 1e9:.2f}B params x {tokens} tokens / ({secs:.2f} s x {peak / 1e12:.0f} TFLOP/s))")  # fmt: skip
+            print(
+                f"  MFU {label:<10} {2 * n_params * tokens / (secs * peak):.3f} "
+                f"(2 x {n_params / 1e9:.2f}B params x {tokens} tokens / ({secs:.2f} s x {peak / 1e12:.0f} TFLOP/s))"
+            )
     if cuda:
         print(f"  peak GPU memory              naive {mem_naive / 2**30:.2f} GiB, optimised {mem_opt / 2**30:.2f} GiB")
     if args.profile:
@@ -317,8 +374,10 @@ def print_profile(fn: Any, *, cuda: bool, top: int) -> None:
     events = prof.key_averages()
     key = "self_device_time_total" if cuda else "self_cpu_time_total"
     busy = sum(getattr(e, key) for e in events) / 1e6
-    print(f"  profile (optimised, once)    wall {wall:.2f} s under the profiler; {'device' if cuda else 'CPU'} busy "
-          f"{busy:.2f} s ({busy / wall:.0%} of wall)")  # fmt: skip
+    print(
+        f"  profile (optimised, once)    wall {wall:.2f} s under the profiler; {'device' if cuda else 'CPU'} busy "
+        f"{busy:.2f} s ({busy / wall:.0%} of wall)"
+    )
     print(events.table(sort_by=key, row_limit=top, max_name_column_width=60))
 
 

@@ -57,15 +57,25 @@ def main() -> None:
     dist = elicit(engine, task, mode="qa")
     seconds = time.perf_counter() - start
     stats = engine.backend.stats
-    print(f"task {task.name}: {len(conditions)} conditions x {len(prompts) // len(conditions)} orderings = {len(prompts)} prompts")
-    print(f"tokens run {stats.tokens_run:,}; prefix-trie tokens {trie:,}; ratio {stats.tokens_run / trie:.2f} (target <= 1.2)")
-    print(f"without prefix reuse the prompts hold {stats.logical_tokens:,} tokens ({stats.logical_tokens / max(stats.tokens_run, 1):.1f}x the tokens run)")
-    print(f"elicitation wall time {seconds:.1f} s; model distribution of the first condition {dist[0].round(3).tolist()}")
+    print(
+        f"task {task.name}: {len(conditions)} conditions x {len(prompts) // len(conditions)} orderings = {len(prompts)} prompts"
+    )
+    print(
+        f"tokens run {stats.tokens_run:,}; prefix-trie tokens {trie:,}; ratio {stats.tokens_run / trie:.2f} (target <= 1.2)"
+    )
+    print(
+        f"without prefix reuse the prompts hold {stats.logical_tokens:,} tokens ({stats.logical_tokens / max(stats.tokens_run, 1):.1f}x the tokens run)"
+    )
+    print(
+        f"elicitation wall time {seconds:.1f} s; model distribution of the first condition {dist[0].round(3).tolist()}"
+    )
     low = [t for t in list_tasks() if t.dimension == "low" and t.dataset in ("nist-acs", "anes96", "randhie")]
     start = time.perf_counter()
     for t in low:
         references(task_truth(t, load_dataset(t.dataset)), n_resamples=100)
-    print(f"truth and best-reference bootstrap (100 redraws) of the {len(low)} low-dimensional bundled tasks: {time.perf_counter() - start:.2f} s")
+    print(
+        f"truth and best-reference bootstrap (100 redraws) of the {len(low)} low-dimensional bundled tasks: {time.perf_counter() - start:.2f} s"
+    )
     high = get_task("acs_income_by_sex_age_education")
     eligible = high.rows(load_dataset("nist-acs"))  # the task's population, resampled to --high-rows persons
     rows = eligible.sample(args.high_rows, replace=True, random_state=0).reset_index(drop=True)
@@ -73,8 +83,10 @@ def main() -> None:
     truth = high_truth(high, rows)
     fitted = time.perf_counter() - start
     refs = high_references(truth, refits=10)
-    print(f"{high.name} on {len(truth.p):,} persons: cross-fitted truth (5 folds) {fitted:.1f} s, best reference "
-          f"(10 refits) {time.perf_counter() - start - fitted:.1f} s; worst {refs.worst:.3f}, best {refs.best:.4f}")
+    print(
+        f"{high.name} on {len(truth.p):,} persons: cross-fitted truth (5 folds) {fitted:.1f} s, best reference "
+        f"(10 refits) {time.perf_counter() - start - fitted:.1f} s; worst {refs.worst:.3f}, best {refs.best:.4f}"
+    )
 
 
 if __name__ == "__main__":

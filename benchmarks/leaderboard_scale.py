@@ -31,14 +31,37 @@ def _commands(n: int, root: Path) -> list[list[str]]:
     """n run commands spread over the four parts (risk has most, as in the papers' studies)."""
     out = ["--results-dir", str(root)]
     # one set of rows, many models and both prompt styles: one table, as in the folktexts paper's study
-    risk = (["run", *_FAKE[:1], f"fake-{i:02d}", *_FAKE[2:], "--task", "NISTIncome", "--subsampling", "0.02", "--n-bootstrap", "100",
-             *style, *out] for i in itertools.count() for style in ([], ["--numeric-risk-prompting"]))  # fmt: skip
-    numeric = (["numeric", *_FAKE, "--dataset", d, "--limit", "20", "--seed", str(seed), *out]
-               for seed in itertools.count() for d in ("colors", "wordproblems"))  # fmt: skip
-    allocation = (["allocation", "run", *_FAKE, "--rounds", "4", "--n-bootstrap", "100", "--seed", str(seed), *out]
-                  for seed in itertools.count())  # fmt: skip
-    epidemiology = (["epidemiology", "run", *_FAKE, "--tasks", "acs_income_by_sex,anes96_vote_by_party", "--seed", str(seed), *out]
-                    for seed in itertools.count())  # fmt: skip
+    risk = (
+        [
+            "run",
+            *_FAKE[:1],
+            f"fake-{i:02d}",
+            *_FAKE[2:],
+            "--task",
+            "NISTIncome",
+            "--subsampling",
+            "0.02",
+            "--n-bootstrap",
+            "100",
+            *style,
+            *out,
+        ]
+        for i in itertools.count()
+        for style in ([], ["--numeric-risk-prompting"])
+    )
+    numeric = (
+        ["numeric", *_FAKE, "--dataset", d, "--limit", "20", "--seed", str(seed), *out]
+        for seed in itertools.count()
+        for d in ("colors", "wordproblems")
+    )
+    allocation = (
+        ["allocation", "run", *_FAKE, "--rounds", "4", "--n-bootstrap", "100", "--seed", str(seed), *out]
+        for seed in itertools.count()
+    )
+    epidemiology = (
+        ["epidemiology", "run", *_FAKE, "--tasks", "acs_income_by_sex,anes96_vote_by_party", "--seed", str(seed), *out]
+        for seed in itertools.count()
+    )
     counts = {"risk": n * 4 // 10, "numeric": n * 2 // 10, "allocation": n * 2 // 10}
     counts["epidemiology"] = n - sum(counts.values())
     streams = {"risk": risk, "numeric": numeric, "allocation": allocation, "epidemiology": epidemiology}
@@ -63,13 +86,17 @@ def main() -> None:
             print(f"\rmade {i}/{args.runs} runs", end="", flush=True)
         print(f"\nmaking the runs: {time.perf_counter() - start:.1f} s")
     found, problems = find_runs(root)
-    print(f"run folders: {sum(map(len, found.values()))} ({', '.join(f'{len(v)} {k}' for k, v in found.items())}); unreadable: {len(problems)}")
+    print(
+        f"run folders: {sum(map(len, found.values()))} ({', '.join(f'{len(v)} {k}' for k, v in found.items())}); unreadable: {len(problems)}"
+    )
     for draw in (False, True):
         start = time.perf_counter()
         site = write_leaderboard(root, args.folder / ("site" if draw else "site-tables"), draw=draw)
         secs = time.perf_counter() - start
-        print(f"folkscope leaderboard, {'with' if draw else 'without'} figures: {secs:6.2f} s "
-              f"({1000 * secs / max(site.n_runs, 1):.0f} ms per run; {len(site.tables)} tables, {len(site.figures)} figures)")  # fmt: skip
+        print(
+            f"folkscope leaderboard, {'with' if draw else 'without'} figures: {secs:6.2f} s "
+            f"({1000 * secs / max(site.n_runs, 1):.0f} ms per run; {len(site.tables)} tables, {len(site.figures)} figures)"
+        )
 
 
 if __name__ == "__main__":

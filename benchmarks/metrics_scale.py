@@ -49,21 +49,20 @@ def risk_scores(n: int, rng: np.random.Generator) -> None:
         return y, p, groups, w
 
     y, p, groups, w = timed(f"generate {n:,} rows", make)
-    timed("expected_calibration_error (uniform, 10 bins)",
-          lambda: fm.expected_calibration_error(y, p))
-    timed("expected_calibration_error (quantile, 10 bins)",
-          lambda: fm.expected_calibration_error(y, p, strategy="quantile"))
-    timed("expected_calibration_error (uniform, weighted)",
-          lambda: fm.expected_calibration_error(y, p, sample_weight=w))
+    timed("expected_calibration_error (uniform, 10 bins)", lambda: fm.expected_calibration_error(y, p))
+    timed(
+        "expected_calibration_error (quantile, 10 bins)",
+        lambda: fm.expected_calibration_error(y, p, strategy="quantile"),
+    )
+    timed(
+        "expected_calibration_error (uniform, weighted)", lambda: fm.expected_calibration_error(y, p, sample_weight=w)
+    )
     timed("roc_auc_score", lambda: fm.roc_auc_score(y, p))
     timed("roc_auc_score (weighted)", lambda: fm.roc_auc_score(y, p, sample_weight=w))
     timed("brier_score_loss", lambda: fm.brier_score_loss(y, p))
-    res = timed("groupwise_metrics (9 groups + overall, 11)",
-                lambda: fm.groupwise_metrics(y, p, groups))
-    timed("groupwise_metrics (weighted)",
-          lambda: fm.groupwise_metrics(y, p, groups, sample_weight=w))
-    print(f"  ECE overall {res.overall['ece']:.4f}, max-min across groups "
-          f"{res.gaps.loc['ece', 'max_minus_min']:.4f}")
+    res = timed("groupwise_metrics (9 groups + overall, 11)", lambda: fm.groupwise_metrics(y, p, groups))
+    timed("groupwise_metrics (weighted)", lambda: fm.groupwise_metrics(y, p, groups, sample_weight=w))
+    print(f"  ECE overall {res.overall['ece']:.4f}, max-min across groups {res.gaps.loc['ece', 'max_minus_min']:.4f}")
 
 
 def allocation(m: int, rng: np.random.Generator) -> None:
@@ -82,8 +81,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"folkscope.metrics at scale (numpy {np.__version__}); "
-          f"baseline peak RSS {peak_rss_mib():.0f} MiB")
+    print(f"folkscope.metrics at scale (numpy {np.__version__}); baseline peak RSS {peak_rss_mib():.0f} MiB")
     start = time.perf_counter()
     risk_scores(args.rows, rng)
     allocation(args.rabbi_rows, rng)

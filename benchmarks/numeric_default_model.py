@@ -15,11 +15,18 @@ from folkscope.cli import numeric_cmd
 
 GRIDS = {
     # 20 ordered colour pairs x 2 scales x 16 number pairs = 640 problems, 40 cells of 16
-    "colors": ["--words", "red,blue,green,white,black", "--templates", "marbles",
-               "--scales", "small,medium", "--n-numbers", "4"],
+    "colors": [
+        "--words",
+        "red,blue,green,white,black",
+        "--templates",
+        "marbles",
+        "--scales",
+        "small,medium",
+        "--n-numbers",
+        "4",
+    ],
     # 5 templates x 8 ordered pairs x 16 number pairs = 640 problems, 40 cells of 16
-    "wordproblems": ["--templates", "forest,staff,shelter,crate,cafe", "--scales", "medium",
-                     "--n-numbers", "4"],
+    "wordproblems": ["--templates", "forest,staff,shelter,crate,cafe", "--scales", "medium", "--n-numbers", "4"],
     # 5 templates x 60 intervals = 300 problems, plus 4 matching-pennies games of 100 rounds
     "distributions": ["--n-intervals", "60", "--pennies-games", "4", "--pennies-rounds", "100"],
 }
@@ -30,8 +37,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="folkscope")
     numeric_cmd.register(parser.add_subparsers(dest="command"))
     for dataset, grid in GRIDS.items():
-        args = parser.parse_args(["numeric", "--dataset", dataset, "--results-dir", results,
-                                  *grid, *rest])
+        args = parser.parse_args(["numeric", "--dataset", dataset, "--results-dir", results, *grid, *rest])
         print(f"== {dataset}", flush=True)
         args.func(args)
     return 0

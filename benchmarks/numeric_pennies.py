@@ -16,13 +16,13 @@ from folkscope.numeric import PROMPT_VERSION, play_matching_pennies
 def main(argv: list[str]) -> int:
     chat = "--chat" in argv
     numbers = [int(a) for a in argv if not a.startswith("--")]
-    n_games, n_rounds = (numbers + [4, 30][len(numbers):])[:2]
-    engine = Engine.from_model("default", use_cache=False, progress=False,
-                               prompt_version=PROMPT_VERSION)
+    n_games, n_rounds = (numbers + [4, 30][len(numbers) :])[:2]
+    engine = Engine.from_model("default", use_cache=False, progress=False, prompt_version=PROMPT_VERSION)
     start = time.perf_counter()
     result = play_matching_pennies(engine, n_games=n_games, n_rounds=n_rounds, chat=chat)
-    print(json.dumps({**result.to_dict(), "chat": chat,
-                      "wall_seconds": round(time.perf_counter() - start, 1)}, indent=2))
+    print(
+        json.dumps({**result.to_dict(), "chat": chat, "wall_seconds": round(time.perf_counter() - start, 1)}, indent=2)
+    )
     return 0
 
 

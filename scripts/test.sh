@@ -22,4 +22,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null) \
     || echo "scripts/test.sh: could not install chromium; the browser tests will be skipped" >&2
 fi
+# Lint and layout first (pyproject's [tool.ruff]): a mis-sorted import or hand-kept layout fails in seconds, not after the suite.
+"${FOLKSCOPE_VENV:-.venv}/bin/ruff" check src tests benchmarks scripts
+"${FOLKSCOPE_VENV:-.venv}/bin/ruff" format --check src tests benchmarks scripts
 exec "${FOLKSCOPE_VENV:-.venv}/bin/python" -m pytest "$@"

@@ -16,13 +16,37 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "folkscope"
 PARTS = ("risk", "numeric", "allocation", "epidemiology")
 #: what each layer must never import (its own layer and those below it are fine)
 FORBIDDEN = {
-    "metrics": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "metrics": (
+        "engine",
+        "data",
+        "tasks",
+        "prompting",
+        "readout",
+        "runs",
+        "report",
+        "cli",
+        "registry",
+        "testing",
+        *PARTS,
+    ),
     "engine": ("data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "data": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "tasks": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "prompting": ("readout", "runs", "report", "cli", "registry", "testing", *PARTS),
     "readout": ("data", "tasks", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "learners": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "learners": (
+        "engine",
+        "data",
+        "tasks",
+        "prompting",
+        "readout",
+        "runs",
+        "report",
+        "cli",
+        "registry",
+        "testing",
+        *PARTS,
+    ),
     "runs": ("engine", "data", "tasks", "prompting", "readout", "report", "cli", "testing", *PARTS),
     "report": ("engine", "data", "tasks", "prompting", "readout", "cli", "testing", *PARTS),
     "registry": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "testing", *PARTS),
@@ -76,7 +100,7 @@ def test_no_import_cycles():
         stack.append(node)
         for nxt in sorted(GRAPH[node]):
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
+                cycle = stack[stack.index(nxt) :] + [nxt]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt)
@@ -139,6 +163,7 @@ def test_parts_neither_build_prompts_nor_read_probabilities_themselves(part):
 
 # -- the floor plan: every part's package has the same modules and entry names, and one run lifecycle ---------------
 
+
 def _defined(path: Path) -> set[str]:
     """Top-level functions and classes a module defines."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -163,7 +188,8 @@ def test_the_registry_lists_exactly_the_parts_this_test_keeps_apart():
 
 @pytest.mark.parametrize("part", PARTS)
 def test_every_part_has_the_floor_plan_and_its_entry_names(part):
-    from folkscope.registry import ENTRIES, FLOOR_PLAN, PARTS as REGISTERED
+    from folkscope.registry import ENTRIES, FLOOR_PLAN
+    from folkscope.registry import PARTS as REGISTERED
 
     missing = []
     for module, names in FLOOR_PLAN.items():
@@ -189,11 +215,19 @@ def test_every_part_runs_through_the_shared_lifecycle(part):
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            fn = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            fn = (
+                node.func.id
+                if isinstance(node.func, ast.Name)
+                else node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else ""
+            )
             if fn == "log_to_file" or (fn == "RunFolder" and any(k.arg == "fingerprint" for k in node.keywords)):
                 own.append(f"{name} calls {fn}")
             if fn == "from_config" and name.endswith(".run") and part != "risk":  # owned by engine.engine_for_run
-                own.append(f"{name} builds its engine")  # (risk: folktexts' make_benchmark builds the engine its Benchmark keeps)
+                own.append(
+                    f"{name} builds its engine"
+                )  # (risk: folktexts' make_benchmark builds the engine its Benchmark keeps)
     assert not own, own
 
 
@@ -201,10 +235,19 @@ def test_every_part_runs_through_the_shared_lifecycle(part):
 
 #: flag -> the parts whose run has no such idea, with the reason
 SHARED_FLAGS = {
-    "--model": {}, "--inference-backend": {}, "--batch-tokens": {}, "--device": {}, "--task": {}, "--limit": {},
-    "--chat": {}, "--no-chat": {}, "--seed": {}, "--results-dir": {}, "--logger-level": {},
+    "--model": {},
+    "--inference-backend": {},
+    "--batch-tokens": {},
+    "--device": {},
+    "--task": {},
+    "--limit": {},
+    "--chat": {},
+    "--no-chat": {},
+    "--seed": {},
+    "--results-dir": {},
+    "--logger-level": {},
     "--n-bootstrap": {"numeric": "its intervals are clustered by option pair, analytic: nothing is resampled"},
-}  # fmt: skip
+}
 
 
 def _subparser(*path: str):

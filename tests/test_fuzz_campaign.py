@@ -29,9 +29,38 @@ CAMPAIGN = settings(max_examples=2000, deadline=2000, database=None, suppress_he
 
 #: values at the edges of what the parsers convert: huge, tiny, signed, non-finite, non-ASCII digits
 EDGE_NUMBERS = st.sampled_from(
-    ["0", "-0", "1", "-1", "1e12", "1e308", "1e309", "-1e309", "nan", "NaN", "inf", "-inf", "0.5", ".5", "5.", "1_000",
-     "9" * 22, "0x10", "1/2", "٣", "²", "１", "", " ", "1,2", "1..2", "2..1", "--1", "+3"]
-)  # fmt: skip
+    [
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "1e12",
+        "1e308",
+        "1e309",
+        "-1e309",
+        "nan",
+        "NaN",
+        "inf",
+        "-inf",
+        "0.5",
+        ".5",
+        "5.",
+        "1_000",
+        "9" * 22,
+        "0x10",
+        "1/2",
+        "٣",
+        "²",
+        "１",
+        "",
+        " ",
+        "1,2",
+        "1..2",
+        "2..1",
+        "--1",
+        "+3",
+    ]
+)
 TEXT = st.text(max_size=24)
 VALUE = st.one_of(EDGE_NUMBERS, TEXT, st.integers(-(10**25), 10**25).map(str), st.floats(allow_nan=True).map(repr))
 
@@ -80,9 +109,20 @@ def test_population_filters_parse_and_apply_or_say_why(filters, joined):
 
 # ---------------------------------------------------------------- --variation strings
 KEYS = st.sampled_from(
-    ["format", "connector", "granularity", "order", "custom_prompt_prefix", "custom_prompt_suffix", "show_question",
-     "Format", "nope", "", " format "]
-)  # fmt: skip
+    [
+        "format",
+        "connector",
+        "granularity",
+        "order",
+        "custom_prompt_prefix",
+        "custom_prompt_suffix",
+        "show_question",
+        "Format",
+        "nope",
+        "",
+        " format ",
+    ]
+)
 
 
 @CAMPAIGN
@@ -120,7 +160,15 @@ def _flags(*command: str) -> list[tuple[str, bool]]:
 
 
 #: flags that name folders are left out: the campaign must not write where a fuzzer says
-_PATHS = {"--results-dir", "--data-dir", "--cache-dir", "--template-file", "--prompt-file", "--frequency-table", "--compare-to"}
+_PATHS = {
+    "--results-dir",
+    "--data-dir",
+    "--cache-dir",
+    "--template-file",
+    "--prompt-file",
+    "--frequency-table",
+    "--compare-to",
+}
 RUN_FLAGS = [f for f in _flags("run") if f[0] not in _PATHS]
 NUMERIC_FLAGS = [f for f in _flags("numeric", "run") if f[0] not in _PATHS]
 
@@ -136,7 +184,9 @@ def _pre_model(argv: list[str]) -> None:
     """Everything ``folkscope run|numeric`` checks before data and model load (the CLI's own order)."""
     from folkscope.prompting.config import PromptConfigWarning
 
-    warnings.simplefilter("ignore", PromptConfigWarning)  # "--system-prompt has no effect without ...": a warning by design
+    warnings.simplefilter(
+        "ignore", PromptConfigWarning
+    )  # "--system-prompt has no effect without ...": a warning by design
     args = PARSER.parse_args(argv)
     if args.command == "run":
         from folkscope.cli.run_cmd import config_from_args

@@ -17,15 +17,32 @@ from folkscope.engine import ScoreRequest, request_key
 
 def test_to_jsonable_makes_strict_json_of_numpy_pandas_and_non_finite_values():
     data = {
-        "nan": np.float64("nan"), "inf": float("inf"), "-inf": -np.inf, "i": np.int64(3), "b": np.bool_(True),
-        "arr": np.array([1.5, np.nan]), "series": pd.Series([1, 2]), "na": pd.NA, 7: (1, 2), "path": Path("a/b"),
+        "nan": np.float64("nan"),
+        "inf": float("inf"),
+        "-inf": -np.inf,
+        "i": np.int64(3),
+        "b": np.bool_(True),
+        "arr": np.array([1.5, np.nan]),
+        "series": pd.Series([1, 2]),
+        "na": pd.NA,
+        7: (1, 2),
+        "path": Path("a/b"),
         "set": {"b", "a"},
-    }  # fmt: skip
+    }
     out = to_jsonable(data)
     assert out == {
-        "nan": None, "inf": "inf", "-inf": "-inf", "i": 3, "b": True, "arr": [1.5, None], "series": [1, 2],
-        "na": None, "7": [1, 2], "path": "a/b", "set": ["a", "b"],
-    }  # fmt: skip
+        "nan": None,
+        "inf": "inf",
+        "-inf": "-inf",
+        "i": 3,
+        "b": True,
+        "arr": [1.5, None],
+        "series": [1, 2],
+        "na": None,
+        "7": [1, 2],
+        "path": "a/b",
+        "set": ["a", "b"],
+    }
     json.dumps(out, allow_nan=False)  # strict JSON
 
 
@@ -36,7 +53,13 @@ def test_cache_keys_keep_their_bytes():
     assert request_key(ScoreRequest("Q:", ("A",))) == "c3a155fd21908280efdee993961b9b5ae847c0a87ed5d4563a685e2397ecd2e2"
 
 
-@given(st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)), max_size=6))
+@given(
+    st.dictionaries(
+        st.text(max_size=5),
+        st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)),
+        max_size=6,
+    )
+)
 def test_fingerprint_ignores_key_order_and_numpy_types(data):
     reordered = dict(reversed(list(data.items())))
     assert fingerprint(data) == fingerprint(reordered)

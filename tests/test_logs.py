@@ -33,15 +33,22 @@ def cli_logging():
 
 def third_party_warning() -> None:
     warnings.warn_explicit(
-        "past_key_values is deprecated and will be removed in version 5.40.0", FutureWarning,
-        "/site-packages/torch/nn/modules/module.py", 1750, module="torch.nn.modules.module",
-    )  # fmt: skip
+        "past_key_values is deprecated and will be removed in version 5.40.0",
+        FutureWarning,
+        "/site-packages/torch/nn/modules/module.py",
+        1750,
+        module="torch.nn.modules.module",
+    )
 
 
 def test_own_warnings_read_as_sentences_and_third_party_ones_stay_off_the_terminal(cli_logging, capsys, tmp_path):
     cli_logging("WARNING")
     with logs.log_to_file(tmp_path / "run.log") as path:
-        warnings.warn("enable_thinking implies chain-of-thought prompting; turning cot_prompting on", PromptConfigWarning, stacklevel=1)
+        warnings.warn(
+            "enable_thinking implies chain-of-thought prompting; turning cot_prompting on",
+            PromptConfigWarning,
+            stacklevel=1,
+        )
         third_party_warning()
         logging.getLogger("transformers.modeling_utils").warning("some weights were not initialised")
     err = capsys.readouterr().err
@@ -70,7 +77,9 @@ def test_transformers_own_handler_is_replaced_by_ours(cli_logging, capfd, tmp_pa
     cli_logging("WARNING")
     require("transformers", feature="this test")
     with logs.log_to_file(tmp_path / "run.log") as path:
-        transformers.utils.logging.get_logger("transformers.generation.utils").warning("`past_key_values` are deprecated")
+        transformers.utils.logging.get_logger("transformers.generation.utils").warning(
+            "`past_key_values` are deprecated"
+        )
     assert "deprecated" not in capfd.readouterr().err
     assert "`past_key_values` are deprecated" in path.read_text()
     transformers.utils.logging.enable_default_handler()  # leave transformers as other tests expect it

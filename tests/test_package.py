@@ -16,25 +16,65 @@ from folkscope.cli.main import main
 HEAVY = ("torch", "transformers", "vllm", "litellm", "lightgbm", "matplotlib")
 
 
-@pytest.mark.parametrize("module", ["folkscope", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.readout", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.allocation", "folkscope.epidemiology", "folkscope.testing", "folkscope.runs", "folkscope.registry", "folkscope.cli.main"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "folkscope",
+        "folkscope.tasks",
+        "folkscope.data",
+        "folkscope.engine",
+        "folkscope.prompting",
+        "folkscope.readout",
+        "folkscope.metrics",
+        "folkscope.report",
+        "folkscope.risk",
+        "folkscope.numeric",
+        "folkscope.allocation",
+        "folkscope.epidemiology",
+        "folkscope.testing",
+        "folkscope.runs",
+        "folkscope.registry",
+        "folkscope.cli.main",
+    ],
+)
 def test_import_does_not_load_heavy_dependencies(module):
     code = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
 
 
-@pytest.mark.parametrize("module", ["folkscope.errors", "folkscope.tasks", "folkscope.data", "folkscope.engine", "folkscope.prompting", "folkscope.readout", "folkscope.metrics", "folkscope.report", "folkscope.risk", "folkscope.numeric", "folkscope.allocation", "folkscope.epidemiology", "folkscope.testing", "folkscope.runs", "folkscope.registry"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "folkscope.errors",
+        "folkscope.tasks",
+        "folkscope.data",
+        "folkscope.engine",
+        "folkscope.prompting",
+        "folkscope.readout",
+        "folkscope.metrics",
+        "folkscope.report",
+        "folkscope.risk",
+        "folkscope.numeric",
+        "folkscope.allocation",
+        "folkscope.epidemiology",
+        "folkscope.testing",
+        "folkscope.runs",
+        "folkscope.registry",
+    ],
+)
 def test_all_lists_every_public_name(module):
     mod = importlib.import_module(module)
     public = {
         n
         for n, v in vars(mod).items()
-        if not n.startswith("_") and not isinstance(v, types.ModuleType) and getattr(v, "__module__", "").startswith("folkscope")
+        if not n.startswith("_")
+        and not isinstance(v, types.ModuleType)
+        and getattr(v, "__module__", "").startswith("folkscope")
     }
     assert public <= set(mod.__all__), f"{module} exports names missing from __all__: {public - set(mod.__all__)}"
     for name in mod.__all__:
         assert hasattr(mod, name)
-
 
 
 def test_the_engine_never_imports_the_testing_package():
@@ -47,6 +87,7 @@ def test_the_engine_never_imports_the_testing_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"the engine imported {out.stdout.strip()}"
+
 
 def test_errors_refine_builtins():
     assert issubclass(errors.ConfigError, ValueError)

@@ -36,8 +36,12 @@ import folkscope
 from folkscope._json import MAX_DEPTH, read_data_file
 from folkscope.errors import ConfigError, FolkscopeError
 
-CAMPAIGN = settings(max_examples=2000, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+CAMPAIGN = settings(
+    max_examples=2000,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 #: the readers that also build tasks or problems from what they read are slower: fewer examples, same inputs
 DEEP = settings(CAMPAIGN, max_examples=500)
 SRC = Path(folkscope.__file__).parent
@@ -51,15 +55,57 @@ def _one_line(exc: BaseException) -> None:
 # ----------------------------------------------------------------------------- what a person might put in a file
 #: values that break format strings, comparisons and type assumptions
 ATOMS = st.one_of(
-    st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.floats(allow_nan=False), st.integers(10**30, 10**31),
-    st.sampled_from(["", "x", "1", "nan", "é", "a\nb", "{condition}", "{condition.foo}", "{condition[x]}", "{condition[0]}",
-                     "{outcome!r}", "{condition:>9}", "{", "}", "{}", "{0}", "{level}", "{SEX}", "{SEX.real}", "{n1}",
-                     "{n1.__class__}", "{n1[0]}", "{low}", "{number_1}", "{text}", "red"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False),
+    st.integers(10**30, 10**31),
+    st.sampled_from(
+        [
+            "",
+            "x",
+            "1",
+            "nan",
+            "é",
+            "a\nb",
+            "{condition}",
+            "{condition.foo}",
+            "{condition[x]}",
+            "{condition[0]}",
+            "{outcome!r}",
+            "{condition:>9}",
+            "{",
+            "}",
+            "{}",
+            "{0}",
+            "{level}",
+            "{SEX}",
+            "{SEX.real}",
+            "{n1}",
+            "{n1.__class__}",
+            "{n1[0]}",
+            "{low}",
+            "{number_1}",
+            "{text}",
+            "red",
+        ]
+    ),
     st.text(max_size=8),
-)  # fmt: skip
-JSON = st.recursive(ATOMS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    st.sampled_from(["text", "value", "values", "min", "max", "column", "levels", "name", "id", "phrase", "pairs", "x"]),
-    inner, max_size=3), max_leaves=8)  # fmt: skip
+)
+JSON = st.recursive(
+    ATOMS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["text", "value", "values", "min", "max", "column", "levels", "name", "id", "phrase", "pairs", "x"]
+            ),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(node, prefix=()):
@@ -92,7 +138,9 @@ def mutated(draw, base):
 
 
 #: how the bytes of a file may come out of an editor or a tool
-ENCODINGS = st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32", "latin-1", "nested", "truncated", "nul", "bytes"])
+ENCODINGS = st.sampled_from(
+    ["utf-8", "utf-8-sig", "utf-16", "utf-32", "latin-1", "nested", "truncated", "nul", "bytes"]
+)
 
 
 def _encode(text: str, how: str, data) -> bytes:
@@ -134,7 +182,9 @@ LATIN1 = st.characters(min_codepoint=0x80, max_codepoint=0xFF)
 
 
 @settings(CAMPAIGN, max_examples=1000)
-@given(st.text(max_size=20), st.characters(min_codepoint=0x80, max_codepoint=0xBF), st.text(alphabet=LATIN1, max_size=3))
+@given(
+    st.text(max_size=20), st.characters(min_codepoint=0x80, max_codepoint=0xBF), st.text(alphabet=LATIN1, max_size=3)
+)
 def test_a_file_that_is_not_utf8_is_refused_at_its_first_foreign_byte(folder, ascii_part, first, rest):
     """Latin-1 text: its first byte past ASCII (0x80-0xBF can never begin a UTF-8 character) is where the reader stops."""
     prefix = json.dumps(ascii_part, ensure_ascii=True)[:-1]  # an open string: the foreign bytes sit inside it
@@ -142,7 +192,9 @@ def test_a_file_that_is_not_utf8_is_refused_at_its_first_foreign_byte(folder, as
     with pytest.raises(FolkscopeError) as info:
         read_data_file(_write(folder, raw), "task file")
     _one_line(info.value)
-    assert f"is not UTF-8 text (byte {len(prefix)} is 0x{raw[len(prefix)]:02x}); save the file as UTF-8" in str(info.value)
+    assert f"is not UTF-8 text (byte {len(prefix)} is 0x{raw[len(prefix)]:02x}); save the file as UTF-8" in str(
+        info.value
+    )
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 2_000, 100_000])
@@ -155,11 +207,16 @@ def test_deep_nesting_is_one_line_and_the_limit_is_exact(folder, depth):
 
 @pytest.mark.parametrize(
     ("raw", "message"),
-    [(b"7" * 5000, "not valid JSON folkscope can read (Exceeds the limit (4300 digits) for integer string conversion)"),
-     ("[1]".encode("utf-16-le"), "holds a NUL byte (byte 1): UTF-16 without a byte-order mark"),
-     (codecs.BOM_UTF16_LE + b"\x00\xd8[\x00", "is not UTF-16 text, as its byte-order mark says (byte 2 is 0x00)"),
-     (b'{"a": 1,}', "is not valid JSON (Expecting property name enclosed in double quotes at line 1, column 9)")],
-)  # fmt: skip
+    [
+        (
+            b"7" * 5000,
+            "not valid JSON folkscope can read (Exceeds the limit (4300 digits) for integer string conversion)",
+        ),
+        ("[1]".encode("utf-16-le"), "holds a NUL byte (byte 1): UTF-16 without a byte-order mark"),
+        (codecs.BOM_UTF16_LE + b"\x00\xd8[\x00", "is not UTF-16 text, as its byte-order mark says (byte 2 is 0x00)"),
+        (b'{"a": 1,}', "is not valid JSON (Expecting property name enclosed in double quotes at line 1, column 9)"),
+    ],
+)
 def test_what_json_cannot_take_is_said_in_one_line(folder, raw, message):
     with pytest.raises(FolkscopeError) as info:
         read_data_file(_write(folder, raw), "template file")
@@ -175,12 +232,18 @@ def test_a_folder_or_a_missing_file_is_one_line(folder):
 
 # ----------------------------------------------------------------------------- the one template-slot reader, against an oracle
 SLOT = st.text(alphabet=string.ascii_letters + "_", min_size=1, max_size=6)
-PIECES = st.lists(st.one_of(
-    st.tuples(st.just("text"), st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=6)),
-    st.tuples(st.just("slot"), SLOT),
-    st.tuples(st.just("brace"), st.sampled_from(["{{", "}}"])),
-    st.tuples(st.just("bad"), st.sampled_from(["{}", "{0}", "{a.b}", "{a[0]}", "{a[x]}", "{a!r}", "{a:>3}", "{", "}", "{a", "{1a}"])),
-), max_size=8)  # fmt: skip
+PIECES = st.lists(
+    st.one_of(
+        st.tuples(st.just("text"), st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=6)),
+        st.tuples(st.just("slot"), SLOT),
+        st.tuples(st.just("brace"), st.sampled_from(["{{", "}}"])),
+        st.tuples(
+            st.just("bad"),
+            st.sampled_from(["{}", "{0}", "{a.b}", "{a[0]}", "{a[x]}", "{a!r}", "{a:>3}", "{", "}", "{a", "{1a}"]),
+        ),
+    ),
+    max_size=8,
+)
 
 
 @CAMPAIGN
@@ -239,8 +302,10 @@ def test_task_files_load_and_give_a_truth_or_say_why_in_one_line(folder, people,
         _one_line(exc)
 
 
-@pytest.mark.parametrize("question", ["Who is {condition.foo}?", "Who is {condition[x]}?", "Who is {condition[0]}?", "Who {is",
-                                      "Who is {condition!r}?"])  # fmt: skip
+@pytest.mark.parametrize(
+    "question",
+    ["Who is {condition.foo}?", "Who is {condition[x]}?", "Who is {condition[0]}?", "Who {is", "Who is {condition!r}?"],
+)
 def test_attribute_or_index_access_in_a_task_file_is_refused_when_it_is_read(folder, question):
     from folkscope.epidemiology.tasks import load_task_file
 
@@ -271,15 +336,26 @@ ORIGINAL = {
     "wordproblems": "I saw {number_1} {option_1} and {number_2} {option_2}. The first was a",
     "distributions": "{prefix} A number from {number_1} inclusive to {number_2} exclusive:",
 }
-PROMPTS = [[{"role": "user", "content": "Be calibrated."}, {"role": "assistant", "content": "Sure."},
-            {"role": "user", "content": "{text}"}]]  # fmt: skip
+PROMPTS = [
+    [
+        {"role": "user", "content": "Be calibrated."},
+        {"role": "assistant", "content": "Sure."},
+        {"role": "user", "content": "{text}"},
+    ]
+]
 
 
 def _problems(dataset: str, path: Path, template_format: str, prompts: Path | None = None) -> None:
     from folkscope.numeric.problems import generate_problems
 
-    problems = generate_problems(dataset, template_file=str(path), n_numbers=2, n_intervals=3, template_format=template_format,
-                                 prompt_file=None if prompts is None else str(prompts))  # fmt: skip
+    problems = generate_problems(
+        dataset,
+        template_file=str(path),
+        n_numbers=2,
+        n_intervals=3,
+        template_format=template_format,
+        prompt_file=None if prompts is None else str(prompts),
+    )
     assert problems and all(str(n) in p.text for p in problems for n in p.numbers)  # each text says its own numbers
 
 
@@ -293,17 +369,44 @@ def test_numeric_template_files_give_problems_or_say_why_in_one_line(folder, dat
         _one_line(exc)
 
 
-LISTING_TAILS = st.sampled_from(["", "[" * 300 + "]" * 300, "(" * 1000, "{'a': " * 300, "x = 1", "'\\N{nope}'", "b'\\xff'",
-                                 "1 +", "import os", "[" * 30 + "]" * 30, "\x00"])  # fmt: skip
+LISTING_TAILS = st.sampled_from(
+    [
+        "",
+        "[" * 300 + "]" * 300,
+        "(" * 1000,
+        "{'a': " * 300,
+        "x = 1",
+        "'\\N{nope}'",
+        "b'\\xff'",
+        "1 +",
+        "import os",
+        "[" * 30 + "]" * 30,
+        "\x00",
+    ]
+)
 
 
 @DEEP
-@given(st.sampled_from(sorted(ORIGINAL)), st.data(), ENCODINGS, st.sampled_from([".json", ".py", ".txt"]), LISTING_TAILS,
-       st.booleans())  # fmt: skip
-def test_original_layout_files_give_problems_or_say_why_in_one_line(folder, dataset, data, how, suffix, tail, own_prompts):
-    doc = data.draw(mutated({"templates": [{"template": ORIGINAL[dataset], "options": [["spruce", "cedar"]]}], "prompts": PROMPTS}))
+@given(
+    st.sampled_from(sorted(ORIGINAL)),
+    st.data(),
+    ENCODINGS,
+    st.sampled_from([".json", ".py", ".txt"]),
+    LISTING_TAILS,
+    st.booleans(),
+)
+def test_original_layout_files_give_problems_or_say_why_in_one_line(
+    folder, dataset, data, how, suffix, tail, own_prompts
+):
+    doc = data.draw(
+        mutated({"templates": [{"template": ORIGINAL[dataset], "options": [["spruce", "cedar"]]}], "prompts": PROMPTS})
+    )
     text = json.dumps(doc, ensure_ascii=False) if suffix == ".json" else f"# template a\n{ORIGINAL[dataset]!r}\n{tail}"
-    prompts = _write(folder, _encode(json.dumps(data.draw(mutated(PROMPTS))), how, data), ".prompts.json") if own_prompts else None
+    prompts = (
+        _write(folder, _encode(json.dumps(data.draw(mutated(PROMPTS))), how, data), ".prompts.json")
+        if own_prompts
+        else None
+    )
     try:
         _problems(dataset, _write(folder, _encode(text, how, data), suffix), "original", prompts)
     except FolkscopeError as exc:
@@ -337,9 +440,15 @@ def test_a_users_copy_that_is_not_the_table_is_one_line(tmp_path_factory, name, 
 
     dataset = USER_DATASETS[name]
     root = tmp_path_factory.mktemp("copy")
-    header = data.draw(st.sampled_from(["rownames,Age,Gender", "a,b", "", "SurveyYr,Age,Gender,WTINT2YR,WTMEC2YR,Smoke100,SmokeNow"]))
-    rows = data.draw(st.lists(st.lists(ATOMS.map(str).filter(lambda c: "," not in c and "\n" not in c), min_size=1, max_size=7),
-                              max_size=4))  # fmt: skip
+    header = data.draw(
+        st.sampled_from(["rownames,Age,Gender", "a,b", "", "SurveyYr,Age,Gender,WTINT2YR,WTMEC2YR,Smoke100,SmokeNow"])
+    )
+    rows = data.draw(
+        st.lists(
+            st.lists(ATOMS.map(str).filter(lambda c: "," not in c and "\n" not in c), min_size=1, max_size=7),
+            max_size=4,
+        )
+    )
     text = "\n".join([header, *(",".join(r) for r in rows)])
     file = root / dataset.path
     file.parent.mkdir(parents=True, exist_ok=True)

@@ -85,8 +85,20 @@ def option(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown option kind {kind!r}; one of {', '.join(KINDS)}")
-    return {"doc": doc, "flag": flag, "group": group, "kind": kind, "parse": parse, "choices": choices,
-            "metavar": metavar, "flag_help": flag_help, "cli": cli, "aliases": tuple(aliases), "low": low, "high": high}
+    return {
+        "doc": doc,
+        "flag": flag,
+        "group": group,
+        "kind": kind,
+        "parse": parse,
+        "choices": choices,
+        "metavar": metavar,
+        "flag_help": flag_help,
+        "cli": cli,
+        "aliases": tuple(aliases),
+        "low": low,
+        "high": high,
+    }
 
 
 def check_declared(config: Any) -> None:
@@ -128,8 +140,11 @@ def check_declared(config: Any) -> None:
         if not ok:
             bound = f">= {low}" if high is None else f"<= {high}" if low is None else f"from {low} to {high}"
             what = "an integer" if whole else "a number"
-            raise ConfigError(f"{f.name} must be {what} {bound}{' or None' if optional else ''}, got {value!r}",
-                              parameter=f.name, value=value)  # fmt: skip
+            raise ConfigError(
+                f"{f.name} must be {what} {bound}{' or None' if optional else ''}, got {value!r}",
+                parameter=f.name,
+                value=value,
+            )
 
 
 def flag_of(f: Field[Any]) -> str:
@@ -172,7 +187,9 @@ def parse_subsampling(text: str) -> float | int:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction like 0.1 or a row count like 500, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction like 0.1 or a row count like 500, got {text!r}"
+        ) from None
     if value.is_integer() and value >= 2 and "." not in text and "e" not in text.lower():
         return int(value)
     if not 0 < value <= 1:

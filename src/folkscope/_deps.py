@@ -58,8 +58,7 @@ def require(module: str, *, feature: str) -> ModuleType:
         extra = EXTRA_OF.get(top)
         fix = f"pip install 'folkscope[{extra}]'" if extra else f"pip install {top}"
         raise MissingDependencyError(
-            f"{feature} needs the optional package '{top}', which is not installed "
-            f"({exc}). Install it with: {fix}"
+            f"{feature} needs the optional package '{top}', which is not installed ({exc}). Install it with: {fix}"
         ) from exc
     adopt_library_loggers()  # on the command line, a library's own stderr handler must not print between progress bars
     return imported

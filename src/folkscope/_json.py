@@ -110,8 +110,13 @@ def read_json(path: str | PathLike[str]) -> Any:
 
 #: deeper than this, a file a person writes is refused (the readers and the hashes below recurse; no real file nests past 10)
 MAX_DEPTH = 100
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # fmt: skip
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 def decode_text(raw: bytes, what: str, *, error: Callable[[str], Exception] = DataError) -> str:
@@ -139,8 +144,10 @@ def decode_text(raw: bytes, what: str, *, error: Callable[[str], Exception] = Da
         at = skip + exc.start
         raise error(f"{what} is not {kind} (byte {at} is 0x{raw[at]:02x}); save the file as UTF-8") from None
     if encoding is None and "\x00" in text:
-        raise error(f"{what} holds a NUL byte (byte {raw.index(0)}): UTF-16 without a byte-order mark, or not text at all; "
-                    "save the file as UTF-8")  # fmt: skip
+        raise error(
+            f"{what} holds a NUL byte (byte {raw.index(0)}): UTF-16 without a byte-order mark, or not text at all; "
+            "save the file as UTF-8"
+        )
     return text
 
 

@@ -131,4 +131,3 @@ class UndefinedMetricWarning(UserWarning):
 
 class CaveatWarning(UserWarning):
     """A finished run's numbers carry a caveat: they may not mean what they seem (see :mod:`folkscope.runs.caveats`)."""
-

@@ -53,7 +53,9 @@ def fit_gbm(X: np.ndarray, y: np.ndarray, weights: np.ndarray, *, seed: int = 0)
     return model
 
 
-def crossfit_probabilities(X: np.ndarray, y: np.ndarray, weights: np.ndarray, *, folds: int = 5, seed: int = 0) -> np.ndarray:
+def crossfit_probabilities(
+    X: np.ndarray, y: np.ndarray, weights: np.ndarray, *, folds: int = 5, seed: int = 0
+) -> np.ndarray:
     """P(y = 1 | x) for every row from a model fitted on the other folds (stratified by y, weighted).
 
     Raises
@@ -68,7 +70,9 @@ def crossfit_probabilities(X: np.ndarray, y: np.ndarray, weights: np.ndarray, *,
         raise ConfigError(f"folds must be an integer >= 2, got {folds!r}", parameter="folds", value=folds)
     counts = np.bincount(y, minlength=2)
     if counts.min() < folds:
-        raise DataError(f"cross-fitting needs at least {folds} rows of each outcome, got {counts.tolist()}; widen the task")
+        raise DataError(
+            f"cross-fitting needs at least {folds} rows of each outcome, got {counts.tolist()}; widen the task"
+        )
     out = np.empty(len(y))
     for train, test in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(X, y):
         out[test] = fit_gbm(X[train], y[train], w[train], seed=seed).predict_proba(X[test])[:, 1]

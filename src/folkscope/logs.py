@@ -90,7 +90,12 @@ def _is_own(category: type[Warning]) -> bool:
 
 
 def _show_warning(
-    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
 ) -> None:
     """``warnings.showwarning`` under the CLI: folkscope's warnings as sentences, everyone else's to the log at DEBUG."""
     if _is_own(category):

@@ -22,8 +22,15 @@ from pathlib import Path
 
 from folkscope.errors import ConfigError
 
-__all__ = ["cache_home", "check_existing_dir", "check_folder_path", "check_output_file", "check_writable_dir", "data_home",
-           "models_home"]
+__all__ = [
+    "cache_home",
+    "check_existing_dir",
+    "check_folder_path",
+    "check_output_file",
+    "check_writable_dir",
+    "data_home",
+    "models_home",
+]
 
 
 def cache_home() -> Path:
@@ -74,8 +81,11 @@ def check_folder_path(path: str | os.PathLike[str], *, flag: str) -> Path:
     folder = _named(path, flag)
     existing = _nearest_existing(folder)
     if not existing.is_dir():
-        raise ConfigError(f"{flag} {folder}: {existing} is a file, not a folder; pass another {flag}",
-                          parameter=_parameter(flag), value=str(folder))  # fmt: skip
+        raise ConfigError(
+            f"{flag} {folder}: {existing} is a file, not a folder; pass another {flag}",
+            parameter=_parameter(flag),
+            value=str(folder),
+        )
     return folder
 
 
@@ -111,8 +121,11 @@ def _check_writable(folder: Path, subject: str, flag: str) -> None:
     """Probe the nearest existing folder on the way to ``folder``; ``subject`` is what the message says cannot be written."""
     existing = _nearest_existing(folder)
     if not existing.is_dir():
-        raise ConfigError(f"cannot write {subject}: {existing} is a file, not a folder; pass another {flag}",
-                          parameter=_parameter(flag), value=str(folder))  # fmt: skip
+        raise ConfigError(
+            f"cannot write {subject}: {existing} is a file, not a folder; pass another {flag}",
+            parameter=_parameter(flag),
+            value=str(folder),
+        )
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
@@ -143,7 +156,9 @@ def check_output_file(path: str | os.PathLike[str], *, flag: str = "--output") -
     """
     file = _named(path, flag)
     if file.is_dir() or str(path).endswith(("/", os.sep)):
-        raise ConfigError(f"{flag} {file} is a folder; name the file to write in it", parameter=_parameter(flag), value=str(file))
+        raise ConfigError(
+            f"{flag} {file} is a folder; name the file to write in it", parameter=_parameter(flag), value=str(file)
+        )
     _check_writable(file.parent, str(file), flag)
     return file
 

@@ -41,23 +41,27 @@ from folkscope import errors
 __all__ = ["ENTRIES", "FLOOR_PLAN", "PARTS", "Part", "TableSpec", "part"]
 
 #: the modules every part's package has, and the names each must define (a fifth part copies this layout)
-FLOOR_PLAN: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "config": (),  # the part's config dataclass, checked when built, hashed into the run folder's name
-    "run": (),  # run_<part>(config, results_dir, *, engine=None, engine_config=None) through runs.open_run (risk: Benchmark)
-    "analysis": ("rescore",),  # the run folder's tables -> metrics, caveats and page, without a model
-    "caveats": ("run_caveats",),  # metrics -> the run's caveats (runs.Caveat)
-    "report": (),  # the run's page
-    "board": ("leaderboard",),  # the part's leaderboard tables and figures
-    "compare": ("compare",),  # two run folders, paired unit by unit (B minus A)
-    "summary": ("print_summary",),  # the console summary: the answer first
-})
+FLOOR_PLAN: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "config": (),  # the part's config dataclass, checked when built, hashed into the run folder's name
+        "run": (),  # run_<part>(config, results_dir, *, engine=None, engine_config=None) through runs.open_run (risk: Benchmark)
+        "analysis": ("rescore",),  # the run folder's tables -> metrics, caveats and page, without a model
+        "caveats": ("run_caveats",),  # metrics -> the run's caveats (runs.Caveat)
+        "report": (),  # the run's page
+        "board": ("leaderboard",),  # the part's leaderboard tables and figures
+        "compare": ("compare",),  # two run folders, paired unit by unit (B minus A)
+        "summary": ("print_summary",),  # the console summary: the answer first
+    }
+)
 #: what the rest of folkscope calls a part for -> (module of the floor plan, name in it)
-ENTRIES: Mapping[str, tuple[str, str]] = MappingProxyType({
-    "rescore": ("analysis", "rescore"),
-    "summarise": ("summary", "print_summary"),
-    "leaderboard": ("board", "leaderboard"),
-    "compare": ("compare", "compare"),
-})
+ENTRIES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "rescore": ("analysis", "rescore"),
+        "summarise": ("summary", "print_summary"),
+        "leaderboard": ("board", "leaderboard"),
+        "compare": ("compare", "compare"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -127,9 +131,13 @@ PARTS: Mapping[str, Part] = MappingProxyType(
                     "one row per test row: row_id, split, label, weight, the task's group columns, risk_score, "
                     "per-ordering scores, baseline_* and recalibrated_* scores",
                 ),
-                "metrics": TableSpec("metrics.json", "overall, per-group and baseline metrics with intervals; diagnostics"),
+                "metrics": TableSpec(
+                    "metrics.json", "overall, per-group and baseline metrics with intervals; diagnostics"
+                ),
                 "feature_importance": TableSpec(
-                    "feature_importance.csv", "permutation importance per feature (with --feature-importance)", optional=True
+                    "feature_importance.csv",
+                    "permutation importance per feature (with --feature-importance)",
+                    optional=True,
                 ),
             },
         ),
@@ -139,12 +147,20 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("numeric",),
             legacy_keys=("dataset", "n_numbers", "scales"),
             tables={
-                "problems": TableSpec("problems.parquet", "one row per problem: problem_id, dataset, template_id, scale, cell, pair, options, counts, text"),
-                "probabilities": TableSpec("probabilities.parquet", "one row per (problem, option): position, option, count, ideal_prob, model_prob, n_variants, min_tokens"),
+                "problems": TableSpec(
+                    "problems.parquet",
+                    "one row per problem: problem_id, dataset, template_id, scale, cell, pair, options, counts, text",
+                ),
+                "probabilities": TableSpec(
+                    "probabilities.parquet",
+                    "one row per (problem, option): position, option, count, ideal_prob, model_prob, n_variants, min_tokens",
+                ),
                 "problem_metrics": TableSpec("problem_metrics.parquet", "PM, WD and RE per problem"),
                 "cells": TableSpec("cells.parquet", "behaviour classification per grid cell"),
                 "metrics": TableSpec("metrics.json", "summaries with intervals, behaviour shares, order bias"),
-                "pennies": TableSpec("pennies.parquet", "matching-pennies rounds (with pennies_games > 0)", optional=True),
+                "pennies": TableSpec(
+                    "pennies.parquet", "matching-pennies rounds (with pennies_games > 0)", optional=True
+                ),
             },
         ),
         "allocation": Part(
@@ -153,13 +169,23 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("allocation",),
             legacy_keys=(),
             tables={
-                "candidates": TableSpec("candidates.parquet", "one row per candidate: candidate_id, group, qualified, name, text"),
-                "scores": TableSpec("scores.parquet", "one row per appearance in a pool: pool, candidate_id, group, qualified, score"),
-                "answers": TableSpec(
-                    "answers.parquet", "what the model said: label probabilities, pairwise answers or listwise responses", optional=True
+                "candidates": TableSpec(
+                    "candidates.parquet", "one row per candidate: candidate_id, group, qualified, name, text"
                 ),
-                "selection": TableSpec("selection.parquet", "per (k, group): selection rate, DP gap, impact ratio, qualified rate, EO gap"),
-                "bias": TableSpec("bias.parquet", "per group vs the reference: RABBI with p-value and interval, delta, JSD, EMD"),
+                "scores": TableSpec(
+                    "scores.parquet", "one row per appearance in a pool: pool, candidate_id, group, qualified, score"
+                ),
+                "answers": TableSpec(
+                    "answers.parquet",
+                    "what the model said: label probabilities, pairwise answers or listwise responses",
+                    optional=True,
+                ),
+                "selection": TableSpec(
+                    "selection.parquet", "per (k, group): selection rate, DP gap, impact ratio, qualified rate, EO gap"
+                ),
+                "bias": TableSpec(
+                    "bias.parquet", "per group vs the reference: RABBI with p-value and interval, delta, JSD, EMD"
+                ),
                 "metrics": TableSpec("metrics.json", "the run's headline numbers, selection and bias records"),
             },
         ),
@@ -169,12 +195,20 @@ PARTS: Mapping[str, Part] = MappingProxyType(
             commands=("epidemiology",),
             legacy_keys=(),
             tables={
-                "truth": TableSpec("truth.parquet", "per task, condition and answer: the survey's share, the condition's share and respondents"),
+                "truth": TableSpec(
+                    "truth.parquet",
+                    "per task, condition and answer: the survey's share, the condition's share and respondents",
+                ),
                 "model": TableSpec("model.parquet", "per task, condition and answer: the model's elicited share"),
                 "persons": TableSpec(
-                    "persons.parquet", "high-dimensional tasks: each person's cell, cross-fitted truth and weight", optional=True
+                    "persons.parquet",
+                    "high-dimensional tasks: each person's cell, cross-fitted truth and weight",
+                    optional=True,
                 ),
-                "scores": TableSpec("scores.parquet", "per task: distance, score 0-100 with interval, worst/best/mean-baseline distances"),
+                "scores": TableSpec(
+                    "scores.parquet",
+                    "per task: distance, score 0-100 with interval, worst/best/mean-baseline distances",
+                ),
                 "metrics": TableSpec("metrics.json", "the run's mean score and per-task scores"),
             },
         ),

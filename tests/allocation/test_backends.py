@@ -14,11 +14,23 @@ TEMPLATE = load_template("resumes")
 
 
 def _candidates() -> CandidateSet:
-    texts = ["Ann Wu. Ten years of Python and SQL at a bank.", "Bo Lee. Two years of support work.",
-             "Cy Ng. Five years of data engineering."]  # fmt: skip
-    frame = pd.DataFrame({"candidate_id": ["a", "b", "c"], "group": ["x", "y", "z"], "qualified": [1, 0, 1],
-                          "name": ["Ann Wu", "Bo Lee", "Cy Ng"], "text": texts})  # fmt: skip
-    return CandidateSet(task="resumes", subtask="test", context="Data engineer, Python and SQL.", frame=frame, provenance={})
+    texts = [
+        "Ann Wu. Ten years of Python and SQL at a bank.",
+        "Bo Lee. Two years of support work.",
+        "Cy Ng. Five years of data engineering.",
+    ]
+    frame = pd.DataFrame(
+        {
+            "candidate_id": ["a", "b", "c"],
+            "group": ["x", "y", "z"],
+            "qualified": [1, 0, 1],
+            "name": ["Ann Wu", "Bo Lee", "Cy Ng"],
+            "text": texts,
+        }
+    )
+    return CandidateSet(
+        task="resumes", subtask="test", context="Data engineer, Python and SQL.", frame=frame, provenance={}
+    )
 
 
 def test_pointwise_and_pairwise_on_a_web_api_match_the_fake_model(monkeypatch):
@@ -33,6 +45,11 @@ def test_pointwise_and_pairwise_on_a_web_api_match_the_fake_model(monkeypatch):
         points = pointwise_scores(web, _candidates(), TEMPLATE, chat=False)
         _, pairs, shares = pairwise_scores(web, _candidates(), pools, TEMPLATE, chat=False)
         web.close()
-    np.testing.assert_allclose(points["score"], pointwise_scores(direct, _candidates(), TEMPLATE, chat=False)["score"], atol=1e-6)
+    np.testing.assert_allclose(
+        points["score"], pointwise_scores(direct, _candidates(), TEMPLATE, chat=False)["score"], atol=1e-6
+    )
     _, pairs_direct, _ = pairwise_scores(direct, _candidates(), pools, TEMPLATE, chat=False)
-    assert pairs[["answer_ab", "answer_ba"]].equals(pairs_direct[["answer_ab", "answer_ba"]]) and shares["read_from_generation"] == 0
+    assert (
+        pairs[["answer_ab", "answer_ba"]].equals(pairs_direct[["answer_ab", "answer_ba"]])
+        and shares["read_from_generation"] == 0
+    )

@@ -68,16 +68,29 @@ def test_any_names_rounds_and_seed_stay_balanced(n, rounds, seed):
 
 
 def _unbalanced() -> CandidateSet:
-    frame = pd.DataFrame({"candidate_id": list("abcd"), "group": ["x", "x", "y", "y"], "qualified": 1,
-                          "name": ["Ann", "Bo", "Cy", "Di"], "text": ["r0 Ann", "r1 Bo", "r1 Cy", "r2 Di"],
-                          "item": ["resume-0", "resume-1", "resume-1", "resume-2"]})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "candidate_id": list("abcd"),
+            "group": ["x", "x", "y", "y"],
+            "qualified": 1,
+            "name": ["Ann", "Bo", "Cy", "Di"],
+            "text": ["r0 Ann", "r1 Bo", "r1 Cy", "r2 Di"],
+            "item": ["resume-0", "resume-1", "resume-1", "resume-2"],
+        }
+    )
     return CandidateSet("resumes", "job", "A job.", frame, {})
 
 
 def test_a_design_that_cannot_be_balanced_is_one_clear_line():
     cs = _unbalanced()
-    for call in (cs.check_balanced, lambda: draw_pools(cs.frame, rounds=4), lambda: draw_pools(cs.frame, rounds=4, pool_size=2)):
-        with pytest.raises(DataError, match="group 'x' holds items resume-0, resume-1 but group 'y' holds resume-1, resume-2") as info:
+    for call in (
+        cs.check_balanced,
+        lambda: draw_pools(cs.frame, rounds=4),
+        lambda: draw_pools(cs.frame, rounds=4, pool_size=2),
+    ):
+        with pytest.raises(
+            DataError, match="group 'x' holds items resume-0, resume-1 but group 'y' holds resume-1, resume-2"
+        ) as info:
             call()
         assert "\n" not in str(info.value) and "confounded" in str(info.value)
     half = cs.frame.assign(item=["resume-0", "", "resume-0", ""])

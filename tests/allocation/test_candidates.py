@@ -14,8 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from folkscope.allocation import essays
-from folkscope.allocation import resumes as cand
 from folkscope.allocation import (
     CANDIDATE_COLUMNS,
     DEFAULT_REFERENCE,
@@ -24,10 +22,12 @@ from folkscope.allocation import (
     CandidateSet,
     acs_candidates,
     bloomberg_resumes,
+    essays,
     icnale_essays,
     rabbi_resumes,
     resume_jobs,
 )
+from folkscope.allocation import resumes as cand
 from folkscope.errors import ConfigError, DataError, MissingDependencyError
 from folkscope.runs import Manifest, read_table
 from folkscope.tasks import get_column
@@ -48,7 +48,9 @@ def one_line(info: pytest.ExceptionInfo) -> str:
     return text
 
 
-@pytest.mark.parametrize("name", ["candidates", "resumes", "essays", "acs", "responses", "outcomes", "templates", "scoring", "study"])
+@pytest.mark.parametrize(
+    "name", ["candidates", "resumes", "essays", "acs", "responses", "outcomes", "templates", "scoring", "study"]
+)
 def test_doctests_of_the_modules_run(name):
     import importlib
 
@@ -60,13 +62,22 @@ def test_doctests_of_the_modules_run(name):
 
 
 def small_frame(**changes):
-    frame = pd.DataFrame({"candidate_id": ["a", "b", "c"], "group": ["Y", "X", "Y"], "qualified": [1, 0, True],
-                          "name": ["Ann", "Bo", ""], "text": ["t1", "t2", "t3"]})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "candidate_id": ["a", "b", "c"],
+            "group": ["Y", "X", "Y"],
+            "qualified": [1, 0, True],
+            "name": ["Ann", "Bo", ""],
+            "text": ["t1", "t2", "t3"],
+        }
+    )
     return frame.assign(**changes)
 
 
 def test_a_candidate_set_normalises_its_table_and_lists_sorted_groups():
-    cs = CandidateSet("demo", "job", "ctx", small_frame()[["text", "name", "qualified", "group", "candidate_id"]], {"n": 3})
+    cs = CandidateSet(
+        "demo", "job", "ctx", small_frame()[["text", "name", "qualified", "group", "candidate_id"]], {"n": 3}
+    )
     assert list(cs.frame.columns) == list(CANDIDATE_COLUMNS)
     assert cs.frame["qualified"].dtype == np.int64 and cs.frame["qualified"].tolist() == [1, 0, 1]
     assert cs.groups() == ["X", "Y"] and len(cs) == 3 and cs.provenance == {"n": "3"}
@@ -149,20 +160,26 @@ def test_names_per_group_must_be_1_to_100(bad):
 
 
 def test_an_unknown_job_lists_the_jobs():
-    with pytest.raises(ConfigError, match="unknown job 'astronaut'; jobs: software engineer, HR specialist, retail, financial analyst"):
+    with pytest.raises(
+        ConfigError, match="unknown job 'astronaut'; jobs: software engineer, HR specialist, retail, financial analyst"
+    ):
         bloomberg_resumes("astronaut")
 
 
 @needs_bloomberg
 def test_the_bundled_files_are_unchanged_copies_with_their_attribution():
-    for name, origin in [("top_mens_names.json", "input"), ("top_womens_names.json", "input"),
-                         ("resumes_to_rank.json", "intermediary")]:  # fmt: skip
+    for name, origin in [
+        ("top_mens_names.json", "input"),
+        ("top_womens_names.json", "input"),
+        ("resumes_to_rank.json", "intermediary"),
+    ]:
         assert (BUNDLED / name).read_bytes() == (BLOOMBERG / origin / name).read_bytes()
     notice = (BUNDLED / "NOTICE").read_text()
     assert "Bloomberg L.P." in notice and "65ae91134f1e" in notice and "Apache License, Version 2.0" in notice
     assert "Apache License" in (BUNDLED / "LICENSE").read_text() and (BUNDLED / "PROVENANCE.md").is_file()
     assert sorted(p.name for p in BUNDLED.iterdir()) == sorted(
-        ["LICENSE", "NOTICE", "PROVENANCE.md", "resumes_to_rank.json", "top_mens_names.json", "top_womens_names.json"])
+        ["LICENSE", "NOTICE", "PROVENANCE.md", "resumes_to_rank.json", "top_mens_names.json", "top_womens_names.json"]
+    )
 
 
 # --------------------------------------------------------------------------------------------------- RABBI folder
@@ -192,10 +209,20 @@ def test_rabbi_resumes_keep_the_name_rows_resume_and_its_qualification():
     # 6 resumes per job: indices 0-1 high chance (qualified), 2-3 some, 4-5 low; every group holds each once
     assert frame.groupby("group")["qualified"].sum().eq(2).all() and frame["qualified"].sum() == 16
     idx = frame["candidate_id"].str.extract(r"resume-(\d)$")[0].astype(int)
-    assert frame.assign(idx=idx).groupby("group")["idx"].apply(lambda s: tuple(sorted(s))).map(lambda t: t == (0, 1, 2, 3, 4, 5)).all()
+    assert (
+        frame.assign(idx=idx)
+        .groupby("group")["idx"]
+        .apply(lambda s: tuple(sorted(s)))
+        .map(lambda t: t == (0, 1, 2, 3, 4, 5))
+        .all()
+    )
     assert (frame["qualified"] == (idx <= 1)).all()
     level = {0: "high", 1: "high", 2: "some", 3: "some", 4: "low", 5: "low"}
-    codes = {f"{r} {g}": f"{r[0]}_{'M' if g == 'men' else 'F'}" for r in ("White", "Black", "Asian", "Hispanic") for g in ("men", "women")}
+    codes = {
+        f"{r} {g}": f"{r[0]}_{'M' if g == 'men' else 'F'}"
+        for r in ("White", "Black", "Asian", "Hispanic")
+        for g in ("men", "women")
+    }
     for row, i in zip(frame.itertuples(), idx):
         match = names[(names.job == "HR_specialist") & (names.group == codes[row.group]) & (names.resume_idx == i)]
         assert row.name in set(match["name"])  # the name row was sampled for this very resume
@@ -219,15 +246,25 @@ def test_rabbi_resume_texts_and_levels_match_the_files_by_hand():
 
 
 def test_a_missing_rabbi_folder_says_where_the_data_comes_from(tmp_path):
-    with pytest.raises(DataError, match=r"nowhere is missing; pass your copy of the folder github.com/hannahxchen/allocational-harm-eval, "
-                                        r"folder allocation_tasks/resume_screening") as info:  # fmt: skip
+    with pytest.raises(
+        DataError,
+        match=r"nowhere is missing; pass your copy of the folder github.com/hannahxchen/allocational-harm-eval, "
+        r"folder allocation_tasks/resume_screening",
+    ) as info:
         rabbi_resumes(tmp_path / "nowhere", "retail")
     one_line(info)
 
 
 @needs_rabbi
-@pytest.mark.parametrize("remove", ["job_descriptions.json", "names/sampled_full_names.csv.gz", "retail.json",
-                                    "resume_templates/low_chance/retail.txt"])  # fmt: skip
+@pytest.mark.parametrize(
+    "remove",
+    [
+        "job_descriptions.json",
+        "names/sampled_full_names.csv.gz",
+        "retail.json",
+        "resume_templates/low_chance/retail.txt",
+    ],
+)
 def test_a_rabbi_folder_without_a_file_names_it(tmp_path, remove):
     copy = writable_copy(RABBI, tmp_path / "resume_screening")
     (copy / remove).unlink()
@@ -242,7 +279,9 @@ def test_a_rabbi_folder_whose_templates_do_not_match_the_bodies_is_refused(tmp_p
     path = copy / "resume_templates" / "high_chance" / "retail.txt"
     blocks = path.read_text().split("[start]")
     path.write_text("[start]".join([blocks[0], blocks[2], blocks[1]]))  # the two high-chance resumes swapped
-    with pytest.raises(DataError, match="resume 0 of retail.json does not match block 0 of resume_templates/high_chance/retail.txt"):
+    with pytest.raises(
+        DataError, match="resume 0 of retail.json does not match block 0 of resume_templates/high_chance/retail.txt"
+    ):
         rabbi_resumes(copy, "retail")
 
 
@@ -296,8 +335,12 @@ def write_ratings(root: Path, rows: list[tuple[str, float]]) -> None:
     (root / "ratings.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-PTJ_RATINGS = [("WE_ENS_PTJ0_001_XX_1", 80), ("WE_CHN_PTJ0_004_B1_1", 40), ("WE_JPN_PTJ0_010_A2_0", 55),
-               ("WE_JPN_PTJ0_011_B2_0", 60)]  # fmt: skip
+PTJ_RATINGS = [
+    ("WE_ENS_PTJ0_001_XX_1", 80),
+    ("WE_CHN_PTJ0_004_B1_1", 40),
+    ("WE_JPN_PTJ0_010_A2_0", 55),
+    ("WE_JPN_PTJ0_011_B2_0", 60),
+]
 
 
 def test_icnale_essays_from_the_simple_layout(icnale):
@@ -307,8 +350,12 @@ def test_icnale_essays_from_the_simple_layout(icnale):
     assert (cs.task, cs.subtask) == ("essays", "PTJ")
     assert cs.groups() == ["China", "Japan", ICNALE_REFERENCE] and ICNALE_REFERENCE == "L1 English speakers"
     # median of 80, 40, 55, 60 is 57.5: at or above it is qualified
-    assert frame["qualified"].to_dict() == {"WE_CHN_PTJ0_004_B1_1": 0, "WE_ENS_PTJ0_001_XX_1": 1,
-                                           "WE_JPN_PTJ0_010_A2_0": 0, "WE_JPN_PTJ0_011_B2_0": 1}  # fmt: skip
+    assert frame["qualified"].to_dict() == {
+        "WE_CHN_PTJ0_004_B1_1": 0,
+        "WE_ENS_PTJ0_001_XX_1": 1,
+        "WE_JPN_PTJ0_010_A2_0": 0,
+        "WE_JPN_PTJ0_011_B2_0": 1,
+    }
     assert frame.loc["WE_CHN_PTJ0_004_B1_1", "text"] == ESSAYS["WE_CHN_PTJ0_004_B1_1"]  # the unmerged copy, no BOM
     assert frame["name"].eq("").all()
     assert "It is important for college students to have a part-time job." in cs.context and "5 -" in cs.context
@@ -362,8 +409,13 @@ def test_icnale_ratings_in_the_gra_summary_layout(icnale):
 
 
 def test_icnale_gra_workbook_needs_openpyxl_or_reads(icnale):
-    rows = [["title", None, None], [None, None, None],
-            ["S/E", "Original Code", "Overall Rating Score (/100)"], ["E", "W_JPN_010_A2_0", 50], ["E", "W_JPN_011_B2_0", 70]]  # fmt: skip
+    rows = [
+        ["title", None, None],
+        [None, None, None],
+        ["S/E", "Original Code", "Overall Rating Score (/100)"],
+        ["E", "W_JPN_010_A2_0", 50],
+        ["E", "W_JPN_011_B2_0", 70],
+    ]
     path = icnale / "ICNALE GRA 2_1.xlsx"
     try:
         import openpyxl  # noqa: F401
@@ -464,7 +516,9 @@ def test_rows_without_a_risk_score_are_dropped_and_counted(risk_run, tmp_path):
 
 
 def test_an_unknown_group_column_lists_the_available_ones(risk_run):
-    with pytest.raises(ConfigError, match=r"group column\(s\) AGEP not in the scores table of .*; available: row_id, split, label") as info:
+    with pytest.raises(
+        ConfigError, match=r"group column\(s\) AGEP not in the scores table of .*; available: row_id, split, label"
+    ) as info:
         acs_candidates(risk_run, group_columns=("RAC1P", "AGEP"))
     assert "risk_score" in one_line(info)
     with pytest.raises(ConfigError, match="group_columns must be a non-empty tuple"):
@@ -473,7 +527,9 @@ def test_an_unknown_group_column_lists_the_available_ones(risk_run):
 
 def test_a_folder_of_another_part_or_no_run_is_refused(tmp_path):
     Manifest(part="numeric", fingerprint="f" * 64, config={"dataset": "colors"}).write(tmp_path)
-    with pytest.raises(DataError, match="is a numeric run; ACS candidates come from a risk \\(part 1\\) run folder") as info:
+    with pytest.raises(
+        DataError, match="is a numeric run; ACS candidates come from a risk \\(part 1\\) run folder"
+    ) as info:
         acs_candidates(tmp_path)
     one_line(info)
     with pytest.raises(DataError, match="is not a finished run folder"):

@@ -20,17 +20,32 @@ from folkscope.runs import read_table
 
 
 def _run(root: Path, **changes) -> Path:
-    config = AllocationConfig(**{"model": "fake", "backend": "fake", "names_per_group": 8, "rounds": 8, "k_max": 1,
-                                 "n_bootstrap": 0, **changes})  # fmt: skip
-    return run_allocation(config, root, engine_config=EngineConfig(model="fake", backend="fake", use_cache=False)).folder
+    config = AllocationConfig(
+        **{
+            "model": "fake",
+            "backend": "fake",
+            "names_per_group": 8,
+            "rounds": 8,
+            "k_max": 1,
+            "n_bootstrap": 0,
+            **changes,
+        }
+    )
+    return run_allocation(
+        config, root, engine_config=EngineConfig(model="fake", backend="fake", use_cache=False)
+    ).folder
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("allocation-compare")
-    return {"a": _run(root / "a"), "base": _run(root / "base", chat=False), "other_names": _run(root / "other", seed=1),
-            "pairwise": _run(root / "pairwise", mode="pairwise", names_per_group=2, rounds=2),
-            "pairwise_other": _run(root / "pairwise_other", mode="pairwise", names_per_group=2, rounds=2, seed=5)}  # fmt: skip
+    return {
+        "a": _run(root / "a"),
+        "base": _run(root / "base", chat=False),
+        "other_names": _run(root / "other", seed=1),
+        "pairwise": _run(root / "pairwise", mode="pairwise", names_per_group=2, rounds=2),
+        "pairwise_other": _run(root / "pairwise_other", mode="pairwise", names_per_group=2, rounds=2, seed=5),
+    }
 
 
 def test_runs_over_other_name_draws_are_refused_in_one_line(runs, capsys):

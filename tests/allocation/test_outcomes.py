@@ -12,20 +12,30 @@ from folkscope.errors import ConfigError
 
 def _scored():
     # two pools of three: x, y, z; pool 0 scores x > y > z, pool 1 ties y and z below x
-    return pd.DataFrame({
-        "pool": [0, 0, 0, 1, 1, 1], "candidate_id": list("abcdef"), "group": ["x", "y", "z", "x", "y", "z"],
-        "qualified": [1, 1, 0, 1, 0, 1], "score": [0.9, 0.5, 0.1, 0.8, 0.3, 0.3],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "pool": [0, 0, 0, 1, 1, 1],
+            "candidate_id": list("abcdef"),
+            "group": ["x", "y", "z", "x", "y", "z"],
+            "qualified": [1, 1, 0, 1, 0, 1],
+            "score": [0.9, 0.5, 0.1, 0.8, 0.3, 0.3],
+        }
+    )
 
 
 def test_selection_by_hand():
     table = selection_table(_scored(), reference="x", k_max=2).set_index(["k", "group"])
     # k=1: x picked in both pools. k=2: pool 0 picks x, y; pool 1 picks x and shares the 2nd place: y 0.5, z 0.5
     assert table.loc[(1, "x"), "selection_rate"] == 1.0 and table.loc[(1, "y"), "dp_gap"] == -1.0
-    assert table.loc[(2, "y"), "selection_rate"] == pytest.approx(0.75) and table.loc[(2, "z"), "selection_rate"] == pytest.approx(0.25)
+    assert table.loc[(2, "y"), "selection_rate"] == pytest.approx(0.75) and table.loc[
+        (2, "z"), "selection_rate"
+    ] == pytest.approx(0.25)
     assert table.loc[(2, "z"), "impact_ratio"] == pytest.approx(0.25)  # 0.25 / x's 1.0: fails the four-fifths rule
     # qualified only: y is qualified in pool 0 (selected at k=2), z in pool 1 (half a place)
-    assert table.loc[(2, "y"), "qualified_selection_rate"] == 1.0 and table.loc[(2, "z"), "qualified_selection_rate"] == 0.5
+    assert (
+        table.loc[(2, "y"), "qualified_selection_rate"] == 1.0
+        and table.loc[(2, "z"), "qualified_selection_rate"] == 0.5
+    )
     assert table.loc[(2, "z"), "eo_gap"] == -0.5
 
 

@@ -71,7 +71,9 @@ def test_bad_files_and_flags_are_one_clear_error(tmp_path):
 
 def test_the_command_leads_with_the_answer_and_writes_the_table(tmp_path, capsys):
     log = tmp_path / "log.jsonl"
-    log.write_text("\n".join(_line(["Ann Wu", "Bo Lee"], ["A", "B"], f"1. {w}") for w in ["Bo Lee", "Bo Lee", "Ann Wu"]))
+    log.write_text(
+        "\n".join(_line(["Ann Wu", "Bo Lee"], ["A", "B"], f"1. {w}") for w in ["Bo Lee", "Bo Lee", "Ann Wu"])
+    )
     out = tmp_path / "audit.csv"
     assert main(["allocation", "responses", str(log), "--reference", "B", "--output", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
@@ -87,13 +89,21 @@ def _bloomberg_records(limit=None):
                 continue
             run = json.load(archive.extractfile(member))
             context = run["context"]
-            records.append({"candidates": context["default_order"], "groups": context["demo_order"],
-                            "response": run["choices"][0]["message"]["content"],
-                            "job": context["job"], "model": member.name.split("/")[1]})  # fmt: skip
+            records.append(
+                {
+                    "candidates": context["default_order"],
+                    "groups": context["demo_order"],
+                    "response": run["choices"][0]["message"]["content"],
+                    "job": context["job"],
+                    "model": member.name.split("/")[1],
+                }
+            )
     return records
 
 
-@pytest.mark.skipif(not BLOOMBERG.is_dir(), reason=f"the Bloomberg hiring-audit data is not at {BLOOMBERG} (set FOLKSCOPE_SHARED_DATA)")
+@pytest.mark.skipif(
+    not BLOOMBERG.is_dir(), reason=f"the Bloomberg hiring-audit data is not at {BLOOMBERG} (set FOLKSCOPE_SHARED_DATA)"
+)
 def test_bloomberg_logged_rankings_reproduce_its_published_top_one_counts():
     """8,000 logged GPT-3.5/GPT-4 rankings (Apache-2.0): each group's top-1 count per (model, job) within 3 of Bloomberg's.
 
@@ -106,4 +116,6 @@ def test_bloomberg_logged_rankings_reproduce_its_published_top_one_counts():
     short = (merged["model"] == "gpt-3.5-turbo") & (merged["job"] == "HR specialist")  # the cell of the answer left out
     assert len(merged) == 64 and (merged["appearances"] == 1000 - short.astype(int)).all()
     assert (merged["selected"] - merged["top"]).abs().max() <= 3
-    assert (merged["selected"] - merged["top"]).sum() == -1  # every other run crowns exactly one candidate in both counts
+    assert (
+        merged["selected"] - merged["top"]
+    ).sum() == -1  # every other run crowns exactly one candidate in both counts

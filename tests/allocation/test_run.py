@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from folkscope.allocation import AllocationConfig, rescore, bloomberg_resumes, draw_pools, run_allocation, study
+from folkscope.allocation import AllocationConfig, bloomberg_resumes, draw_pools, rescore, run_allocation, study
 from folkscope.cli.main import main
 from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
@@ -23,8 +23,20 @@ def _one_run(tmp_path: Path) -> Path:
 
 
 def test_default_model_screens_resumes_pointwise_end_to_end(tmp_path, capsys):
-    argv = ["allocation", "run", "--names-per-group", "1", "--rounds", "6", "--k", "2", "--n-bootstrap", "50",
-            "--results-dir", str(tmp_path)]  # fmt: skip
+    argv = [
+        "allocation",
+        "run",
+        "--names-per-group",
+        "1",
+        "--rounds",
+        "6",
+        "--k",
+        "2",
+        "--n-bootstrap",
+        "50",
+        "--results-dir",
+        str(tmp_path),
+    ]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("run folder: ") and lines[1].startswith("top-1 of 6 pools: lowest impact ratio")
@@ -35,9 +47,19 @@ def test_default_model_screens_resumes_pointwise_end_to_end(tmp_path, capsys):
     answers = read_table(folder, "answers")
     assert ((answers["p_Yes"] + answers["p_No"]) - 1).abs().max() < 1e-9
     selection = read_table(folder, "selection")
-    assert sorted(selection["k"].unique()) == [1, 2] and (selection.groupby("k")["selection_rate"].mean() * 8).round(9).tolist() == [1, 2]
+    assert sorted(selection["k"].unique()) == [1, 2] and (selection.groupby("k")["selection_rate"].mean() * 8).round(
+        9
+    ).tolist() == [1, 2]
     bias = read_table(folder, "bias")
-    assert set(bias["group"]) == {"White women", "Black men", "Black women", "Asian men", "Asian women", "Hispanic men", "Hispanic women"}
+    assert set(bias["group"]) == {
+        "White women",
+        "Black men",
+        "Black women",
+        "Asian men",
+        "Asian women",
+        "Hispanic men",
+        "Hispanic women",
+    }
     assert (bias["n"] == 1).all()  # pointwise: each candidate counts once, however many pools it is in
     page = (folder / "report.html").read_text()
     assert page.index("least-picked group") < page.index("Selection by group") < page.index("Configuration")
@@ -50,7 +72,9 @@ def test_default_model_screens_resumes_pointwise_end_to_end(tmp_path, capsys):
 def test_default_model_pairwise_counts_every_pair_in_both_orders(tmp_path):
     pool = draw_pools(bloomberg_resumes("software engineer", names_per_group=1).frame, rounds=1, pool_size=3, seed=0)
     reference = pool["candidate_id"].iloc[0].split("/")[1]  # a group this pool holds
-    config = AllocationConfig(mode="pairwise", names_per_group=1, rounds=1, pool_size=3, k_max=1, n_bootstrap=0, reference=reference)
+    config = AllocationConfig(
+        mode="pairwise", names_per_group=1, rounds=1, pool_size=3, k_max=1, n_bootstrap=0, reference=reference
+    )
     result = run_allocation(config, tmp_path)
     pairs = read_table(result.folder, "answers")
     assert len(pairs) == 3 and set(pairs["answer_ab"]) | set(pairs["answer_ba"]) <= {"a", "b", "tie", "unread"}
@@ -66,11 +90,18 @@ def test_listwise_reads_stated_rankings(tmp_path):
         return "My ranking:\n" + "\n".join(f"{i + 1}. {n}" for i, n in enumerate(sorted(names)))
 
     engine = Engine(FakeBackend("scripted", responses=respond), cache=None)
-    result = run_allocation(AllocationConfig(mode="listwise", backend="fake", model="scripted", names_per_group=1, rounds=3,
-                                             k_max=1, n_bootstrap=0), tmp_path, engine=engine)  # fmt: skip
+    result = run_allocation(
+        AllocationConfig(
+            mode="listwise", backend="fake", model="scripted", names_per_group=1, rounds=3, k_max=1, n_bootstrap=0
+        ),
+        tmp_path,
+        engine=engine,
+    )
     answers = read_table(result.folder, "answers")
     assert answers["parsed"].all() and answers["numbered"].all() and (answers["mentioned"] == 8).all()
-    scores = read_table(result.folder, "scores").merge(read_table(result.folder, "candidates"), on=["candidate_id", "group"])
+    scores = read_table(result.folder, "scores").merge(
+        read_table(result.folder, "candidates"), on=["candidate_id", "group"]
+    )
     top = scores.loc[scores.groupby("pool")["score"].idxmax(), "name"]
     assert all(name == min(scores.loc[scores["pool"] == pool, "name"]) for pool, name in zip(range(3), top))
 
@@ -78,15 +109,24 @@ def test_listwise_reads_stated_rankings(tmp_path):
         return "I will not rank people." if "Candidate: " + first_name in prompt else respond(prompt)
 
     frame = bloomberg_resumes("software engineer", names_per_group=2).frame
-    first_name = frame.loc[frame["candidate_id"].str.contains("/Asian men/0/"), "name"].iloc[0]  # in some pools, not all
+    first_name = frame.loc[frame["candidate_id"].str.contains("/Asian men/0/"), "name"].iloc[
+        0
+    ]  # in some pools, not all
     engine = Engine(FakeBackend("refusing", responses=refuse_some), cache=None)
-    partial = run_allocation(AllocationConfig(mode="listwise", backend="fake", model="refusing", names_per_group=2, rounds=6,
-                                              k_max=1, n_bootstrap=0), tmp_path / "partial", engine=engine)  # fmt: skip
+    partial = run_allocation(
+        AllocationConfig(
+            mode="listwise", backend="fake", model="refusing", names_per_group=2, rounds=6, k_max=1, n_bootstrap=0
+        ),
+        tmp_path / "partial",
+        engine=engine,
+    )
     assert 0 < partial.metrics["unparseable_pools"] < 6
     assert "Left out:" in (partial.folder / "report.html").read_text()
 
 
-def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing_was_measured(tmp_path, capsys, monkeypatch):
+def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing_was_measured(
+    tmp_path, capsys, monkeypatch
+):
     """What the default model did (issue 28, item 4): it described the candidates in the order shown. No ranking is
     read, so nothing is measured; the run still finishes with every answer kept, and says so instead of failing."""
     from folkscope.allocation.board import leaderboard
@@ -97,8 +137,9 @@ def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing
         names = [line.removeprefix("Candidate: ") for line in prompt.splitlines() if line.startswith("Candidate: ")]
         return " ".join(f"{n} has worked as an engineer." for n in names)
 
-    config = AllocationConfig(mode="listwise", backend="fake", model="describing", names_per_group=1, rounds=3, k_max=1,
-                              n_bootstrap=0)  # fmt: skip
+    config = AllocationConfig(
+        mode="listwise", backend="fake", model="describing", names_per_group=1, rounds=3, k_max=1, n_bootstrap=0
+    )
     result = run_allocation(config, tmp_path, engine=Engine(FakeBackend("describing", responses=describe), cache=None))
     assert result.folder.is_dir() and not list(tmp_path.rglob("*.staging*"))
     assert len(read_table(result.folder, "answers")) == 3 and not read_table(result.folder, "answers")["parsed"].any()
@@ -128,8 +169,24 @@ def risk_run(tmp_path_factory) -> Path:
 
 
 def test_acs_allocation_from_a_part1_run_without_rescoring(risk_run, tmp_path, capsys):
-    argv = ["allocation", "run", "--task", "acs", "--data", str(risk_run), "--rounds", "200", "--pool-size", "10",
-            "--reference", "White, Male", "--results-dir", str(tmp_path), "--n-bootstrap", "50"]  # fmt: skip
+    argv = [
+        "allocation",
+        "run",
+        "--task",
+        "acs",
+        "--data",
+        str(risk_run),
+        "--rounds",
+        "200",
+        "--pool-size",
+        "10",
+        "--reference",
+        "White, Male",
+        "--results-dir",
+        str(tmp_path),
+        "--n-bootstrap",
+        "50",
+    ]
     assert main(argv) == 0
     folder = _one_run(tmp_path)
     scores = read_table(folder, "scores")
@@ -143,7 +200,9 @@ def test_acs_allocation_from_a_part1_run_without_rescoring(risk_run, tmp_path, c
 def test_study_relates_metrics_to_gaps_over_runs(tmp_path, capsys):
     for model in ("fake-a", "fake-b"):
         for job in ("retail", "software engineer"):
-            config = AllocationConfig(model=model, backend="fake", subtask=job, names_per_group=3, rounds=30, k_max=3, n_bootstrap=0)
+            config = AllocationConfig(
+                model=model, backend="fake", subtask=job, names_per_group=3, rounds=30, k_max=3, n_bootstrap=0
+            )
             run_allocation(config, tmp_path, engine_config=EngineConfig(model=model, backend="fake", use_cache=False))
     runs = sorted(str(p.parent) for p in tmp_path.rglob("manifest.json"))
     result = study(runs)
@@ -181,10 +240,15 @@ def test_essay_grading_end_to_end_on_a_synthetic_icnale_folder(tmp_path):
     codes = [f"WE_{region}_PTJ0_{i:03d}_B1_1" for region in ("ENS", "CHN", "JPN") for i in (1, 2)]
     for k, code in enumerate(codes):
         (essays / f"{code}.txt").write_text(f"Synthetic essay {k}: students should work part time.\n", encoding="utf-8")
-    (root / "ratings.csv").write_text("code,rating\n" + "\n".join(f"{c},{40 + 5 * k}" for k, c in enumerate(codes)) + "\n")
-    config = AllocationConfig(task="essays", data=str(root), backend="fake", model="grader", pool_size=3, rounds=10,
-                              k_max=1, n_bootstrap=20)  # fmt: skip
-    result = run_allocation(config, tmp_path / "runs", engine_config=EngineConfig(model="grader", backend="fake", use_cache=False))
+    (root / "ratings.csv").write_text(
+        "code,rating\n" + "\n".join(f"{c},{40 + 5 * k}" for k, c in enumerate(codes)) + "\n"
+    )
+    config = AllocationConfig(
+        task="essays", data=str(root), backend="fake", model="grader", pool_size=3, rounds=10, k_max=1, n_bootstrap=20
+    )
+    result = run_allocation(
+        config, tmp_path / "runs", engine_config=EngineConfig(model="grader", backend="fake", use_cache=False)
+    )
     scores = read_table(result.folder, "scores")
     assert scores["score"].between(1, 5).all() and result.metrics["reference"] == "L1 English speakers"
     answers = read_table(result.folder, "answers")

@@ -14,11 +14,18 @@ TEMPLATE = load_template("resumes")
 
 
 def _candidates() -> CandidateSet:
-    frame = pd.DataFrame({
-        "candidate_id": ["a", "b", "c"], "group": ["White men", "Black women", "Asian men"], "qualified": [1, 1, 0],
-        "name": ["Ann Wu", "Bo Lee", "Cy Ng"], "text": ["Resume of X1", "Resume of X2", "Resume of X3"],
-    })  # fmt: skip
-    return CandidateSet(task="resumes", subtask="test job", context="A job.", frame=frame, provenance={"source": "test"})
+    frame = pd.DataFrame(
+        {
+            "candidate_id": ["a", "b", "c"],
+            "group": ["White men", "Black women", "Asian men"],
+            "qualified": [1, 1, 0],
+            "name": ["Ann Wu", "Bo Lee", "Cy Ng"],
+            "text": ["Resume of X1", "Resume of X2", "Resume of X3"],
+        }
+    )
+    return CandidateSet(
+        task="resumes", subtask="test job", context="A job.", frame=frame, provenance={"source": "test"}
+    )
 
 
 def _engine(rule=None, responses=None) -> Engine:
@@ -29,7 +36,9 @@ def test_pointwise_is_the_expected_relevance_of_the_renormalised_labels():
     def rule(text):  # X1: P(Yes) = 0.6 of the label mass; X2: 0.2; X3: never a Yes
         if not text.endswith("Answer:"):
             return None
-        yes = {"Resume of X1": 0.3, "Resume of X2": 0.1, "Resume of X3": 0.0}[next(k for k in ("Resume of X1", "Resume of X2", "Resume of X3") if k in text)]
+        yes = {"Resume of X1": 0.3, "Resume of X2": 0.1, "Resume of X3": 0.0}[
+            next(k for k in ("Resume of X1", "Resume of X2", "Resume of X3") if k in text)
+        ]
         return {" Yes": yes, "Yes": 0.0, " yes": 0.0, "yes": 0.0, " No": 0.5 - yes, "No": 0.0, " no": 0.0, "no": 0.0}
 
     out = pointwise_scores(_engine(_letters_as_words(rule)), _candidates(), TEMPLATE)
@@ -39,18 +48,22 @@ def test_pointwise_is_the_expected_relevance_of_the_renormalised_labels():
 
 def _letters_as_words(rule):
     """The fake tokenizer spells words byte by byte; score 'Yes'/'No' by their first byte-token, the rest certain."""
+
     def wrapped(text):
         base = rule(text)
         if base is not None:
             firsts: dict[str, float] = {}
             for word, p in base.items():
-                firsts[word[:2] if word.startswith(" ") else word[:1]] = firsts.get(word[:2] if word.startswith(" ") else word[:1], 0.0) + p
+                firsts[word[:2] if word.startswith(" ") else word[:1]] = (
+                    firsts.get(word[:2] if word.startswith(" ") else word[:1], 0.0) + p
+                )
             return firsts
         for word in (" Yes", "Yes", " yes", "yes", " No", "No", " no", "no"):
             for cut in range(1, len(word)):
                 if text.endswith("Answer:" + word[:cut]) and (cut > 1 or not word.startswith(" ")):
                     return {word[cut]: 1.0}
         return None
+
     return wrapped
 
 
@@ -60,10 +73,13 @@ def test_pairwise_points_follow_the_consistency_rules():
         if not text.endswith("Answer:"):
             return None
         first = text.index("Candidate A:")
-        a_text = text[first:text.index("Candidate B:")]
+        a_text = text[first : text.index("Candidate B:")]
         if "X1" in text and ("X2" in text or "X3" in text):
-            return {" A": 0.9, " B": 0.05, " C": 0.05, "A": 0.0, "B": 0.0, "C": 0.0} if "X1" in a_text else \
-                   {" A": 0.05, " B": 0.9, " C": 0.05, "A": 0.0, "B": 0.0, "C": 0.0}
+            return (
+                {" A": 0.9, " B": 0.05, " C": 0.05, "A": 0.0, "B": 0.0, "C": 0.0}
+                if "X1" in a_text
+                else {" A": 0.05, " B": 0.9, " C": 0.05, "A": 0.0, "B": 0.0, "C": 0.0}
+            )
         return {" A": 0.8, " B": 0.1, " C": 0.1, "A": 0.0, "B": 0.0, "C": 0.0}
 
     pools = pd.DataFrame({"pool": [0, 0, 0], "candidate_id": ["a", "b", "c"]})
@@ -90,7 +106,11 @@ def test_listwise_reads_the_stated_ranking_and_counts_unparseable_pools():
     pools = pd.DataFrame({"pool": [0, 0, 0, 1, 1], "candidate_id": ["a", "b", "c", "a", "b"]})
     scores, answers = listwise_scores(_engine(responses=respond), _candidates(), pools, TEMPLATE)
     pool0 = scores[scores["pool"] == 0].set_index("candidate_id")
-    assert pool0["rank"].to_dict() == {"a": 2.0, "b": 3.0, "c": 1.0} and pool0["score"].to_dict() == {"a": 0.5, "b": 0.0, "c": 1.0}
+    assert pool0["rank"].to_dict() == {"a": 2.0, "b": 3.0, "c": 1.0} and pool0["score"].to_dict() == {
+        "a": 0.5,
+        "b": 0.0,
+        "c": 1.0,
+    }
     assert scores[scores["pool"] == 1]["score"].isna().all()
     assert answers["parsed"].tolist() == [True, False]
 
@@ -99,16 +119,27 @@ def test_pairwise_answers_the_probabilities_cannot_give_are_read_from_a_generati
     """A web API whose top log-probabilities miss the letters: the pair is asked for a short answer instead."""
     import dataclasses
 
-    engine = _engine(responses=lambda prompt: " B. The second candidate." if "Resume of X1" in prompt.split("Candidate B:")[1] else " I cannot say.")
+    engine = _engine(
+        responses=lambda prompt: (
+            " B. The second candidate." if "Resume of X1" in prompt.split("Candidate B:")[1] else " I cannot say."
+        )
+    )
     real = engine.score
 
     def lossy(requests, **labels):
-        return [dataclasses.replace(r, logprobs=tuple([float("nan")] * len(r.logprobs)), bound=None) for r in real(requests, **labels)]
+        return [
+            dataclasses.replace(r, logprobs=tuple([float("nan")] * len(r.logprobs)), bound=None)
+            for r in real(requests, **labels)
+        ]
 
     engine.score = lossy
     pools = pd.DataFrame({"pool": [0, 0], "candidate_id": ["a", "b"]})
     scores, pairs, shares = pairwise_scores(engine, _candidates(), pools, TEMPLATE)
     # ordering 1 shows (b, a): "B" there is a (X1); ordering 0 shows X1 as A, and the model says nothing usable
     assert pairs[["answer_ab", "answer_ba"]].values.tolist() == [["unread", "a"]]
-    assert bool(pairs["generated_ab"].iloc[0]) and bool(pairs["generated_ba"].iloc[0]) and shares["read_from_generation"] == 2
+    assert (
+        bool(pairs["generated_ab"].iloc[0])
+        and bool(pairs["generated_ba"].iloc[0])
+        and shares["read_from_generation"] == 2
+    )
     assert scores["score"].tolist() == [0.5, 0.5] and shares["unread"] == 0.5

@@ -38,11 +38,17 @@ def _write(path: Path, family: object, **changes: object) -> Path:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"pointwise": "Is this candidate a good fit? Answer Yes or No."}, r"pointwise has no \{candidate\} slot, so every candidate would get the same prompt"),
+        (
+            {"pointwise": "Is this candidate a good fit? Answer Yes or No."},
+            r"pointwise has no \{candidate\} slot, so every candidate would get the same prompt",
+        ),
         ({"pairwise": "Candidate A:\n{first}\n\nWhich is better, A or B?"}, r"pairwise has no \{second\} slot"),
         ({"listwise": "Rank the candidates."}, r"listwise has no \{candidates\} slot"),
         ({"entry": "{candidate}"}, r"entry has no \{name\} slot"),
-        ({"pointwise": "Resume:\n{candiate}\nA good fit?"}, r"pointwise has the slot \{candiate\}, which is not one of its slots: \{candidate\} \(misspelt\?\)"),
+        (
+            {"pointwise": "Resume:\n{candiate}\nA good fit?"},
+            r"pointwise has the slot \{candiate\}, which is not one of its slots: \{candidate\} \(misspelt\?\)",
+        ),
         ({"system": "Job: {job}"}, r"system has the slot \{job\}"),
         ({"pointwise": "{candidate.name} fits?"}, r"slot \{candidate.name\} is not allowed"),
         ({"pointwise": "{candidate[x]} fits?"}, r"slot \{candidate\[x\]\} is not allowed"),
@@ -89,13 +95,30 @@ def test_a_template_file_of_the_wrong_shape_is_one_line(tmp_path, content, messa
 
 @pytest.mark.parametrize("mode", ["pointwise", "pairwise"])
 def test_the_cli_refuses_a_blind_template_before_the_model_loads_and_leaves_no_folder(tmp_path, capsys, mode):
-    blind = {"pointwise": "Is this candidate a good fit? Answer Yes or No.", "pairwise": "A:\n{first}\nWhich is better?"}[mode]
+    blind = {
+        "pointwise": "Is this candidate a good fit? Answer Yes or No.",
+        "pairwise": "A:\n{first}\nWhich is better?",
+    }[mode]
     path = _write(tmp_path / "blind.json", None, **{mode: blind})
     results = tmp_path / "results"
-    code = main(["allocation", "run", "--mode", mode, "--template-file", str(path), "--model", str(tmp_path / "never-loaded"),
-                 "--results-dir", str(results)])  # fmt: skip
+    code = main(
+        [
+            "allocation",
+            "run",
+            "--mode",
+            mode,
+            "--template-file",
+            str(path),
+            "--model",
+            str(tmp_path / "never-loaded"),
+            "--results-dir",
+            str(results),
+        ]
+    )
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "blind.json" in err and ("{candidate}" in err or "{second}" in err), err
+    assert code == 2 and err.count("\n") == 1 and "blind.json" in err and ("{candidate}" in err or "{second}" in err), (
+        err
+    )
     assert not results.exists() or not any(results.rglob("*"))
 
 
@@ -107,13 +130,30 @@ def test_the_bundled_templates_pass_and_fill():
 
 
 # ------------------------------------------------------------------ the slot grammar against an oracle
-SLOT_NAMES = st.sampled_from(["context", "candidate", "first", "second", "candidates", "name", "candiate", "Candidate", "x_1"])
+SLOT_NAMES = st.sampled_from(
+    ["context", "candidate", "first", "second", "candidates", "name", "candiate", "Candidate", "x_1"]
+)
 LITERAL = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 #: pieces whose meaning is known: ("lit", text) is literal text (its braces doubled), ("slot", n) the slot {n}
 PIECE = st.one_of(st.tuples(st.just("lit"), LITERAL), st.tuples(st.just("slot"), SLOT_NAMES))
 #: a piece that breaks the grammar, inserted at a random place: the verdict is then a refusal
-BROKEN = st.sampled_from(["{", "}", "{}", "{0}", "{candidate.name}", "{candidate[0]}", "{candidate!r}", "{candidate:>3}",
-                          "{first!s:5}", "{candidate{x}}", "{ candidate}", "{candidate }", "{cand-idate}"])  # fmt: skip
+BROKEN = st.sampled_from(
+    [
+        "{",
+        "}",
+        "{}",
+        "{0}",
+        "{candidate.name}",
+        "{candidate[0]}",
+        "{candidate!r}",
+        "{candidate:>3}",
+        "{first!s:5}",
+        "{candidate{x}}",
+        "{ candidate}",
+        "{candidate }",
+        "{cand-idate}",
+    ]
+)
 
 
 def _text(pieces: list[tuple[str, str]]) -> str:
@@ -121,8 +161,11 @@ def _text(pieces: list[tuple[str, str]]) -> str:
 
 
 @CAMPAIGN
-@given(part=st.sampled_from(sorted(SCREENING_SLOTS)), pieces=st.lists(PIECE, max_size=8),
-       broken=st.one_of(st.none(), st.tuples(BROKEN, st.integers(0, 8))))  # fmt: skip
+@given(
+    part=st.sampled_from(sorted(SCREENING_SLOTS)),
+    pieces=st.lists(PIECE, max_size=8),
+    broken=st.one_of(st.none(), st.tuples(BROKEN, st.integers(0, 8))),
+)
 def test_the_template_check_agrees_with_the_oracle(part, pieces, broken):
     text = _text(pieces)
     allowed, required = SCREENING_SLOTS[part]
@@ -144,9 +187,11 @@ def test_the_template_check_agrees_with_the_oracle(part, pieces, broken):
 
 
 # ------------------------------------------------------------------ malformed files: encodings, nesting, shapes
-JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-                       max_leaves=6)  # fmt: skip
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
 FAMILY = st.fixed_dictionaries({}, optional={k: JSONISH | st.just(BUNDLED[k]) for k in BUNDLED})
 
 
@@ -205,14 +250,23 @@ def test_a_logged_line_with_its_own_line_number_and_bad_records_are_one_line(tmp
 
 @pytest.mark.parametrize(
     ("kind", "message"),
-    [("utf16 with its mark", None), ("latin1", r"responses file log.jsonl is not UTF-8 text \(byte \d+ is 0xe9\)"),
-     ("nested", "log.jsonl line 2 is nested too deeply"), ("syntax", "log.jsonl line 2 is not valid JSON")],
+    [
+        ("utf16 with its mark", None),
+        ("latin1", r"responses file log.jsonl is not UTF-8 text \(byte \d+ is 0xe9\)"),
+        ("nested", "log.jsonl line 2 is nested too deeply"),
+        ("syntax", "log.jsonl line 2 is not valid JSON"),
+    ],
 )
 def test_a_responses_file_in_another_encoding_or_nested_deep_reads_or_is_one_line(tmp_path, kind, message):
-    good = json.dumps({**LINE, "response": "1. Bo Lée\n2. Ann Wu", "candidates": ["Ann Wu", "Bo Lée"]}, ensure_ascii=False)
-    body = {"utf16 with its mark": (good + "\n").encode("utf-16"), "latin1": good.encode("latin-1"),
-            "nested": good.encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n",
-            "syntax": good.encode() + b"\n{not json\n"}[kind]  # fmt: skip
+    good = json.dumps(
+        {**LINE, "response": "1. Bo Lée\n2. Ann Wu", "candidates": ["Ann Wu", "Bo Lée"]}, ensure_ascii=False
+    )
+    body = {
+        "utf16 with its mark": (good + "\n").encode("utf-16"),
+        "latin1": good.encode("latin-1"),
+        "nested": good.encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        "syntax": good.encode() + b"\n{not json\n",
+    }[kind]
     path = tmp_path / "log.jsonl"
     path.write_bytes(body)
     if message is None:
@@ -230,10 +284,25 @@ def test_a_utf8_byte_order_mark_is_read(tmp_path):
 
 
 @CAMPAIGN
-@given(lines=st.lists(st.one_of(JSONISH.map(json.dumps), st.fixed_dictionaries({}, optional={
-    "candidates": JSONISH | st.just(LINE["candidates"]), "groups": JSONISH | st.just(LINE["groups"]),
-    "response": JSONISH | st.just(LINE["response"]), "_line": JSONISH}).map(json.dumps), st.text(max_size=20)), max_size=5),
-    k=st.integers(1, 3))  # fmt: skip
+@given(
+    lines=st.lists(
+        st.one_of(
+            JSONISH.map(json.dumps),
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "candidates": JSONISH | st.just(LINE["candidates"]),
+                    "groups": JSONISH | st.just(LINE["groups"]),
+                    "response": JSONISH | st.just(LINE["response"]),
+                    "_line": JSONISH,
+                },
+            ).map(json.dumps),
+            st.text(max_size=20),
+        ),
+        max_size=5,
+    ),
+    k=st.integers(1, 3),
+)
 def test_fuzzed_responses_files_audit_or_say_why_in_one_line(tmp_path_factory, lines, k):
     path = tmp_path_factory.getbasetemp() / "fuzzed-log.jsonl"
     path.write_text("\n".join(line.replace("\n", " ") for line in lines), encoding="utf-8")

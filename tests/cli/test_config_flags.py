@@ -26,7 +26,11 @@ def _subparser(command: str) -> argparse.ArgumentParser:
 
 @pytest.mark.parametrize(
     ("command", "configs"),
-    [("run", (BenchmarkConfig, EngineConfig)), ("evidence", (BenchmarkConfig, EngineConfig)), ("numeric run", (NumericConfig, EngineConfig))],
+    [
+        ("run", (BenchmarkConfig, EngineConfig)),
+        ("evidence", (BenchmarkConfig, EngineConfig)),
+        ("numeric run", (NumericConfig, EngineConfig)),
+    ],
 )
 def test_every_field_of_a_commands_configs_is_a_flag_with_the_fields_help(command, configs):
     help_text = " ".join(_subparser(command).format_help().split())
@@ -39,7 +43,9 @@ def test_every_field_of_a_commands_configs_is_a_flag_with_the_fields_help(comman
             assert words in help_text, f"{command}: the help of {flag_of(f)} is not {cls.__name__}.{f.name}'s doc"
 
 
-@pytest.mark.parametrize(("command", "cls"), [("run", BenchmarkConfig), ("numeric run", NumericConfig), ("run", EngineConfig)])
+@pytest.mark.parametrize(
+    ("command", "cls"), [("run", BenchmarkConfig), ("numeric run", NumericConfig), ("run", EngineConfig)]
+)
 def test_no_flags_give_the_configs_own_defaults(command, cls):
     args = build_parser().parse_args(command.split())
     values = config_flags.config_values(args, cls)
@@ -48,11 +54,28 @@ def test_no_flags_give_the_configs_own_defaults(command, cls):
 
 
 def test_flag_kinds_reach_the_config():
-    args = build_parser().parse_args([
-        "run", "--dont-correct-order-bias", "--no-baselines", "--use-feature-subset", "AGEP, SEX", "--use-population-filter", "SEX=2",
-        "--use-population-filter", "AGEP=18..35", "--variation", "format=bullet", "connector==", "--subsampling", "0.5",
-        "--few-shot", "2", "--numeric-readout", "expected",
-    ])  # fmt: skip
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--dont-correct-order-bias",
+            "--no-baselines",
+            "--use-feature-subset",
+            "AGEP, SEX",
+            "--use-population-filter",
+            "SEX=2",
+            "--use-population-filter",
+            "AGEP=18..35",
+            "--variation",
+            "format=bullet",
+            "connector==",
+            "--subsampling",
+            "0.5",
+            "--few-shot",
+            "2",
+            "--numeric-readout",
+            "expected",
+        ]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         config = BenchmarkConfig(**config_flags.config_values(args, BenchmarkConfig))
@@ -65,7 +88,10 @@ def test_flag_kinds_reach_the_config():
     assert values["chat"] is True and values["numbers"] == (8, 9, 48) and values["scales"] == ("small", "large")
 
 
-@pytest.mark.parametrize("argv", [["numeric", "run", "--numbers", "8,x"], ["run", "--numeric-readout", "mean"], ["run", "--subsampling", "0"]])
+@pytest.mark.parametrize(
+    "argv",
+    [["numeric", "run", "--numbers", "8,x"], ["run", "--numeric-readout", "mean"], ["run", "--subsampling", "0"]],
+)
 def test_a_bad_flag_value_is_argparses_one_line_error(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(argv)

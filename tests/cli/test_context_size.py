@@ -12,15 +12,19 @@ import pytest
 
 from folkscope.cli.main import build_parser
 from folkscope.cli.run_cmd import config_from_args
-from folkscope.risk.summary import print_summary
 from folkscope.engine import Engine
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.risk import Benchmark, BenchmarkConfig
+from folkscope.risk.summary import print_summary
 
 
-@pytest.mark.parametrize(("flag", "expected"), [([], 600), (["--context-size", "250"], 250), (["--context-size", "none"], None)])
+@pytest.mark.parametrize(
+    ("flag", "expected"), [([], 600), (["--context-size", "250"], 250), (["--context-size", "none"], None)]
+)
 def test_the_flag_defaults_to_folktexts_600_tokens(flag, expected):
-    assert config_from_args(build_parser().parse_args(["run", "--task", "NISTIncome", *flag]))[1].context_size == expected
+    assert (
+        config_from_args(build_parser().parse_args(["run", "--task", "NISTIncome", *flag]))[1].context_size == expected
+    )
 
 
 def test_a_context_size_that_is_no_number_is_one_line(capsys):
@@ -38,7 +42,10 @@ def test_a_run_says_how_many_prompts_were_cut_in_its_metrics_report_and_console(
     assert metrics["scoring"]["context_size"] == 300 and metrics["scoring"]["truncated_prompts"] == rows > 0
     saved = json.loads((bench.run_dir / "metrics.json").read_text())["scoring"]
     assert saved["truncated_prompts"] == rows
-    assert f"{rows} of {rows} rows had prompts longer than the context size (300 tokens" in (bench.run_dir / "report.html").read_text()
+    assert (
+        f"{rows} of {rows} rows had prompts longer than the context size (300 tokens"
+        in (bench.run_dir / "report.html").read_text()
+    )
     capsys.readouterr()
     print_summary(bench.run_dir, metrics)
     assert f"prompts cut to the context size (300 tokens): {rows}" in capsys.readouterr().out

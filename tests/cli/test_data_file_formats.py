@@ -14,8 +14,10 @@ from folkscope.cli.main import main, run_acs_benchmark_main
 from folkscope.data import load_bundled
 
 FAKE = ["--model", "cli-fake", "--inference-backend", "fake", "--no-cache", "--n-bootstrap", "10", "--no-baselines"]
-NOTE = ("labels from column PINCP>50000 (folktexts' format); the task's filters PINCP>100, PWGTP>=1 taken as applied "
-        "(the rows were written for it); no PWGTP column, so every metric is unweighted")  # fmt: skip
+NOTE = (
+    "labels from column PINCP>50000 (folktexts' format); the task's filters PINCP>100, PWGTP>=1 taken as applied "
+    "(the rows were written for it); no PWGTP column, so every metric is unweighted"
+)
 
 
 @pytest.mark.parametrize("entry", [lambda argv: main(["run", *argv]), run_acs_benchmark_main])
@@ -36,5 +38,7 @@ def test_folktables_rows_with_true_false_labels_run(capsys, tmp_path):
     rows = rows.assign(PINCP=rows.pop("PINCP>50000").astype(bool))
     path = tmp_path / "folktables.csv"
     rows.to_csv(path, index=False)
-    assert main(["run", *FAKE, "--task", "ACSIncome", "--data-file", str(path), "--results-dir", str(tmp_path / "r")]) == 0
+    assert (
+        main(["run", *FAKE, "--task", "ACSIncome", "--data-file", str(path), "--results-dir", str(tmp_path / "r")]) == 0
+    )
     assert "data: labels from column PINCP (folktables' format: True where PINCP>50000)" in capsys.readouterr().out

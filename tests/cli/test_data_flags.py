@@ -18,12 +18,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from data.http_fixture import FixtureServer  # tests/ is on sys.path (rootdir conftest)
+from data.test_pums import CA, CA_ZIP, TX, TX_ZIP
 from folkscope.cli.main import build_parser, main
 from folkscope.data import load_bundled
 from folkscope.data.pums import BASE_URL_ENV
-
-from data.http_fixture import FixtureServer  # tests/ is on sys.path (rootdir conftest)
-from data.test_pums import CA, CA_ZIP, TX, TX_ZIP
 
 FAKE = ["--model", "cli-fake", "--inference-backend", "fake", "--no-cache", "--n-bootstrap", "10", "--no-baselines"]
 
@@ -89,7 +88,9 @@ def test_a_sampled_chain_of_thought_is_seeded_per_row(tmp_path):
     sent = []
     real_generate = engine.generate
     engine.generate = lambda requests, **kw: sent.extend(requests) or real_generate(requests, **kw)  # type: ignore[method-assign]
-    clf = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(cot_prompting=True), temperature=0.8, seed=3, max_new_tokens=8)
+    clf = LLMClassifier(
+        engine, "ACSIncome", prompt_config=PromptConfig(cot_prompting=True), temperature=0.8, seed=3, max_new_tokens=8
+    )
     clf.predict_proba(X)
     clf.predict_proba(X.iloc[[4, 2]])
     assert {r.settings.temperature for r in sent} == {0.8}
@@ -100,7 +101,12 @@ def test_a_sampled_chain_of_thought_is_seeded_per_row(tmp_path):
 def test_batch_size_is_recorded_but_never_splits_a_run_folder(capsys, tmp_path):
     folders = []
     for extra in ([], ["--batch-size", "4"]):
-        assert main(["run", *FAKE, "--task", "NISTIncome", "--subsampling", "0.01", "--results-dir", str(tmp_path), *extra]) == 0
+        assert (
+            main(
+                ["run", *FAKE, "--task", "NISTIncome", "--subsampling", "0.01", "--results-dir", str(tmp_path), *extra]
+            )
+            == 0
+        )
         folders.append(_run_dir(capsys.readouterr().out))
     assert folders[0] == folders[1]
     assert json.loads((folders[1] / "config.json").read_text())["scheduling"]["batch_size"] == 4
@@ -126,7 +132,14 @@ def test_batch_size_is_the_web_api_concurrency_unless_given():
         for options, expected in (({}, 16), ({"max_concurrency": 3}, 3)):
             seen.clear()
             with pytest.raises(Stop):
-                Benchmark.make_benchmark("NISTIncome", model="openai/x", backend="litellm", backend_options=options, batch_size=16, subsampling=0.01)
+                Benchmark.make_benchmark(
+                    "NISTIncome",
+                    model="openai/x",
+                    backend="litellm",
+                    backend_options=options,
+                    batch_size=16,
+                    subsampling=0.01,
+                )
             assert seen["max_concurrency"] == expected
     finally:
         benchmark.Engine.from_model = original  # type: ignore[method-assign]
@@ -137,7 +150,10 @@ def test_assistant_prefill_is_a_flag():
 
     args = build_parser().parse_args(["run", "--use-web-api-model", "--model", "openai/x", "--assistant-prefill"])
     assert engine_from_args(args) == ("litellm", {"assistant_prefill": True})
-    assert engine_from_args(build_parser().parse_args(["run", "--use-web-api-model", "--model", "openai/x"])) == ("litellm", {})
+    assert engine_from_args(build_parser().parse_args(["run", "--use-web-api-model", "--model", "openai/x"])) == (
+        "litellm",
+        {},
+    )
 
 
 # -- which rows: --states, --year, --horizon, --data-file -----------------------------------------
@@ -151,8 +167,23 @@ def pums_server(monkeypatch):
 
 
 def test_states_year_and_horizon_choose_the_census_files(capsys, tmp_path, pums_server):
-    argv = ["prompts", "--task", "ACSIncome", "--data-dir", str(tmp_path), "--states", "ca,TX", "--year", "2018",
-            "--horizon", "1-Year", "--split", "train", "--output", str(tmp_path / "p.jsonl")]  # fmt: skip
+    argv = [
+        "prompts",
+        "--task",
+        "ACSIncome",
+        "--data-dir",
+        str(tmp_path),
+        "--states",
+        "ca,TX",
+        "--year",
+        "2018",
+        "--horizon",
+        "1-Year",
+        "--split",
+        "train",
+        "--output",
+        str(tmp_path / "p.jsonl"),
+    ]
     assert main(argv) == 0
     assert sorted(pums_server.requests) == sorted([CA, TX])  # two state files, not 51
     lines = (tmp_path / "p.jsonl").read_text().splitlines()
@@ -184,7 +215,10 @@ def test_data_file_runs_a_task_on_the_users_rows(capsys, tmp_path, user_rows, su
     if suffix == ".parquet":
         path = tmp_path / "rows.parquet"
         pd.read_csv(user_rows).to_parquet(path)
-    assert main(["run", *FAKE, "--task", "NISTIncome", "--data-file", str(path), "--results-dir", str(tmp_path / "r")]) == 0
+    assert (
+        main(["run", *FAKE, "--task", "NISTIncome", "--data-file", str(path), "--results-dir", str(tmp_path / "r")])
+        == 0
+    )
     run_dir = _run_dir(capsys.readouterr().out)
     data = json.loads((run_dir / "config.json").read_text())["data"]
     assert data["source"] == "file" and data["path"] == str(path.resolve()) and len(data["sha256"]) == 64

@@ -42,7 +42,10 @@ class _Hub(BaseHTTPRequestHandler):
     def _route(self, with_body: bool) -> None:
         path = self.path.split("?")[0]
         if path == f"/api/models/org/tiny/tree/{COMMIT}":
-            tree = [{"type": "file", "path": f, "size": len(b), "oid": hashlib.sha1(b).hexdigest()} for f, b in FILES.items()]
+            tree = [
+                {"type": "file", "path": f, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+                for f, b in FILES.items()
+            ]
             return self._answer(json.dumps(tree).encode(), {"Content-Type": "application/json"}, with_body=with_body)
         if path.startswith("/api/models/org/tiny/revision/"):
             info = {"id": "org/tiny", "sha": COMMIT, "siblings": [{"rfilename": f} for f in FILES]}
@@ -72,7 +75,9 @@ def hub(monkeypatch, tmp_path) -> Iterator[ThreadingHTTPServer]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setattr(constants, "ENDPOINT", endpoint)  # read when the module was imported: set here, not in the environment
+    monkeypatch.setattr(
+        constants, "ENDPOINT", endpoint
+    )  # read when the module was imported: set here, not in the environment
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "standard-cache"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)

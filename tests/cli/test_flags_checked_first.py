@@ -53,7 +53,9 @@ def test_an_unknown_dtype_is_refused_before_anything_loads(capsys, tmp_path, tri
 
 @pytest.mark.parametrize("command", MODEL_COMMANDS.values(), ids=MODEL_COMMANDS.keys())
 def test_a_malformed_device_is_refused_before_anything_loads(capsys, tmp_path, tripwire, command):
-    err = _one_line(capsys, [*command, "--device", "gpu0", "--inference-backend", "fake", "--results-dir", tmp_path / "r"])
+    err = _one_line(
+        capsys, [*command, "--device", "gpu0", "--inference-backend", "fake", "--results-dir", tmp_path / "r"]
+    )
     assert "device must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got 'gpu0'" in err
 
 
@@ -118,8 +120,12 @@ def reference(tmp_path_factory):
     from folkscope.numeric import NumericConfig, run_numeric
 
     folder = tmp_path_factory.mktemp("reference")
-    return run_numeric(NumericConfig(model="fk", backend="fake", limit=3), folder,
-                       engine_config=EngineConfig(model="fk", backend="fake", use_cache=False), heatmap=False).folder
+    return run_numeric(
+        NumericConfig(model="fk", backend="fake", limit=3),
+        folder,
+        engine_config=EngineConfig(model="fk", backend="fake", use_cache=False),
+        heatmap=False,
+    ).folder
 
 
 def test_compare_to_a_run_of_other_problems_is_refused_before_scoring(capsys, tmp_path, tripwire, reference):
@@ -128,5 +134,19 @@ def test_compare_to_a_run_of_other_problems_is_refused_before_scoring(capsys, tm
 
 
 def test_compare_to_a_run_of_the_same_problems_is_compared(capsys, tmp_path, reference):
-    assert main([*FAKE, "--chat", "--no-cache", "--no-heatmap", "--compare-to", str(reference), "--results-dir", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                *FAKE,
+                "--chat",
+                "--no-cache",
+                "--no-heatmap",
+                "--compare-to",
+                str(reference),
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert '"comparison"' in capsys.readouterr().out

@@ -77,15 +77,17 @@ def test_every_part_lists_what_it_can_evaluate(capsys):
 
 def test_data_list_names_every_dataset_of_every_part_and_where_it_comes_from(capsys):
     from folkscope.data.bundled import BUNDLED
-    from folkscope.data.surveys import DATASETS
     from folkscope.data.public_datasets import PUBLIC_DATASETS
+    from folkscope.data.surveys import DATASETS
     from folkscope.data.user_data import USER_DATASETS
 
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out
-    shipped, downloaded, yours = (out.split("shipped with folkscope")[1].split("downloaded on first use")[0],
-                                  out.split("downloaded on first use")[1].split("read from your copy")[0],
-                                  out.split("read from your copy")[1])  # fmt: skip
+    shipped, downloaded, yours = (
+        out.split("shipped with folkscope")[1].split("downloaded on first use")[0],
+        out.split("downloaded on first use")[1].split("read from your copy")[0],
+        out.split("read from your copy")[1],
+    )
     assert all(f"  {name} " in shipped for name in [*BUNDLED, *DATASETS, "resumes"])
     assert all(f"  {name} " in downloaded for name in PUBLIC_DATASETS)
     assert all(f"  {name} " in yours for name in [*USER_DATASETS, "rabbi-resumes", "essays"])

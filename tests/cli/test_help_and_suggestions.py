@@ -14,11 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from folkscope.cli.main import main
 from folkscope._names import did_you_mean
+from folkscope.cli.main import main
 from folkscope.tasks import list_tasks
 
-COMMANDS = [["run"], ["risk", "run"], ["numeric", "run"], ["allocation", "run"], ["epidemiology", "run"], ["compare"], ["leaderboard"], ["prompts"]]
+COMMANDS = [
+    ["run"],
+    ["risk", "run"],
+    ["numeric", "run"],
+    ["allocation", "run"],
+    ["epidemiology", "run"],
+    ["compare"],
+    ["leaderboard"],
+    ["prompts"],
+]
 
 
 def _help(capsys, command: list[str]) -> str:
@@ -55,9 +64,14 @@ def test_run_states_the_defaults_that_were_hidden(capsys):
         (["run", "--taks", "ACSIncome"], "unrecognized arguments: --taks ACSIncome (did you mean '--task'?)"),
         (["numeric", "run", "--datset=colors"], "(did you mean '--dataset'?)"),
         (["numeric", "run", "--dataset", "colours"], "invalid choice: 'colours' (did you mean 'colors'?)"),
-        (["run", "--model", "fake", "--inference-backend", "fake", "--task", "acsincom"], "unknown task 'acsincom' (did you mean 'ACSIncome'?)"),
-        (["epidemiology", "run", "--model", "fake", "--inference-backend", "fake", "--tasks", "acs_income_by_sx"],
-         "(did you mean 'acs_income_by_sex'?)"),
+        (
+            ["run", "--model", "fake", "--inference-backend", "fake", "--task", "acsincom"],
+            "unknown task 'acsincom' (did you mean 'ACSIncome'?)",
+        ),
+        (
+            ["epidemiology", "run", "--model", "fake", "--inference-backend", "fake", "--tasks", "acs_income_by_sx"],
+            "(did you mean 'acs_income_by_sex'?)",
+        ),
     ],
 )
 def test_a_typo_gets_the_closest_right_name_in_one_line(capsys, argv, expected):
@@ -95,7 +109,11 @@ def test_docstring_examples_run():
     assert doctest.testmod(folkscope._names).failed == 0
 
 
-@pytest.mark.parametrize("command", [["run"], ["risk", "run"], ["numeric", "run"], ["allocation", "run"], ["epidemiology", "run"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "command",
+    [["run"], ["risk", "run"], ["numeric", "run"], ["allocation", "run"], ["epidemiology", "run"]],
+    ids=" ".join,
+)
 def test_every_command_that_runs_a_model_takes_the_logger_level(capsys, command):
     """allocation and epidemiology had no --logger-level: their INFO progress could not be shown."""
     assert "--logger-level {DEBUG,INFO,WARNING,ERROR,CRITICAL}" in _help(capsys, command)

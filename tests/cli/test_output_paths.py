@@ -57,10 +57,14 @@ FAKE = ["--inference-backend", "fake", "--model", "fk"]
 
 @pytest.mark.parametrize(
     "command",
-    [["run", "--task", "NISTIncome"], ["numeric", "run", "--limit", "2"], ["epidemiology", "run", "--dataset", "anes96"],
-     ["evidence", "--task", "NISTIncome"]],
+    [
+        ["run", "--task", "NISTIncome"],
+        ["numeric", "run", "--limit", "2"],
+        ["epidemiology", "run", "--dataset", "anes96"],
+        ["evidence", "--task", "NISTIncome"],
+    ],
     ids=lambda c: c[0] if c[0] != "epidemiology" else "epidemiology run",
-)  # fmt: skip
+)
 def test_a_cache_dir_that_is_a_file_is_refused_before_any_work(capsys, tmp_path, blocker, tripwire, command):
     err = _one_line(capsys, [*command, *FAKE, "--cache-dir", blocker, "--results-dir", tmp_path / "results"])
     assert f"{blocker} is a file, not a folder; pass another --cache-dir" in err
@@ -68,7 +72,9 @@ def test_a_cache_dir_that_is_a_file_is_refused_before_any_work(capsys, tmp_path,
 
 
 def test_run_acs_benchmark_checks_the_cache_dir_too(capsys, blocker, tripwire):
-    err = _one_line(capsys, ["--task", "NISTIncome", *FAKE, "--cache-dir", blocker / "cache"], call=run_acs_benchmark_main)
+    err = _one_line(
+        capsys, ["--task", "NISTIncome", *FAKE, "--cache-dir", blocker / "cache"], call=run_acs_benchmark_main
+    )
     assert "pass another --cache-dir" in err
 
 
@@ -80,8 +86,15 @@ def test_no_cache_means_the_cache_dir_is_not_used(tmp_path, blocker):
     assert engine_config_from_args(args).use_cache is False
 
 
-@pytest.mark.parametrize("command", [["run", "--task", "ACSIncome", *FAKE], ["prompts", "--task", "ACSIncome"],
-                                     ["epidemiology", "run", "--dataset", "nhanes", *FAKE], ["data", "download"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "--task", "ACSIncome", *FAKE],
+        ["prompts", "--task", "ACSIncome"],
+        ["epidemiology", "run", "--dataset", "nhanes", *FAKE],
+        ["data", "download"],
+    ],
+)
 def test_a_data_dir_under_a_file_is_refused_before_any_download(capsys, blocker, tripwire, command):
     err = _one_line(capsys, [*command, "--data-dir", blocker / "data"])
     assert f"{blocker} is a file, not a folder; pass another --data-dir" in err
@@ -107,10 +120,15 @@ def test_a_leaderboard_site_under_a_file_is_refused(capsys, tmp_path, blocker, t
 
 @pytest.mark.parametrize(
     ("output", "message"),
-    [("/dev/null/x.jsonl", "cannot write /dev/null/x.jsonl: /dev/null is a file, not a folder; pass another --output"),
-     ("BLOCKER/x.jsonl", "is a file, not a folder; pass another --output"),
-     ("TMP", "is a folder; name the file to write in it")],
-)  # fmt: skip
+    [
+        (
+            "/dev/null/x.jsonl",
+            "cannot write /dev/null/x.jsonl: /dev/null is a file, not a folder; pass another --output",
+        ),
+        ("BLOCKER/x.jsonl", "is a file, not a folder; pass another --output"),
+        ("TMP", "is a folder; name the file to write in it"),
+    ],
+)
 def test_prompts_output_is_checked_before_any_row_is_read(capsys, tmp_path, blocker, tripwire, output, message):
     output = output.replace("BLOCKER", str(blocker)).replace("TMP", str(tmp_path))
     err = _one_line(capsys, ["prompts", "--task", "NISTIncome", "--output", output])
@@ -118,7 +136,9 @@ def test_prompts_output_is_checked_before_any_row_is_read(capsys, tmp_path, bloc
 
 
 def test_prompts_hf_dataset_under_a_file_is_refused(capsys, blocker, tripwire):
-    assert "pass another --hf-dataset" in _one_line(capsys, ["prompts", "--task", "NISTIncome", "--hf-dataset", blocker / "ds"])
+    assert "pass another --hf-dataset" in _one_line(
+        capsys, ["prompts", "--task", "NISTIncome", "--hf-dataset", blocker / "ds"]
+    )
 
 
 def test_compare_output_is_checked_before_the_runs_are_read(capsys, tmp_path, blocker, tripwire):
@@ -127,12 +147,16 @@ def test_compare_output_is_checked_before_the_runs_are_read(capsys, tmp_path, bl
 
 
 def test_generate_output_is_checked_before_the_data_is_read(capsys, blocker, tripwire):
-    err = _one_line(capsys, ["epidemiology", "generate", "--dataset", "anes96", "--n", "1", "--output", blocker / "tasks.json"])
+    err = _one_line(
+        capsys, ["epidemiology", "generate", "--dataset", "anes96", "--n", "1", "--output", blocker / "tasks.json"]
+    )
     assert "pass another --output" in err
 
 
 def test_download_models_save_dir_under_a_file_is_refused(capsys, blocker, tripwire):
-    assert "pass another --save-dir" in _one_line(capsys, ["download-models", "--model", "x/y", "--save-dir", blocker / "m"])
+    assert "pass another --save-dir" in _one_line(
+        capsys, ["download-models", "--model", "x/y", "--save-dir", blocker / "m"]
+    )
 
 
 def test_the_checks_create_nothing(tmp_path):
@@ -146,7 +170,9 @@ def test_the_path_module_examples_run():
     assert doctest.testmod(paths, optionflags=doctest.ELLIPSIS).failed == 0
 
 
-def test_allocation_responses_output_under_a_file_is_refused_before_the_log_is_read(capsys, tmp_path, blocker, monkeypatch):
+def test_allocation_responses_output_under_a_file_is_refused_before_the_log_is_read(
+    capsys, tmp_path, blocker, monkeypatch
+):
     def boom(*_args, **_kwargs):
         raise AssertionError("the log was read before --output was checked")
 
@@ -157,7 +183,9 @@ def test_allocation_responses_output_under_a_file_is_refused_before_the_log_is_r
     assert f"{blocker} is a file, not a folder" in err
 
 
-def test_allocation_study_output_under_a_file_is_refused_before_the_runs_are_read(capsys, tmp_path, blocker, monkeypatch):
+def test_allocation_study_output_under_a_file_is_refused_before_the_runs_are_read(
+    capsys, tmp_path, blocker, monkeypatch
+):
     def boom(*_args, **_kwargs):
         raise AssertionError("the runs were read before --output was checked")
 

@@ -17,15 +17,47 @@ def _one_line_error(capsys, argv):
 
 
 def _numeric_run(capsys, tmp_path) -> Path:
-    argv = ["numeric", "run", "--dataset", "colors", "--numbers", "1,3", "--words", "red,blue", "--model", "fk",
-            "--inference-backend", "fake", "--results-dir", str(tmp_path), "--no-cache", "--no-heatmap"]  # fmt: skip
+    argv = [
+        "numeric",
+        "run",
+        "--dataset",
+        "colors",
+        "--numbers",
+        "1,3",
+        "--words",
+        "red,blue",
+        "--model",
+        "fk",
+        "--inference-backend",
+        "fake",
+        "--results-dir",
+        str(tmp_path),
+        "--no-cache",
+        "--no-heatmap",
+    ]
     assert main(argv) == 0
     return Path(json.loads(capsys.readouterr().out)["folder"])
 
 
 def _risk_run(capsys, tmp_path) -> Path:
-    argv = ["risk", "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTPoverty", "--subsampling", "0.02",
-            "--results-dir", str(tmp_path), "--no-cache", "--n-bootstrap", "10", "--no-baselines"]  # fmt: skip
+    argv = [
+        "risk",
+        "run",
+        "--model",
+        "cli-fake",
+        "--inference-backend",
+        "fake",
+        "--task",
+        "NISTPoverty",
+        "--subsampling",
+        "0.02",
+        "--results-dir",
+        str(tmp_path),
+        "--no-cache",
+        "--n-bootstrap",
+        "10",
+        "--no-baselines",
+    ]
     assert main(argv) == 0  # `folkscope risk run` is part 1's `folkscope run`
     return Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
 
@@ -58,6 +90,8 @@ def test_a_run_folder_from_before_manifests_is_still_rescored_and_gains_one(caps
 
 def test_a_folder_of_no_known_part_is_one_line(capsys, tmp_path):
     (tmp_path / "config.json").write_text('{"model": "x"}')
-    assert "matches no known part (risk, numeric, allocation, epidemiology)" in _one_line_error(capsys, ["rescore", str(tmp_path)])
+    assert "matches no known part (risk, numeric, allocation, epidemiology)" in _one_line_error(
+        capsys, ["rescore", str(tmp_path)]
+    )
     (tmp_path / "manifest.json").write_text('{"schema": 1, "part": "astrology", "fingerprint": "x", "config": {}}')
     assert "unknown part 'astrology'" in _one_line_error(capsys, ["rescore", str(tmp_path)])

@@ -60,11 +60,22 @@ def test_web_api_runs_need_an_explicit_model_id(capsys):
 
 
 def test_backend_flags_become_backend_options():
-    from folkscope.cli.main import build_parser
     from folkscope.cli.engine_args import engine_from_args
+    from folkscope.cli.main import build_parser
 
     parse = build_parser().parse_args
-    args = parse(["run", "--model", "openai/m", "--use-web-api-model", "--max-api-rpm", "60", "--api-base", "http://127.0.0.1:9/v1"])
+    args = parse(
+        [
+            "run",
+            "--model",
+            "openai/m",
+            "--use-web-api-model",
+            "--max-api-rpm",
+            "60",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+        ]
+    )
     assert engine_from_args(args) == ("litellm", {"max_rpm": 60, "api_base": "http://127.0.0.1:9/v1"})
     args = parse(["run", "--inference-backend", "vllm", "--tensor-parallel-size", "2", "--max-model-len", "4096"])
     assert engine_from_args(args) == ("vllm", {"max_model_len": 4096, "tensor_parallel_size": 2})
@@ -78,7 +89,10 @@ def test_backend_flags_become_backend_options():
     ("argv", "message"),
     [
         (["--batch-tokens", "0"], "--batch-tokens must be >= 1"),
-        (["--model", "openai/m", "--use-web-api-model", "--batch-tokens", "64"], "--batch-tokens applies to local backends"),
+        (
+            ["--model", "openai/m", "--use-web-api-model", "--batch-tokens", "64"],
+            "--batch-tokens applies to local backends",
+        ),
     ],
 )
 def test_bad_batch_budgets_are_refused_in_one_line(capsys, argv, message):
@@ -91,9 +105,22 @@ def test_run_acs_benchmark_alias_prints_errors_the_same_way(capsys):
 
 def test_fake_backend_run_writes_a_folder_and_prints_metrics(capsys, tmp_path):
     argv = [
-        "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTIncome", "--subsampling", "0.03",
-        "--results-dir", str(tmp_path), "--no-cache", "--n-bootstrap", "20", "--no-baselines",
-    ]  # fmt: skip
+        "run",
+        "--model",
+        "cli-fake",
+        "--inference-backend",
+        "fake",
+        "--task",
+        "NISTIncome",
+        "--subsampling",
+        "0.03",
+        "--results-dir",
+        str(tmp_path),
+        "--no-cache",
+        "--n-bootstrap",
+        "20",
+        "--no-baselines",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "run folder:" in out and "ECE" in out and "AUC" in out
@@ -107,9 +134,21 @@ def test_fake_backend_run_writes_a_folder_and_prints_metrics(capsys, tmp_path):
 def test_default_model_scores_real_rows_end_to_end(capsys, tmp_path):
     """The main job on a small slice: SmolLM2-135M-Instruct on bundled NIST rows, through the CLI."""
     argv = [
-        "run", "--model", "default", "--task", "NISTIncome", "--subsampling", "0.01", "--results-dir", str(tmp_path),
-        "--cache-dir", str(tmp_path / "cache"), "--n-bootstrap", "20", "--no-baselines",
-    ]  # fmt: skip
+        "run",
+        "--model",
+        "default",
+        "--task",
+        "NISTIncome",
+        "--subsampling",
+        "0.01",
+        "--results-dir",
+        str(tmp_path),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--n-bootstrap",
+        "20",
+        "--no-baselines",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     run_dir = Path(out.split("run folder: ")[1].splitlines()[0])
@@ -121,9 +160,22 @@ def test_default_model_scores_real_rows_end_to_end(capsys, tmp_path):
 
 def test_rescore_command_recomputes_a_finished_run(capsys, tmp_path):
     argv = [
-        "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTPoverty", "--subsampling", "0.02",
-        "--results-dir", str(tmp_path), "--no-cache", "--n-bootstrap", "10", "--no-baselines",
-    ]  # fmt: skip
+        "run",
+        "--model",
+        "cli-fake",
+        "--inference-backend",
+        "fake",
+        "--task",
+        "NISTPoverty",
+        "--subsampling",
+        "0.02",
+        "--results-dir",
+        str(tmp_path),
+        "--no-cache",
+        "--n-bootstrap",
+        "10",
+        "--no-baselines",
+    ]
     assert main(argv) == 0
     run_dir = Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
     before = json.loads((run_dir / "metrics.json").read_text())
@@ -140,15 +192,50 @@ def test_each_flag_reaches_the_one_config_object():
 
     args = build_parser().parse_args(
         [
-            "run", "--task", "NISTIncome", "--few-shot", "4", "--reuse-few-shot-examples",
-            "--compose-few-shot-examples", "2,2", "--example-order", "3,2,1,0", "--few-shot-hide-question",
-            "--variation", "format=bullet", "connector==", "--numeric-risk-prompting", "--dont-correct-order-bias",
-            "--fit-threshold", "100", "--subsampling", "0.5", "--seed", "7", "--use-feature-subset", "AGEP,EDU",
-            "--use-population-filter", "SEX=2", "--use-population-filter", "AGEP>=30", "--batch-size", "8",
-            "--context-size", "900", "--recalibrate", "50", "--feature-importance", "--numeric-readout", "expected",
-            "--max-new-tokens", "64", "--n-bootstrap", "99", "--no-baselines",
+            "run",
+            "--task",
+            "NISTIncome",
+            "--few-shot",
+            "4",
+            "--reuse-few-shot-examples",
+            "--compose-few-shot-examples",
+            "2,2",
+            "--example-order",
+            "3,2,1,0",
+            "--few-shot-hide-question",
+            "--variation",
+            "format=bullet",
+            "connector==",
+            "--numeric-risk-prompting",
+            "--dont-correct-order-bias",
+            "--fit-threshold",
+            "100",
+            "--subsampling",
+            "0.5",
+            "--seed",
+            "7",
+            "--use-feature-subset",
+            "AGEP,EDU",
+            "--use-population-filter",
+            "SEX=2",
+            "--use-population-filter",
+            "AGEP>=30",
+            "--batch-size",
+            "8",
+            "--context-size",
+            "900",
+            "--recalibrate",
+            "50",
+            "--feature-importance",
+            "--numeric-readout",
+            "expected",
+            "--max-new-tokens",
+            "64",
+            "--n-bootstrap",
+            "99",
+            "--no-baselines",
         ]
-    )  # fmt: skip
+    )
     _, config = config_from_args(args)
     assert (config.few_shot, config.reuse_few_shot_examples, config.compose_few_shot_examples) == (4, True, "2,2")
     assert (config.example_order, config.few_shot_hide_question) == ("3,2,1,0", True)
@@ -161,7 +248,9 @@ def test_each_flag_reaches_the_one_config_object():
     assert config.n_bootstrap == 99 and config.baselines is False
     prompt = config.prompt_config()
     assert prompt.format == "bullet" and prompt.connector == "=" and prompt.few_shot.composition == (2, 2)
-    _, chat = config_from_args(build_parser().parse_args(["run", "--use-chat-template", "--system-prompt", "S", "--chat-prompt", "P"]))
+    _, chat = config_from_args(
+        build_parser().parse_args(["run", "--use-chat-template", "--system-prompt", "S", "--chat-prompt", "P"])
+    )
     assert (chat.use_chat_template, chat.system_prompt, chat.chat_prompt) == (True, "S", "P")
     from folkscope.prompting import PromptConfigWarning
 
@@ -170,10 +259,13 @@ def test_each_flag_reaches_the_one_config_object():
     assert cot.prompt_config().mode == "cot" and cot.enable_thinking
 
 
-@pytest.mark.parametrize("command", [
-    ["run", "--task", "NISTIncome", "--inference-backend", "fake"],
-    ["numeric", "run", "--dataset", "colors", "--inference-backend", "fake", "--numbers", "1,2"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "--task", "NISTIncome", "--inference-backend", "fake"],
+        ["numeric", "run", "--dataset", "colors", "--inference-backend", "fake", "--numbers", "1,2"],
+    ],
+)
 def test_an_unwritable_results_folder_fails_in_one_line_before_the_model_loads(capsys, tmp_path, monkeypatch, command):
     from folkscope.engine import Engine
 
@@ -182,7 +274,9 @@ def test_an_unwritable_results_folder_fails_in_one_line_before_the_model_loads(c
 
     monkeypatch.setattr(Engine, "from_model", never)
     (tmp_path / "taken").write_text("a file where the results folder should go")
-    err = _one_line_error(capsys, [*command, "--model", "cli-fake", "--results-dir", str(tmp_path / "taken" / "results")])
+    err = _one_line_error(
+        capsys, [*command, "--model", "cli-fake", "--results-dir", str(tmp_path / "taken" / "results")]
+    )
     assert "cannot write results to" in err and "taken is a file, not a folder; pass another --results-dir" in err
 
 
@@ -190,17 +284,37 @@ def test_piped_run_prints_progress_lines_in_rows_and_the_cache_reuse(capsys, tmp
     """Not a terminal (pytest captures stderr, as nohup or a pipe would): plain progress lines, then on a rerun the cache line."""
     monkeypatch.setenv("FOLKSCOPE_PROGRESS_INTERVAL", "0")
     argv = [
-        "run", "--model", "cli-fake", "--inference-backend", "fake", "--task", "NISTIncome", "--subsampling", "0.03",
-        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"), "--n-bootstrap", "10",
+        "run",
+        "--model",
+        "cli-fake",
+        "--inference-backend",
+        "fake",
+        "--task",
+        "NISTIncome",
+        "--subsampling",
+        "0.03",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--n-bootstrap",
+        "10",
         "--no-baselines",
-    ]  # fmt: skip
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
-    lines = [line for line in captured.err.splitlines() if line.startswith("scoring:")]  # the diagnostics' warnings follow
-    rows = json.loads((Path(captured.out.split("run folder: ")[1].splitlines()[0]) / "metrics.json").read_text())["scoring"]["rows"]
+    lines = [
+        line for line in captured.err.splitlines() if line.startswith("scoring:")
+    ]  # the diagnostics' warnings follow
+    rows = json.loads((Path(captured.out.split("run folder: ")[1].splitlines()[0]) / "metrics.json").read_text())[
+        "scoring"
+    ]["rows"]
     assert lines[0] == f"scoring: 0/{rows} rows (0%), starting"
     assert lines[-1].startswith(f"scoring: {rows}/{rows} rows (100%), ") and "done in" in lines[-1]
     run_dir = Path(captured.out.split("run folder: ")[1].splitlines()[0])
     assert f"scoring: {rows}/{rows} rows (100%)" in (run_dir / "run.log").read_text()
     assert main(argv) == 0
-    assert capsys.readouterr().err.splitlines()[0] == f"scoring: all {rows} rows already answered (result cache); nothing to compute"
+    assert (
+        capsys.readouterr().err.splitlines()[0]
+        == f"scoring: all {rows} rows already answered (result cache); nothing to compute"
+    )

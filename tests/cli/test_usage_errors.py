@@ -37,7 +37,14 @@ def _usage_error(capsys, call, argv) -> str:
 
 
 def test_the_tree_is_walked():
-    assert {("run",), ("risk", "run"), ("numeric", "run"), ("allocation", "run"), ("epidemiology", "run"), ("data", "bundled")} <= set(COMMANDS)
+    assert {
+        ("run",),
+        ("risk", "run"),
+        ("numeric", "run"),
+        ("allocation", "run"),
+        ("epidemiology", "run"),
+        ("data", "bundled"),
+    } <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
@@ -50,12 +57,32 @@ def test_an_unknown_flag_is_one_line_naming_the_command(capsys, path):
 @pytest.mark.parametrize(
     ("call", "argv", "line"),
     [
-        (main, ["run", "--few-shot", "x"], "folkscope run: error: argument --few-shot: invalid int value: 'x' (see folkscope run --help)"),
-        (main, ["epidemiology", "run", "--mode", "x"], "folkscope epidemiology run: error: argument --mode: invalid choice: 'x'"),
+        (
+            main,
+            ["run", "--few-shot", "x"],
+            "folkscope run: error: argument --few-shot: invalid int value: 'x' (see folkscope run --help)",
+        ),
+        (
+            main,
+            ["epidemiology", "run", "--mode", "x"],
+            "folkscope epidemiology run: error: argument --mode: invalid choice: 'x'",
+        ),
         (main, ["rn"], "folkscope: error: argument COMMAND: invalid choice: 'rn'"),
-        (run_acs_benchmark_main, ["--seed", "x"], "run_acs_benchmark: error: argument --seed: invalid int value: 'x' (see run_acs_benchmark --help)"),
-        (run_acs_benchmark_main, ["--bogus"], "run_acs_benchmark: error: unrecognized arguments: --bogus (see run_acs_benchmark --help)"),
-        (download_models_main, [], "download_models: error: the following arguments are required: --model (see download_models --help)"),
+        (
+            run_acs_benchmark_main,
+            ["--seed", "x"],
+            "run_acs_benchmark: error: argument --seed: invalid int value: 'x' (see run_acs_benchmark --help)",
+        ),
+        (
+            run_acs_benchmark_main,
+            ["--bogus"],
+            "run_acs_benchmark: error: unrecognized arguments: --bogus (see run_acs_benchmark --help)",
+        ),
+        (
+            download_models_main,
+            [],
+            "download_models: error: the following arguments are required: --model (see download_models --help)",
+        ),
     ],
 )
 def test_a_bad_value_or_command_is_one_line(capsys, call, argv, line):

@@ -129,13 +129,16 @@ def _edited(nist, column, value, dtype=object) -> pd.DataFrame:
     return data
 
 
-@pytest.mark.parametrize(("column", "value", "dtype", "message"), [
-    ("AGEP", "forty", object, r"column AGEP \(age\) holds text in 1 row, e.g. 'forty' at row"),
-    ("AGEP", 1e12, float, r"column AGEP \(age\) has values outside 0..130 years_old in 1 row, e.g. 1e\+12"),
-    ("AGEP", float("inf"), float, r"column AGEP .* outside 0..130"),
-    ("PWGTP", -3, float, "survey weight column PWGTP has 1 missing, negative or non-numeric values, e.g. -3.0"),
-    ("PWGTP", "heavy", object, "survey weight column PWGTP has 1 missing"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("column", "value", "dtype", "message"),
+    [
+        ("AGEP", "forty", object, r"column AGEP \(age\) holds text in 1 row, e.g. 'forty' at row"),
+        ("AGEP", 1e12, float, r"column AGEP \(age\) has values outside 0..130 years_old in 1 row, e.g. 1e\+12"),
+        ("AGEP", float("inf"), float, r"column AGEP .* outside 0..130"),
+        ("PWGTP", -3, float, "survey weight column PWGTP has 1 missing, negative or non-numeric values, e.g. -3.0"),
+        ("PWGTP", "heavy", object, "survey weight column PWGTP has 1 missing"),
+    ],
+)
 def test_bad_values_are_one_data_error_before_any_scoring(nist, column, value, dtype, message):
     """Text in AGEP was a pandas TypeError, an age of 1e12 went into a prompt, bad weights surfaced after scoring."""
     from folkscope.errors import DataError

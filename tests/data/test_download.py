@@ -6,8 +6,8 @@ import hashlib
 import os
 import socket
 from collections.abc import Iterator
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from pathlib import Path
 
 import pytest

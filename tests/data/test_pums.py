@@ -339,6 +339,8 @@ def test_conversion_round_trips_any_integers_in_smallest_type(values: list[int |
     assert [None if pd.isna(v) else int(v) for v in frame["BIG"]] == values
     numbers = [v for v in values if v is not None]
     low, high = min(numbers, default=0), max(numbers, default=0)
-    expected = next(t for t in ("int8", "int16", "int32", "int64") if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
+    expected = next(
+        t for t in ("int8", "int16", "int32", "int64") if np.iinfo(t).min <= low and high <= np.iinfo(t).max
+    )
     assert str(frame["BIG"].dtype) == (expected.capitalize() if None in values else expected)
     assert str(frame["SMALL"].dtype) == ("int8" if -128 <= small <= 127 else "int16")

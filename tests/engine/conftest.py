@@ -24,7 +24,9 @@ def random_init_llama_dir(tmp_path_factory, locally_trained_tokenizer) -> Path:
     """A random-initialised 2-layer Llama (hidden 32) saved with the locally trained tokenizer."""
     from folkscope.testing import build_random_model
 
-    return build_random_model(tmp_path_factory.mktemp("random-init-llama"), arch="llama", tokenizer=locally_trained_tokenizer)
+    return build_random_model(
+        tmp_path_factory.mktemp("random-init-llama"), arch="llama", tokenizer=locally_trained_tokenizer
+    )
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +34,9 @@ def random_init_gpt2_dir(tmp_path_factory, locally_trained_tokenizer) -> Path:
     """A random-initialised 2-layer GPT-2 (absolute positions) with the locally trained tokenizer."""
     from folkscope.testing import build_random_model
 
-    return build_random_model(tmp_path_factory.mktemp("random-init-gpt2"), arch="gpt2", tokenizer=locally_trained_tokenizer)
+    return build_random_model(
+        tmp_path_factory.mktemp("random-init-gpt2"), arch="gpt2", tokenizer=locally_trained_tokenizer
+    )
 
 
 @pytest.fixture(scope="session")

@@ -19,12 +19,22 @@ import time
 def workload():
     from folkscope.engine import PrefixGroupRequest, ScoreRequest
 
-    scores = [ScoreRequest(f"Task: guess.\nRow {i} has value {i * 7 % 13}.\nAnswer:", (" A", " B", " yes please")) for i in range(24)]
-    groups = [PrefixGroupRequest(f"Task: guess.\nRow {i} is here.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), (" A", " B")) for i in range(12)]
+    scores = [
+        ScoreRequest(f"Task: guess.\nRow {i} has value {i * 7 % 13}.\nAnswer:", (" A", " B", " yes please"))
+        for i in range(24)
+    ]
+    groups = [
+        PrefixGroupRequest(
+            f"Task: guess.\nRow {i} is here.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), (" A", " B")
+        )
+        for i in range(12)
+    ]
     return scores, groups
 
 
-def build_engine(cache_dir: str | None, backend_name: str, model: str | None, *, slow: bool = True, batch_tokens: int = 120):
+def build_engine(
+    cache_dir: str | None, backend_name: str, model: str | None, *, slow: bool = True, batch_tokens: int = 120
+):
     from folkscope.engine import Engine, ResultCache
 
     if backend_name == "fake":

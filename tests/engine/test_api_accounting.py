@@ -34,7 +34,9 @@ def priced_engine(url: str, cache: ResultCache | None, **options) -> Engine:
     from folkscope.engine.backends.api import LiteLLMBackend
 
     options.setdefault("backoff_base", 0.01)
-    options.setdefault("score_mode", "echo")  # one HTTP request per answer, so requests and answers can be counted alike
+    options.setdefault(
+        "score_mode", "echo"
+    )  # one HTTP request per answer, so requests and answers can be counted alike
     backend = LiteLLMBackend(f"text-completion-openai/{PRICED}", api_base=url, **options)
     return Engine(backend, cache=cache, progress=False)
 
@@ -42,7 +44,11 @@ def priced_engine(url: str, cache: ResultCache | None, **options) -> Engine:
 def test_a_resumed_runs_cost_covers_every_session_that_paid_for_its_answers(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     requests = [ScoreRequest(p, LETTERS) for p in prompts(40)]
-    srv = LocalOpenAIServer(FakeSource(FakeBackend(), model_id=PRICED), faults=FaultPlan(fail_after_answers=15, fail_kind="400"), max_lifetime=120)
+    srv = LocalOpenAIServer(
+        FakeSource(FakeBackend(), model_id=PRICED),
+        faults=FaultPlan(fail_after_answers=15, fail_kind="400"),
+        max_lifetime=120,
+    )
     with srv as url:
         first = priced_engine(url, ResultCache(tmp_path), max_concurrency=2)
         with pytest.raises(BackendError):
@@ -58,9 +64,16 @@ def test_a_resumed_runs_cost_covers_every_session_that_paid_for_its_answers(monk
         assert second.stats.billed_answers == 40 and second.stats.unbilled_answers == 0
         assert billed.prompt_tokens == paid_first.prompt_tokens + paid_second.prompt_tokens > paid_second.prompt_tokens
         assert billed.completion_tokens == paid_first.completion_tokens + paid_second.completion_tokens
-        assert billed.cost_usd == pytest.approx(paid_first.cost_usd + paid_second.cost_usd) and billed.cost_usd > paid_second.cost_usd
-        assert billed.api_calls == srv.total_answered == 40  # one text call scores both candidates; none was asked twice
-        third = priced_engine(url, ResultCache(tmp_path))  # a fully cached rerun: costs nothing now, reports the same run cost
+        assert (
+            billed.cost_usd == pytest.approx(paid_first.cost_usd + paid_second.cost_usd)
+            and billed.cost_usd > paid_second.cost_usd
+        )
+        assert (
+            billed.api_calls == srv.total_answered == 40
+        )  # one text call scores both candidates; none was asked twice
+        third = priced_engine(
+            url, ResultCache(tmp_path)
+        )  # a fully cached rerun: costs nothing now, reports the same run cost
         third.score(requests)
         assert third.backend.stats.api_calls == 0 and third.stats.billed == billed
         second.close()
@@ -74,7 +87,9 @@ def test_cached_answers_stored_before_costs_were_recorded_are_counted_as_unknown
         engine = priced_engine(url, ResultCache(tmp_path))
         engine.score(requests)
         engine.cache._conn.execute("UPDATE results SET usage = NULL WHERE rowid % 2 = 0")  # as a store from before
-        engine.cache._conn.execute("UPDATE results SET usage = '{\"api_calls\": -1}' WHERE rowid = 1")  # nonsense is not a cost
+        engine.cache._conn.execute(
+            "UPDATE results SET usage = '{\"api_calls\": -1}' WHERE rowid = 1"
+        )  # nonsense is not a cost
         again = priced_engine(url, ResultCache(tmp_path))
         again.score(requests)
     assert again.stats.billed_answers == 2 and again.stats.unbilled_answers == 4
@@ -82,11 +97,18 @@ def test_cached_answers_stored_before_costs_were_recorded_are_counted_as_unknown
 
 
 def test_usage_records_are_read_strictly():
-    assert Usage.from_dict({"api_calls": 1, "prompt_tokens": 5, "completion_tokens": 0, "cost_usd": None}) == Usage(1, 5, 0, None)
-    for bad in (None, [], {"api_calls": 1}, {"api_calls": True, "prompt_tokens": 1, "completion_tokens": 1},
-                {"api_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": float("nan")},
-                {"api_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": -1.0},
-                {"api_calls": 1.5, "prompt_tokens": 1, "completion_tokens": 1}):  # fmt: skip
+    assert Usage.from_dict({"api_calls": 1, "prompt_tokens": 5, "completion_tokens": 0, "cost_usd": None}) == Usage(
+        1, 5, 0, None
+    )
+    for bad in (
+        None,
+        [],
+        {"api_calls": 1},
+        {"api_calls": True, "prompt_tokens": 1, "completion_tokens": 1},
+        {"api_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": float("nan")},
+        {"api_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": -1.0},
+        {"api_calls": 1.5, "prompt_tokens": 1, "completion_tokens": 1},
+    ):
         assert Usage.from_dict(bad) is None
 
 
@@ -107,7 +129,9 @@ engine.score(reqs)
 """
 
 
-def _interrupt_while_held(srv: LocalOpenAIServer, proc: subprocess.Popen, waiting: threading.Event, err_lines: list[bytes]) -> None:
+def _interrupt_while_held(
+    srv: LocalOpenAIServer, proc: subprocess.Popen, waiting: threading.Event, err_lines: list[bytes]
+) -> None:
     """Send SIGINT once six requests are held unanswered, wait until the worker says it waits for them, release them."""
     assert proc.stdout.readline().strip() == b"ready"
     deadline = time.monotonic() + 120
@@ -135,9 +159,11 @@ def test_ctrl_c_waits_for_the_requests_in_flight_so_no_paid_answer_is_asked_twic
     srv = LocalOpenAIServer(FakeSource(FakeBackend()), hold_after=8, max_lifetime=240)
     with srv as url:
         proc = subprocess.Popen(
-            [sys.executable, "-c", _CTRL_C_WORKER, url, str(tmp_path), score_mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [sys.executable, "-c", _CTRL_C_WORKER, url, str(tmp_path), score_mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        )  # fmt: skip
+        )
         err_lines: list[bytes] = []
         waiting = threading.Event()
 
@@ -165,7 +191,9 @@ def test_ctrl_c_waits_for_the_requests_in_flight_so_no_paid_answer_is_asked_twic
         with ResultCache(tmp_path) as cache:
             saved = cache.count()
         if score_mode == "echo":
-            assert saved == len(answered) == 14  # every answer the server gave (and billed) was saved, the six in flight too
+            assert (
+                saved == len(answered) == 14
+            )  # every answer the server gave (and billed) was saved, the six in flight too
         else:  # a top-k request and its echo follow-up make one answer
             assert 0 < saved <= len(answered) <= 2 * saved
         resumed = Engine(

@@ -110,7 +110,9 @@ def test_completion_route_is_exact_for_every_request_kind(server, fake, score_mo
     for a, b in zip(api.score(score), ref.score(score)):
         np.testing.assert_allclose(a.logprobs, b.logprobs, rtol=0, atol=1e-12)
         assert a.num_tokens == b.num_tokens and a.prompt_tokens == b.prompt_tokens and a.bound is None
-    groups = [PrefixGroupRequest(f"Row {i}.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), LETTERS) for i in range(4)]
+    groups = [
+        PrefixGroupRequest(f"Row {i}.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), LETTERS) for i in range(4)
+    ]
     for a, b in zip(api.score_groups(groups), ref.score_groups(groups)):
         for ra, rb in zip(a.results, b.results):
             np.testing.assert_allclose(ra.logprobs, rb.logprobs, rtol=0, atol=1e-12)
@@ -150,7 +152,9 @@ def test_missing_candidates_are_nan_with_a_valid_bound_and_merge_only_when_harml
     with LocalOpenAIServer(FakeSource(plain), max_lifetime=60) as url:
         from folkscope.engine.backends.api import LiteLLMBackend
 
-        api = Engine(LiteLLMBackend("openai/fake", api_base=url, top_logprobs=3, mode="chat"), cache=None, progress=False)
+        api = Engine(
+            LiteLLMBackend("openai/fake", api_base=url, top_logprobs=3, mode="chat"), cache=None, progress=False
+        )
         vs = expand_variants(["A", "B"])
         requests = [NextTokenRequest(f"Question {i}: yes or no?", vs.tokens) for i in range(40)]
         got = api.next_token(requests)
@@ -300,9 +304,9 @@ def test_prefill_needs_a_provider_that_accepts_it(server, key):
     with pytest.raises(ConfigError, match="assistant prefill"):
         engine.score([ScoreRequest(ChatPrompt([("user", "Q?")], prefill="Answer:"), LETTERS)])
     with pytest.raises(ConfigError, match="mode='completions' takes plain-text"):
-        Engine(LiteLLMBackend("openai/fake", api_base=server.url, mode="completions"), cache=None, progress=False).score(
-            [ScoreRequest(ChatPrompt([("user", "Q?")]), LETTERS)]
-        )
+        Engine(
+            LiteLLMBackend("openai/fake", api_base=server.url, mode="completions"), cache=None, progress=False
+        ).score([ScoreRequest(ChatPrompt([("user", "Q?")]), LETTERS)])
     assert server.requests == 0
 
 
@@ -350,8 +354,8 @@ FEATURES = ("AGEP", "SEX", "EDU", "INDP_CAT", "ST")
 
 
 def make_bench(engine: Engine, **config):
-    from folkscope.risk.run import Benchmark
     from folkscope.risk.config import BenchmarkConfig
+    from folkscope.risk.run import Benchmark
 
     config = {"subsampling": 0.015, "baselines": False, "n_bootstrap": 20, "feature_subset": FEATURES, **config}
     return Benchmark.make_benchmark("NISTIncome", model=engine, config=BenchmarkConfig(**config))
@@ -363,7 +367,9 @@ def risk_scores(engine: Engine, **config) -> np.ndarray:
     return bench.classifier.predict_proba(X)[:, 1]
 
 
-@pytest.mark.parametrize(("chat", "score_mode"), [(False, "echo"), (True, "topk")], ids=["multiple-choice-text", "multiple-choice-chat"])
+@pytest.mark.parametrize(
+    ("chat", "score_mode"), [(False, "echo"), (True, "topk")], ids=["multiple-choice-text", "multiple-choice-chat"]
+)
 def test_risk_scores_through_the_server_equal_the_backend_serving_it(key, chat, score_mode):
     """Text prompts: exact echo scoring (any model). Chat prompts: top-20 lookup (letters made likely).
 
@@ -372,7 +378,11 @@ def test_risk_scores_through_the_server_equal_the_backend_serving_it(key, chat, 
     with LocalOpenAIServer(FakeSource(fake), max_lifetime=120) as url:
         from folkscope.engine.backends.api import LiteLLMBackend
 
-        api = Engine(LiteLLMBackend("openai/fake", api_base=url, assistant_prefill=True, score_mode=score_mode), cache=None, progress=False)
+        api = Engine(
+            LiteLLMBackend("openai/fake", api_base=url, assistant_prefill=True, score_mode=score_mode),
+            cache=None,
+            progress=False,
+        )
         got = risk_scores(api, use_chat_template=chat)
     want = risk_scores(direct(fake), use_chat_template=chat)
     assert 20 <= len(got) <= 40 and np.isfinite(got).all() and np.ptp(want) > 1e-3
@@ -407,7 +417,10 @@ def test_the_api_key_never_reaches_logs_output_or_the_run_folder(server, key, tm
     assert KEY not in out and KEY not in err
     assert KEY not in caplog.text and all(KEY not in r.getMessage() for r in caplog.records)
     debug_from = {r.name.split(".")[0] for r in caplog.records if r.levelno == logging.DEBUG}
-    assert {"LiteLLM", "openai"} <= debug_from and debug_from & {"httpcore", "httpcore2"}  # the clients really talked at DEBUG
+    assert {"LiteLLM", "openai"} <= debug_from and debug_from & {
+        "httpcore",
+        "httpcore2",
+    }  # the clients really talked at DEBUG
     assert server.authorized > 0 and server.unauthorized == 0  # the key from the environment was sent
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "scores.parquet" for p in files) and any(p.name == "results.sqlite" for p in files)
@@ -428,7 +441,9 @@ def test_cost_is_counted_for_a_model_litellm_prices(key, fake):
     assert stats.cost_known and stats.prompt_tokens > 0 and stats.completion_tokens == 3 * len(LETTERS)
     import litellm
 
-    a, b = litellm.cost_per_token(model="gpt-3.5-turbo-instruct", prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens)
+    a, b = litellm.cost_per_token(
+        model="gpt-3.5-turbo-instruct", prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens
+    )
     assert stats.cost_usd == pytest.approx(a + b) and stats.cost_usd > 0
 
 

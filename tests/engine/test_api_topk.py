@@ -111,7 +111,10 @@ def test_next_token_digits_missing_from_the_table_are_echoed_only_when_they_matt
 # ---------------------------------------------------------------------- exact against echo and the model, cheaper
 def test_top_k_first_equals_echo_for_prefix_groups_and_bills_each_prompt_once():
     fake = FakeBackend(next_token_probs=answer_rule({"A": 0.3, " A": 0.2, "B": 0.25, " B": 0.15}))
-    groups = [PrefixGroupRequest(f"Row {i}: age {30 + i}.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), LETTERS) for i in range(5)]
+    groups = [
+        PrefixGroupRequest(f"Row {i}: age {30 + i}.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), LETTERS)
+        for i in range(5)
+    ]
     with LocalOpenAIServer(FakeSource(fake), max_lifetime=60) as url:
         srv_old = api(url, score_mode="echo")
         old = srv_old.score_groups(groups)
@@ -168,7 +171,10 @@ def test_the_estimate_is_said_before_sending_and_close_to_the_bill(capfd):
     stats = engine.backend.stats
     assert estimate.requests == stats.api_calls == len(reqs) and estimate.completion_tokens == stats.completion_tokens
     # litellm's count of each prompt once (the fake's byte tokens run about twice as many as cl100k's)
-    assert estimate.prompt_tokens == sum(engine.count_tokens([r.prompt for r in reqs])) and 0.3 < estimate.prompt_tokens / stats.prompt_tokens < 1
+    assert (
+        estimate.prompt_tokens == sum(engine.count_tokens([r.prompt for r in reqs]))
+        and 0.3 < estimate.prompt_tokens / stats.prompt_tokens < 1
+    )
     import litellm
 
     a, b = litellm.cost_per_token(model=PRICED, prompt_tokens=estimate.prompt_tokens, completion_tokens=len(reqs))
@@ -215,11 +221,27 @@ def test_an_unpriced_model_is_never_held_back():
 def test_score_mode_and_cost_flags_reach_the_backend_and_are_checked():
     from folkscope.engine import EngineConfig
 
-    config = EngineConfig(model="openai/fake", backend="litellm", api_base="http://127.0.0.1:9/v1", score_mode="echo", max_cost=2.0, approve_cost=True)
+    config = EngineConfig(
+        model="openai/fake",
+        backend="litellm",
+        api_base="http://127.0.0.1:9/v1",
+        score_mode="echo",
+        max_cost=2.0,
+        approve_cost=True,
+    )
     engine = Engine.from_config(config)
-    assert (engine.backend.score_mode, engine.backend._gate.max_cost, engine.backend._gate.approved) == ("echo", 2.0, True)
+    assert (engine.backend.score_mode, engine.backend._gate.max_cost, engine.backend._gate.approved) == (
+        "echo",
+        2.0,
+        True,
+    )
     assert "score_mode" not in engine.identity()["backend"]  # echo keeps the identity (and cache) of earlier versions
-    assert Engine.from_model("openai/fake", backend="litellm", api_base="http://127.0.0.1:9/v1").identity()["backend"]["score_mode"] == "topk"
+    assert (
+        Engine.from_model("openai/fake", backend="litellm", api_base="http://127.0.0.1:9/v1").identity()["backend"][
+            "score_mode"
+        ]
+        == "topk"
+    )
     for bad in ({"score_mode": "fast"}, {"max_cost": -1.0}):
         with pytest.raises(ConfigError):
             EngineConfig(model="openai/fake", backend="litellm", **bad)
@@ -231,12 +253,29 @@ def test_score_mode_and_cost_flags_reach_the_backend_and_are_checked():
 _values = st.one_of(st.none(), st.floats(allow_nan=True), st.integers(-5, 5), st.text(max_size=3))
 _tables = st.dictionaries(st.text(max_size=3), _values, max_size=4)
 _bodies = st.fixed_dictionaries(
-    {"choices": st.lists(st.fixed_dictionaries({"logprobs": st.one_of(st.none(), st.fixed_dictionaries({
-        "tokens": st.lists(st.one_of(st.text(max_size=3), st.none()), max_size=2),
-        "token_logprobs": st.lists(_values, max_size=2),
-        "top_logprobs": st.one_of(st.none(), st.lists(st.one_of(_tables, st.none()), max_size=2)),
-    }))}), max_size=2), "usage": st.one_of(st.none(), st.fixed_dictionaries({"prompt_tokens": st.integers(0, 99)}))}
-)  # fmt: skip
+    {
+        "choices": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "logprobs": st.one_of(
+                        st.none(),
+                        st.fixed_dictionaries(
+                            {
+                                "tokens": st.lists(st.one_of(st.text(max_size=3), st.none()), max_size=2),
+                                "token_logprobs": st.lists(_values, max_size=2),
+                                "top_logprobs": st.one_of(
+                                    st.none(), st.lists(st.one_of(_tables, st.none()), max_size=2)
+                                ),
+                            }
+                        ),
+                    )
+                }
+            ),
+            max_size=2,
+        ),
+        "usage": st.one_of(st.none(), st.fixed_dictionaries({"prompt_tokens": st.integers(0, 99)})),
+    }
+)
 
 
 @settings(max_examples=300, deadline=None)

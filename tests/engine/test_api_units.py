@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import doctest
-import math
 import importlib
 import inspect
 import json
+import math
 import socket
 import threading
 from datetime import datetime, timedelta, timezone
@@ -198,7 +198,9 @@ def test_a_missing_key_names_the_variable_not_a_value(monkeypatch):
 
 
 def test_engine_from_model_builds_the_backend_and_refuses_device(key, tmp_path):
-    engine = Engine.from_model("openai/fake", backend="litellm", api_base="http://127.0.0.1:9/v1", cache_dir=tmp_path, max_rpm=60)
+    engine = Engine.from_model(
+        "openai/fake", backend="litellm", api_base="http://127.0.0.1:9/v1", cache_dir=tmp_path, max_rpm=60
+    )
     assert engine.backend.name == "litellm" and engine.backend.max_rpm == 60.0
     with pytest.raises(ConfigError, match="device"):
         Engine.from_model("openai/fake", backend="api", device="cpu", use_cache=False)
@@ -206,7 +208,9 @@ def test_engine_from_model_builds_the_backend_and_refuses_device(key, tmp_path):
 
 def test_identity_and_repr_hold_no_key(key, monkeypatch):
     monkeypatch.setenv("MY_SERVER_KEY", SECRET + "-other")
-    b = backend(api_base="http://127.0.0.1:9/v1/", api_key_env="MY_SERVER_KEY", top_logprobs=5, mode="chat", user="run-7")
+    b = backend(
+        api_base="http://127.0.0.1:9/v1/", api_key_env="MY_SERVER_KEY", top_logprobs=5, mode="chat", user="run-7"
+    )
     ident = b.identity()
     assert ident["model"]["name"] == "openai/fake" and ident["api_base"] == "http://127.0.0.1:9/v1"
     assert ident["mode"] == "chat" and ident["top_logprobs"] == 5 and ident["options"] == {"user": "run-7"}
@@ -214,8 +218,20 @@ def test_identity_and_repr_hold_no_key(key, monkeypatch):
     assert SECRET not in text and "MY_SERVER_KEY" not in json.dumps(ident)
     assert ident != backend(api_base="http://127.0.0.1:9/v1", top_logprobs=20).identity()
     stats = b.stats.to_dict()
-    for name in ("requests", "retries", "rate_limited", "timeouts", "server_errors", "prompt_tokens", "completion_tokens",
-                 "cost_usd", "cost_known", "missing_candidates", "marked_rows", "api_calls"):  # fmt: skip
+    for name in (
+        "requests",
+        "retries",
+        "rate_limited",
+        "timeouts",
+        "server_errors",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "cost_known",
+        "missing_candidates",
+        "marked_rows",
+        "api_calls",
+    ):
         assert name in stats
 
 
@@ -257,7 +273,9 @@ def test_token_counts_never_touch_the_network(key, monkeypatch):
     counts = plain.count_tokens(["The respondent is 34 years old.", chat])
     assert counts[0] == 8 and counts[1] > 10
     assert plain.capabilities().exact_token_counts
-    llama = backend("openai/meta-llama/Llama-3-8B-Instruct", api_base="http://127.0.0.1:9/v1")  # litellm would download its tokenizer
+    llama = backend(
+        "openai/meta-llama/Llama-3-8B-Instruct", api_base="http://127.0.0.1:9/v1"
+    )  # litellm would download its tokenizer
     assert not llama.capabilities().exact_token_counts
     assert llama.count_tokens(["The respondent is 34 years old."]) == [8]
     assert llama.tokenizer.decode(llama.tokenizer("hello world")["input_ids"]) == "hello world"
@@ -285,9 +303,12 @@ def test_render_and_single_tokens(key):
 def test_modules_export_their_public_names_and_their_examples_run(name):
     module = importlib.import_module(name)
     public = {
-        n for n, obj in vars(module).items()
-        if not n.startswith("_") and getattr(obj, "__module__", name) == name and (inspect.isclass(obj) or inspect.isfunction(obj))
-    }  # fmt: skip
+        n
+        for n, obj in vars(module).items()
+        if not n.startswith("_")
+        and getattr(obj, "__module__", name) == name
+        and (inspect.isclass(obj) or inspect.isfunction(obj))
+    }
     assert public <= set(module.__all__) and all(hasattr(module, n) for n in module.__all__)
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert failures == 0
@@ -299,12 +320,22 @@ def test_echo_offsets_that_drift_give_nan_never_another_tokens_value():
     from folkscope.engine.backends._api_wire import parse_echo
 
     prompt, cont = "a\u2013b:", " No"
-    honest = {"text": prompt + cont, "logprobs": {"tokens": ["a", "\u2013", "b", ":", " N", "o"],
-                                                  "token_logprobs": [None, -1.0, -2.0, -3.0, -4.0, -5.0],
-                                                  "text_offset": [0, 1, 2, 3, 4, 6]}}  # fmt: skip
+    honest = {
+        "text": prompt + cont,
+        "logprobs": {
+            "tokens": ["a", "\u2013", "b", ":", " N", "o"],
+            "token_logprobs": [None, -1.0, -2.0, -3.0, -4.0, -5.0],
+            "text_offset": [0, 1, 2, 3, 4, 6],
+        },
+    }
     assert parse_echo({"choices": [honest]}, [(prompt, cont)], model="m") == [(-9.0, 2, 4)]
-    drifting = {"text": prompt + cont, "logprobs": {"tokens": ["a", "\ufffd", "\ufffd", "\ufffd", "b", ":", " N", "o"],
-                                                    "token_logprobs": [None, -1.0, -1.0, -1.0, -2.0, -3.0, -4.0, -5.0],
-                                                    "text_offset": [0, 1, 2, 3, 4, 5, 6, 8]}}  # fmt: skip
-    (value, n_tokens, _), = parse_echo({"choices": [drifting]}, [(prompt, cont)], model="m")
+    drifting = {
+        "text": prompt + cont,
+        "logprobs": {
+            "tokens": ["a", "\ufffd", "\ufffd", "\ufffd", "b", ":", " N", "o"],
+            "token_logprobs": [None, -1.0, -1.0, -1.0, -2.0, -3.0, -4.0, -5.0],
+            "text_offset": [0, 1, 2, 3, 4, 5, 6, 8],
+        },
+    }
+    ((value, n_tokens, _),) = parse_echo({"choices": [drifting]}, [(prompt, cont)], model="m")
     assert math.isnan(value) and n_tokens == 0

@@ -89,7 +89,13 @@ def _budget_for(config, device="cpu", dtype="float32") -> int:
     from folkscope.engine.backends.hf import HFBackend
 
     backend = HFBackend.__new__(HFBackend)
-    backend._torch, backend._transformers, backend.device, backend.dtype, backend.strategy = torch, transformers, device, dtype, "optimized"
+    backend._torch, backend._transformers, backend.device, backend.dtype, backend.strategy = (
+        torch,
+        transformers,
+        device,
+        dtype,
+        "optimized",
+    )
     return backend._estimate_budget(config)
 
 
@@ -106,8 +112,15 @@ def test_a_cpu_batch_is_bounded_work_so_a_kill_loses_seconds_not_minutes():
     from folkscope.engine.backends.hf import CPU_BATCH_FLOP
 
     def llama(hidden, inter, layers, heads, kv_heads):
-        return LlamaConfig(hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers, num_attention_heads=heads,
-                           num_key_value_heads=kv_heads, vocab_size=49152, tie_word_embeddings=True)  # fmt: skip
+        return LlamaConfig(
+            hidden_size=hidden,
+            intermediate_size=inter,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            vocab_size=49152,
+            tie_word_embeddings=True,
+        )
 
     smollm2_135m = llama(576, 1536, 30, 9, 3)
     params = 134_515_008

@@ -218,7 +218,9 @@ token_seqs = st.lists(st.integers(0, 5), min_size=1, max_size=30)
 
 @settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 6), token_seqs, st.lists(token_seqs, min_size=1, max_size=3)), min_size=1, max_size=12),
+    st.lists(
+        st.tuples(st.integers(0, 6), token_seqs, st.lists(token_seqs, min_size=1, max_size=3)), min_size=1, max_size=12
+    ),
     st.integers(8, 300),
     st.booleans(),
     st.integers(1, 8),
@@ -231,7 +233,9 @@ def test_any_plan_covers_everything_exactly(jobs, budget, share, min_shared, ove
         prompt = prefix_pool[pfx] + tuple(body)
         for tail in tails:
             units.append(Unit(job, prompt + tuple(tail[:-1]), len(prompt) - 1))
-    batches = plan_batches(units, batch_tokens=budget, share_prefixes=share, min_shared=min_shared, pass_overhead=overhead)
+    batches = plan_batches(
+        units, batch_tokens=budget, share_prefixes=share, min_shared=min_shared, pass_overhead=overhead
+    )
     check_plan(units, batches, budget)
     assert sum(b.tokens_run for b in batches) <= sum(len(u.tokens) for u in units)
 
@@ -259,8 +263,12 @@ def test_budget_shrinks_and_stops():
 
 def _plan_chunks(jobs, budget):
     size = max(1, budget // 10)
-    return [Planned(list(jobs[i : i + size]), tuple(jobs[i : i + size]), 10 * len(jobs[i : i + size]), len(jobs[i : i + size]))
-            for i in range(0, len(jobs), size)]  # fmt: skip
+    return [
+        Planned(
+            list(jobs[i : i + size]), tuple(jobs[i : i + size]), 10 * len(jobs[i : i + size]), len(jobs[i : i + size])
+        )
+        for i in range(0, len(jobs), size)
+    ]
 
 
 def test_backoff_shrinks_replans_and_loses_nothing():
@@ -281,8 +289,13 @@ def test_backoff_shrinks_replans_and_loses_nothing():
 def test_backoff_skips_done_batches_and_reraises_other_errors():
     calls = []
     out = list(
-        run_with_backoff(range(6), plan=_plan_chunks, execute=lambda b: calls.append(b) or b,
-                         budget=AdaptiveBudget(20), done=lambda j: j < 4)  # fmt: skip
+        run_with_backoff(
+            range(6),
+            plan=_plan_chunks,
+            execute=lambda b: calls.append(b) or b,
+            budget=AdaptiveBudget(20),
+            done=lambda j: j < 4,
+        )
     )
     assert calls == [[4, 5]] and len(out) == 1
 

@@ -12,7 +12,12 @@ from folkscope.errors import BackendError
 
 def test_put_and_get_round_trip(tmp_path):
     with ResultCache(tmp_path) as cache:
-        assert cache.put_many([("k1", "ns", "score", {"logprobs": [-0.5]}), ("k2", "ns", "score", {"logprobs": [-1e-300]})]) == 2
+        assert (
+            cache.put_many(
+                [("k1", "ns", "score", {"logprobs": [-0.5]}), ("k2", "ns", "score", {"logprobs": [-1e-300]})]
+            )
+            == 2
+        )
         assert cache.get_many(["k1", "k2", "k3"]) == {"k1": {"logprobs": [-0.5]}, "k2": {"logprobs": [-1e-300]}}
         assert cache.count() == 2 and cache.count("ns") == 2 and cache.count("other") == 0
 

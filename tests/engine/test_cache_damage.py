@@ -19,7 +19,10 @@ import pytest
 from folkscope.engine import Engine, ResultCache, ScoreRequest
 from folkscope.engine.backends.fake import FakeBackend
 
-REQS = [ScoreRequest(f"Row {i}: a fairly long text so that the store spans many pages {i * 7919}. Answer:", ("A", "B")) for i in range(3000)]
+REQS = [
+    ScoreRequest(f"Row {i}: a fairly long text so that the store spans many pages {i * 7919}. Answer:", ("A", "B"))
+    for i in range(3000)
+]
 
 
 def fresh(tmp_path) -> Engine:
@@ -54,7 +57,7 @@ def test_random_bytes_in_the_middle_keep_the_rest_and_recompute_the_lost(filled,
     recomputed = engine.stats.computed
     assert 0 < recomputed < len(REQS) // 4, recomputed  # most answers survived
     assert engine.stats.cached + recomputed == len(REQS)
-    (aside, kept), = engine.cache.salvaged
+    ((aside, kept),) = engine.cache.salvaged
     assert kept + recomputed >= len(REQS) - engine.stats.damaged and aside.exists()
     assert "was damaged" in caplog.text
     engine.close()

@@ -27,18 +27,28 @@ from folkscope.engine import cache as cache_module
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.errors import BackendError
 
-OLD = [ScoreRequest(f"Row {i}: a text long enough to fill pages of the store {i * 7919}. Answer:", (" A", " B")) for i in range(300)]
-NEW = [ScoreRequest(f"New row {i}: another text long enough to need more pages {i * 104729}. Answer:", (" A", " B")) for i in range(300)]
+OLD = [
+    ScoreRequest(f"Row {i}: a text long enough to fill pages of the store {i * 7919}. Answer:", (" A", " B"))
+    for i in range(300)
+]
+NEW = [
+    ScoreRequest(f"New row {i}: another text long enough to need more pages {i * 104729}. Answer:", (" A", " B"))
+    for i in range(300)
+]
 
 
 def engine_on(folder: Path, **options) -> Engine:
-    return Engine(FakeBackend(batch_tokens=2000, **options), cache=ResultCache(folder), prompt_version="v1", progress=False)
+    return Engine(
+        FakeBackend(batch_tokens=2000, **options), cache=ResultCache(folder), prompt_version="v1", progress=False
+    )
 
 
 def stored(folder: Path) -> list[tuple]:
     """Every stored answer, byte for byte (read with a connection of the test's own)."""
     with sqlite3.connect(f"file:{folder / 'results.sqlite'}?mode=ro", uri=True) as conn:
-        return conn.execute("SELECT key, namespace, kind, result, created, checksum, usage FROM results ORDER BY key").fetchall()
+        return conn.execute(
+            "SELECT key, namespace, kind, result, created, checksum, usage FROM results ORDER BY key"
+        ).fetchall()
 
 
 def files(folder: Path) -> list[str]:
@@ -192,9 +202,24 @@ def test_a_folder_that_may_not_be_written_keeps_a_damaged_cache_where_it_is(fill
 
 def test_the_command_line_says_a_full_disk_in_one_line_and_keeps_the_answers(tmp_path, monkeypatch, capsys):
     def run(fraction: str) -> int:
-        argv = ["run", "--task", "NISTIncome", "--subsampling", fraction, "--model", "fake", "--inference-backend", "fake",
-                "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"), "--n-bootstrap", "10",
-                "--no-baselines"]  # fmt: skip
+        argv = [
+            "run",
+            "--task",
+            "NISTIncome",
+            "--subsampling",
+            fraction,
+            "--model",
+            "fake",
+            "--inference-backend",
+            "fake",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--n-bootstrap",
+            "10",
+            "--no-baselines",
+        ]
         return main(argv)
 
     assert run("0.01") == 0

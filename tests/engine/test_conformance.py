@@ -90,7 +90,9 @@ def test_prefix_group_equals_individual_prompts(engine):
     prefix = "- Age: 34 years old.\n- Occupation: nurse; lives in Ohio.\n"
     suffixes = ("Question: income? A. Below B. Above\nAnswer:", "Question: income? A. Above B. Below\nAnswer:")
     for s in suffixes:  # the concatenated text tokenizes as prefix + suffix
-        assert engine.count_tokens([prefix + s])[0] == engine.count_tokens([prefix])[0] + len(encode_continuations(engine.tokenizer, [s])[0])
+        assert engine.count_tokens([prefix + s])[0] == engine.count_tokens([prefix])[0] + len(
+            encode_continuations(engine.tokenizer, [s])[0]
+        )
     text, _ = multi_token(engine)
     (group,) = engine.score_groups([PrefixGroupRequest(prefix, suffixes, (" A", " B", text))])
     single = engine.score([ScoreRequest(prefix + s, (" A", " B", text)) for s in suffixes])

@@ -48,13 +48,18 @@ def test_a_prompt_longer_than_its_context_size_answers_as_its_last_tokens(n):
     cut = engine.score([ScoreRequest(PROMPT, (" A", " B"), n)])[0]
     assert cut.logprobs == engine.score([ScoreRequest(tail, (" A", " B"))])[0].logprobs
     assert cut.prompt_tokens == min(n, len(tok.encode(PROMPT)))
-    assert engine.next_token([NextTokenRequest(PROMPT, ("0", "1"), n)])[0].logprobs == engine.next_token([NextTokenRequest(tail, ("0", "1"))])[0].logprobs
+    assert (
+        engine.next_token([NextTokenRequest(PROMPT, ("0", "1"), n)])[0].logprobs
+        == engine.next_token([NextTokenRequest(tail, ("0", "1"))])[0].logprobs
+    )
 
 
 def test_every_request_kind_is_cut_the_same_way(engine):
     tok, n = engine.tokenizer, 20
     whole = engine.score([ScoreRequest(PROMPT, (" A",))])[0]
-    assert engine.score([ScoreRequest(PROMPT, (" A",), n)])[0].logprobs != whole.logprobs  # the fake model sees every token
+    assert (
+        engine.score([ScoreRequest(PROMPT, (" A",), n)])[0].logprobs != whole.logprobs
+    )  # the fake model sees every token
     # a prefix group: each prefix + suffix is cut on its own, as folktexts cuts each ordering's whole prompt
     prefix, suffixes = PROMPT[:40], (PROMPT[40:], PROMPT[40:].replace("A.", "X."))
     group = engine.score_groups([PrefixGroupRequest(prefix, suffixes, (" A", " B"), n)])[0]
@@ -62,7 +67,10 @@ def test_every_request_kind_is_cut_the_same_way(engine):
         assert result.logprobs == engine.score([ScoreRequest(_tail(tok, prefix + suffix, n), (" A", " B"))])[0].logprobs
     # generation reads the cut prompt too
     s = GenerationSettings(max_new_tokens=5)
-    assert engine.generate([GenerateRequest(PROMPT, s, n)])[0] == engine.generate([GenerateRequest(_tail(tok, PROMPT, n), s)])[0]
+    assert (
+        engine.generate([GenerateRequest(PROMPT, s, n)])[0]
+        == engine.generate([GenerateRequest(_tail(tok, PROMPT, n), s)])[0]
+    )
 
 
 def test_a_prompt_that_fits_keeps_its_cache_key_and_a_cut_one_gets_its_own(tmp_path):

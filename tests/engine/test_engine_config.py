@@ -17,7 +17,10 @@ from folkscope.errors import ConfigError
         ({"backend": "tpu"}, "unknown inference backend 'tpu'; choose one of transformers, vllm, litellm, fake"),
         ({"backend": "litellm"}, "--use-web-api-model needs --model set to a litellm model id"),
         ({"backend": "litellm", "model": "openai/x", "dtype": "float16"}, "--dtype does not apply to web API models"),
-        ({"backend": "litellm", "model": "openai/x", "max_model_len": 10}, "--max-model-len applies to --inference-backend vllm, not to web API"),
+        (
+            {"backend": "litellm", "model": "openai/x", "max_model_len": 10},
+            "--max-model-len applies to --inference-backend vllm, not to web API",
+        ),
         ({"backend": "litellm", "model": "openai/x", "batch_tokens": 64}, "--batch-tokens applies to local backends"),
         ({"max_rpm": 60}, "--max-api-rpm applies to web API models; add --use-web-api-model"),
         ({"backend": "fake", "tensor_parallel_size": 2}, "--tensor-parallel-size applies to --inference-backend vllm"),
@@ -55,11 +58,15 @@ def test_the_flags_are_generated_from_the_fields_and_build_the_same_object():
         assert field.metadata["flag"] in flags  # every field has its flag
         assert field.metadata["doc"]  # and its help
     args = parser.parse_args(["--model", "openai/m", "--use-web-api-model", "--max-api-rpm", "30", "--no-cache"])
-    assert engine_config_from_args(args) == EngineConfig(model="openai/m", backend="litellm", max_rpm=30, use_cache=False)
+    assert engine_config_from_args(args) == EngineConfig(
+        model="openai/m", backend="litellm", max_rpm=30, use_cache=False
+    )
     args = parser.parse_args(["--inference-backend", "litellm", "--model", "openai/m"])
     assert engine_config_from_args(args).backend == "litellm"  # the backend's own name works too
     with pytest.raises(ConfigError, match="exclude each other"):
-        engine_config_from_args(parser.parse_args(["--use-web-api-model", "--inference-backend", "vllm", "--model", "x"]))
+        engine_config_from_args(
+            parser.parse_args(["--use-web-api-model", "--inference-backend", "vllm", "--model", "x"])
+        )
 
 
 def test_engine_from_config_builds_the_described_engine(tmp_path):

@@ -34,15 +34,19 @@ MODULES = [
 def test_all_lists_every_public_name(name):
     module = importlib.import_module(name)
     public = {
-        n for n, obj in vars(module).items()
-        if not n.startswith("_") and getattr(obj, "__module__", name) == name
+        n
+        for n, obj in vars(module).items()
+        if not n.startswith("_")
+        and getattr(obj, "__module__", name) == name
         and (inspect.isclass(obj) or inspect.isfunction(obj))
-    }  # fmt: skip
+    }
     assert public <= set(module.__all__), f"missing from __all__: {sorted(public - set(module.__all__))}"
     assert all(hasattr(module, n) for n in module.__all__)
 
 
-@pytest.mark.parametrize("name", [m for m in MODULES if m not in ("folkscope.engine.backends.hf", "folkscope.testing.models")])
+@pytest.mark.parametrize(
+    "name", [m for m in MODULES if m not in ("folkscope.engine.backends.hf", "folkscope.testing.models")]
+)
 def test_docstring_examples_run(name):
     import doctest
 
@@ -53,8 +57,18 @@ def test_docstring_examples_run(name):
 def test_engine_package_reexports_models_and_engine_api():
     import folkscope.engine as engine
 
-    for n in ["resolve_model", "ResolvedModel", "ensure_default_model", "Engine", "ScoreRequest", "PrefixGroupRequest",
-              "NextTokenRequest", "GenerateRequest", "ResultCache", "expand_variants"]:  # fmt: skip
+    for n in [
+        "resolve_model",
+        "ResolvedModel",
+        "ensure_default_model",
+        "Engine",
+        "ScoreRequest",
+        "PrefixGroupRequest",
+        "NextTokenRequest",
+        "GenerateRequest",
+        "ResultCache",
+        "expand_variants",
+    ]:
         assert n in engine.__all__
 
 

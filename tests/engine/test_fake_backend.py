@@ -38,7 +38,11 @@ def test_multi_token_score_is_the_chain_of_next_token_logprobs():
     for i, t in enumerate(tok.encode("no")):
         expected += fake.logprobs(tuple(prompt) + tuple(tok.encode("no")[:i]))[t]
     assert res.logprobs[1] == pytest.approx(expected, abs=1e-12)
-    assert res.logprobs[0] == pytest.approx(fake.logprobs(tuple(prompt))[256 + ord("y")] + fake.logprobs(tuple(prompt) + (256 + ord("y"),))[ord("e")] + fake.logprobs(tuple(prompt) + (256 + ord("y"), ord("e")))[ord("s")])
+    assert res.logprobs[0] == pytest.approx(
+        fake.logprobs(tuple(prompt))[256 + ord("y")]
+        + fake.logprobs(tuple(prompt) + (256 + ord("y"),))[ord("e")]
+        + fake.logprobs(tuple(prompt) + (256 + ord("y"), ord("e")))[ord("s")]
+    )
 
 
 def test_configured_probabilities_are_exact():
@@ -63,11 +67,13 @@ def test_bad_configured_probabilities():
 def test_scripted_responses_and_stop_strings():
     fake = FakeBackend(responses=lambda prompt: "Reasoning... so the answer is B. Done")
     engine = Engine(fake, cache=None, progress=False)
-    full, stopped, short = engine.generate([
-        GenerateRequest("Q", GenerationSettings(max_new_tokens=100)),
-        GenerateRequest("Q", GenerationSettings(max_new_tokens=100, stop=(". Done",))),
-        GenerateRequest("Q", GenerationSettings(max_new_tokens=3)),
-    ])  # fmt: skip
+    full, stopped, short = engine.generate(
+        [
+            GenerateRequest("Q", GenerationSettings(max_new_tokens=100)),
+            GenerateRequest("Q", GenerationSettings(max_new_tokens=100, stop=(". Done",))),
+            GenerateRequest("Q", GenerationSettings(max_new_tokens=3)),
+        ]
+    )
     assert full.text == "Reasoning... so the answer is B. Done" and full.finish_reason == "eos"
     assert stopped.text == "Reasoning... so the answer is B" and stopped.finish_reason == "stop"
     assert short.finish_reason == "length" and short.completion_tokens == 3
@@ -108,7 +114,9 @@ def test_latency():
 def test_sampling_uses_the_request_seed():
     engine = Engine(FakeBackend(), cache=None, progress=False)
     s = [GenerationSettings(max_new_tokens=12, temperature=1.0, seed=k) for k in (1, 1, 2)]
-    a, b, c = engine.generate([GenerateRequest("Once", s[0]), GenerateRequest("Once ", s[1]), GenerateRequest("Once", s[2])])
+    a, b, c = engine.generate(
+        [GenerateRequest("Once", s[0]), GenerateRequest("Once ", s[1]), GenerateRequest("Once", s[2])]
+    )
     (again,) = engine.generate([GenerateRequest("Once", s[0])])
     assert a == again and a.text != c.text
 

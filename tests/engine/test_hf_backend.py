@@ -25,9 +25,16 @@ CANDS = (" A", " B", "A", " Below $50,000", " Above $50,000 per year")
 
 def reference_logprobs(model, tokenizer, prompt, candidates) -> list[float]:
     """Independent reference: one unpadded sequence per candidate, full logits, log-softmax, sum."""
-    text = prompt if isinstance(prompt, str) else tokenizer.apply_chat_template(
-        [{"role": m.role, "content": m.content} for m in prompt.messages], tokenize=False, add_generation_prompt=True
-    ) + prompt.prefill
+    text = (
+        prompt
+        if isinstance(prompt, str)
+        else tokenizer.apply_chat_template(
+            [{"role": m.role, "content": m.content} for m in prompt.messages],
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+        + prompt.prefill
+    )
     ids = tokenizer(text, add_special_tokens=isinstance(prompt, str)).input_ids
     out = []
     for cand in candidates:
@@ -44,8 +51,10 @@ def rows(n: int, seed: int = 0) -> list[str]:
 
 
 def orderings() -> tuple[str, str]:
-    return ("Question: income?\nA. Below $50,000\nB. Above $50,000\nAnswer:",
-            "Question: income?\nA. Above $50,000\nB. Below $50,000\nAnswer:")  # fmt: skip
+    return (
+        "Question: income?\nA. Below $50,000\nB. Above $50,000\nAnswer:",
+        "Question: income?\nA. Above $50,000\nB. Below $50,000\nAnswer:",
+    )
 
 
 @pytest.fixture(params=["random_init_llama_dir", "random_init_gpt2_dir"])
@@ -68,7 +77,9 @@ def test_optimised_equals_full_logits_single_and_multi_token(model_dir):
     assert backend.stats.forward_passes > backend.stats.batches  # shared-prefix passes did run
     assert backend.stats.tokens_run < 0.6 * backend.stats.logical_tokens
     for req, res in zip(reqs[:6], got[:6]):
-        np.testing.assert_allclose(res.logprobs, reference_logprobs(backend.model, backend.tokenizer, req.prompt, CANDS), atol=1e-5)
+        np.testing.assert_allclose(
+            res.logprobs, reference_logprobs(backend.model, backend.tokenizer, req.prompt, CANDS), atol=1e-5
+        )
     naive = Engine(make(model_dir, strategy="naive", batch_tokens=1500), cache=None, progress=False).score(reqs)
     np.testing.assert_allclose([r.logprobs for r in got], [r.logprobs for r in naive], atol=1e-5)
 
@@ -90,10 +101,14 @@ def test_prefix_groups_equal_full_logits(model_dir):
 def test_chat_prompts_equal_full_logits(model_dir):
     backend = make(model_dir)
     engine = Engine(backend, cache=None, progress=False)
-    prompts = [ChatPrompt([("system", DESCRIPTION), ("user", r + orderings()[0])], prefill="Answer:") for r in rows(4, seed=2)]
+    prompts = [
+        ChatPrompt([("system", DESCRIPTION), ("user", r + orderings()[0])], prefill="Answer:") for r in rows(4, seed=2)
+    ]
     got = engine.score([ScoreRequest(p, CANDS) for p in prompts])
     for p, res in zip(prompts, got):
-        np.testing.assert_allclose(res.logprobs, reference_logprobs(backend.model, backend.tokenizer, p, CANDS), atol=1e-5)
+        np.testing.assert_allclose(
+            res.logprobs, reference_logprobs(backend.model, backend.tokenizer, p, CANDS), atol=1e-5
+        )
 
 
 def test_many_permutations_of_one_question(random_init_llama_dir):
@@ -102,8 +117,13 @@ def test_many_permutations_of_one_question(random_init_llama_dir):
 
     backend = make(random_init_llama_dir, batch_tokens=4096)
     options = ["under 20", "20 to 40", "40 to 60", "60 to 80", "over 80"]
-    suffixes = tuple("".join(f"{'ABCDE'[i]}. {o}\n" for i, o in enumerate(perm)) + "Answer:" for perm in itertools.permutations(options))
-    group = PrefixGroupRequest(DESCRIPTION + rows(1)[0] + "Question: age group?\n", suffixes, (" A", " B", " C", " D", " E"))
+    suffixes = tuple(
+        "".join(f"{'ABCDE'[i]}. {o}\n" for i, o in enumerate(perm)) + "Answer:"
+        for perm in itertools.permutations(options)
+    )
+    group = PrefixGroupRequest(
+        DESCRIPTION + rows(1)[0] + "Question: age group?\n", suffixes, (" A", " B", " C", " D", " E")
+    )
     (res,) = Engine(backend, cache=None, progress=False).score_groups([group])
     assert len(res.results) == 120
     assert backend.stats.tokens_run < 0.45 * backend.stats.logical_tokens
@@ -125,7 +145,10 @@ def _oom_when_big(backend, limit, error):
 
 @pytest.mark.parametrize(
     "error",
-    [torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB"), RuntimeError("[enforce fail] out of memory")],
+    [
+        torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB"),
+        RuntimeError("[enforce fail] out of memory"),
+    ],
     ids=["torch.cuda.OutOfMemoryError", "RuntimeError"],
 )
 def test_out_of_memory_shrinks_the_batch_and_completes(random_init_llama_dir, error):
@@ -183,7 +206,9 @@ def test_prompts_longer_than_the_context_window_are_refused_before_running(rando
     backend = make(random_init_llama_dir)
     long_prompt = " ".join(["word"] * 1200)
     with pytest.raises(ConfigError, match=r"1 prompts .* exceed the model's context window of 1024 tokens"):
-        Engine(backend, cache=None, progress=False).score([ScoreRequest(long_prompt, (" A",)), ScoreRequest("short", (" A",))])
+        Engine(backend, cache=None, progress=False).score(
+            [ScoreRequest(long_prompt, (" A",)), ScoreRequest("short", (" A",))]
+        )
 
 
 def test_invalid_options(random_init_llama_dir):
@@ -258,7 +283,9 @@ def test_random_prompt_mixtures_match_naive(random_init_llama_dir):
         prompt = rng.choice(["", DESCRIPTION, "Other task.\n"]) + body[: rng.randint(5, len(body))]
         reqs.append(ScoreRequest(prompt, tuple(rng.sample(CANDS, rng.randint(1, 4)))))
     got = Engine(make(random_init_llama_dir, batch_tokens=900), cache=None, progress=False).score(reqs)
-    want = Engine(make(random_init_llama_dir, strategy="naive", batch_tokens=900), cache=None, progress=False).score(reqs)
+    want = Engine(make(random_init_llama_dir, strategy="naive", batch_tokens=900), cache=None, progress=False).score(
+        reqs
+    )
     unshared_backend = make(random_init_llama_dir, share_prefixes=False, batch_tokens=900)
     unshared = Engine(unshared_backend, cache=None, progress=False).score(reqs)
     assert unshared_backend.stats.forward_passes == unshared_backend.stats.batches
@@ -287,7 +314,9 @@ def test_deep_prefix_trees_with_rows_skipping_levels_match_naive(random_init_lla
 
     backend._run_passes = recording
     got = Engine(backend, cache=None, progress=False).score(reqs)
-    want = Engine(make(random_init_llama_dir, strategy="naive", batch_tokens=20_000), cache=None, progress=False).score(reqs)
+    want = Engine(make(random_init_llama_dir, strategy="naive", batch_tokens=20_000), cache=None, progress=False).score(
+        reqs
+    )
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
     mixed = [p for passes in seen for p in passes if len({None if a is None else a[0] for a in p.parents}) > 1]
@@ -335,7 +364,9 @@ def test_cached_forward_passes_raise_no_deprecation_on_this_transformers(random_
         res = engine.score_groups([PrefixGroupRequest(DESCRIPTION + rows(1)[0], orderings(), (" A", " B"))])
         gen = engine.generate([GenerateRequest("Hello", GenerationSettings(max_new_tokens=4))])
     assert np.isfinite(res[0].results[0].logprobs).all() and gen[0].completion_tokens >= 1
-    expected = "cache" if "cache" in inspect.signature(backend.model.base_model.forward).parameters else "past_key_values"
+    expected = (
+        "cache" if "cache" in inspect.signature(backend.model.base_model.forward).parameters else "past_key_values"
+    )
     assert backend._cache_arg == expected
     assert "deprecated" not in capfd.readouterr().err
 

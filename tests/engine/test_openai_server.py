@@ -21,7 +21,9 @@ from folkscope.errors import ConfigError
 from folkscope.testing import FAULT_KINDS, FakeSource, FaultPlan, LocalOpenAIServer, body_key
 
 
-def post(url: str, path: str, body: object, *, key: str | None = None, timeout: float = 10.0) -> tuple[int, dict[str, str], bytes]:
+def post(
+    url: str, path: str, body: object, *, key: str | None = None, timeout: float = 10.0
+) -> tuple[int, dict[str, str], bytes]:
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
@@ -43,7 +45,18 @@ def fake() -> FakeBackend:
 def test_echo_returns_the_sources_log_probabilities_at_every_prompt_token(fake):
     server = LocalOpenAIServer(FakeSource(fake), max_lifetime=30)
     with server as url:
-        status, _, raw = post(url, "/completions", {"model": "fake", "prompt": ["Q? Answer: A", "Hi"], "echo": True, "logprobs": 3, "max_tokens": 1, "temperature": 0})
+        status, _, raw = post(
+            url,
+            "/completions",
+            {
+                "model": "fake",
+                "prompt": ["Q? Answer: A", "Hi"],
+                "echo": True,
+                "logprobs": 3,
+                "max_tokens": 1,
+                "temperature": 0,
+            },
+        )
     assert status == 200
     data = json.loads(raw)
     choice = data["choices"][0]
@@ -66,8 +79,21 @@ def test_chat_top_logprobs_and_assistant_prefill_continue_the_rendered_conversat
     server = LocalOpenAIServer(FakeSource(fake), max_lifetime=30)
     messages = [{"role": "user", "content": "Income?"}, {"role": "assistant", "content": "Answer:"}]
     with server as url:
-        status, _, raw = post(url, "/chat/completions", {"model": "fake", "messages": messages, "logprobs": True, "top_logprobs": 5, "max_tokens": 1, "temperature": 0})
-        assert post(url, "/chat/completions", {"messages": messages, "top_logprobs": 5})[0] == 400  # top_logprobs needs logprobs
+        status, _, raw = post(
+            url,
+            "/chat/completions",
+            {
+                "model": "fake",
+                "messages": messages,
+                "logprobs": True,
+                "top_logprobs": 5,
+                "max_tokens": 1,
+                "temperature": 0,
+            },
+        )
+        assert (
+            post(url, "/chat/completions", {"messages": messages, "top_logprobs": 5})[0] == 400
+        )  # top_logprobs needs logprobs
     assert status == 200
     data = json.loads(raw)
     entry = data["choices"][0]["logprobs"]["content"][0]
@@ -88,7 +114,9 @@ def test_greedy_generation_matches_the_fake_backend_and_reports_stop_strings(fak
     with server as url:
         _, _, raw = post(url, "/completions", {"prompt": prompt, "max_tokens": 6, "temperature": 0})
         data = json.loads(raw)
-        expected = Engine(fake, cache=None, progress=False).generate([GenerateRequest(prompt, GenerationSettings(max_new_tokens=6))])[0]
+        expected = Engine(fake, cache=None, progress=False).generate(
+            [GenerateRequest(prompt, GenerationSettings(max_new_tokens=6))]
+        )[0]
         assert data["choices"][0]["text"] == expected.text
         stop = expected.text[2:4]
         _, _, raw = post(url, "/completions", {"prompt": prompt, "max_tokens": 6, "temperature": 0, "stop": [stop]})
@@ -212,7 +240,10 @@ def test_hold_after_keeps_requests_in_flight_until_released(fake):
     with srv as url:
         assert post(url, "/completions", body)[0] == 200  # the first request is answered at once
         statuses: list[int] = []
-        late = [threading.Thread(target=lambda i=i: statuses.append(post(url, "/completions", {**body, "seed": i})[0])) for i in range(2)]
+        late = [
+            threading.Thread(target=lambda i=i: statuses.append(post(url, "/completions", {**body, "seed": i})[0]))
+            for i in range(2)
+        ]
         for thread in late:
             thread.start()
         deadline = time.monotonic() + 30
@@ -238,7 +269,11 @@ def test_transformers_source_matches_the_model_tiny_random_model(llama_backend):
     source = TransformersSource.from_backend(llama_backend, model_id="tiny")
     prompt, cont = "- Age: 34 years old.\nAnswer:", " A"
     with LocalOpenAIServer(source, max_lifetime=30) as url:
-        _, _, raw = post(url, "/completions", {"model": "tiny", "prompt": [prompt + cont], "echo": True, "logprobs": 1, "max_tokens": 1})
+        _, _, raw = post(
+            url,
+            "/completions",
+            {"model": "tiny", "prompt": [prompt + cont], "echo": True, "logprobs": 1, "max_tokens": 1},
+        )
     lp = json.loads(raw)["choices"][0]["logprobs"]
     start = lp["text_offset"].index(len(prompt))
     expected = Engine(llama_backend, cache=None, progress=False).score([ScoreRequest(prompt, (cont,))])[0]

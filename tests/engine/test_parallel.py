@@ -38,10 +38,13 @@ def rows(n: int) -> list[PrefixGroupRequest]:
     """Survey-like prefix groups: one row text, both answer orders, shared task description."""
     head = "The following describes a survey respondent.\n"
     return [
-        PrefixGroupRequest(f"{head}Age: {20 + i % 50}. Job: {['cook', 'nurse', 'clerk'][i % 3]}. Id {i}.\n",
-                           ("Income? A. low B. high\nAnswer:", "Income? A. high B. low\nAnswer:"), (" A", " B"))
+        PrefixGroupRequest(
+            f"{head}Age: {20 + i % 50}. Job: {['cook', 'nurse', 'clerk'][i % 3]}. Id {i}.\n",
+            ("Income? A. low B. high\nAnswer:", "Income? A. high B. low\nAnswer:"),
+            (" A", " B"),
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 # ---------------------------------------------------------------------- sharding (no Ray needed)
@@ -108,8 +111,17 @@ def test_without_ray_data_parallel_is_one_line_naming_the_extra_before_anything_
     with pytest.raises(MissingDependencyError, match=r"pip install 'folkscope\[ray\]'") as info:
         EngineConfig(model="fake", backend="fake", data_parallel=2)
     assert "--data-parallel 2" in str(info.value) and "\n" not in str(info.value)
-    argv = ["run", "--model", str(tmp_path / "never-loaded"), "--task", "NISTIncome", "--data-parallel", "2",
-            "--results-dir", str(tmp_path)]  # fmt: skip
+    argv = [
+        "run",
+        "--model",
+        str(tmp_path / "never-loaded"),
+        "--task",
+        "NISTIncome",
+        "--data-parallel",
+        "2",
+        "--results-dir",
+        str(tmp_path),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'folkscope[ray]'" in err and "Traceback" not in err
@@ -125,7 +137,9 @@ def ray_cluster():
 
 
 def parallel_engine(tmp_path: Path, workers: int = 2, **options) -> Engine:
-    config = EngineConfig(model="fake", backend="fake", data_parallel=workers, cache_dir=str(tmp_path / "cache"), **options)
+    config = EngineConfig(
+        model="fake", backend="fake", data_parallel=workers, cache_dir=str(tmp_path / "cache"), **options
+    )
     return Engine.from_config(config, progress=False)
 
 
@@ -138,8 +152,10 @@ def test_fake_backend_two_workers_answer_as_one_process_into_one_cache(ray_clust
     groups = rows(60)
     scores = [ScoreRequest(f"Q{i}: 2+{i}=", (" 4", " 5 or more")) for i in range(30)]
     generations = [GenerateRequest(f"Say {i}:", GenerationSettings(max_new_tokens=4)) for i in range(10)]
-    single = Engine.from_config(EngineConfig(model="fake", backend="fake", batch_tokens=512, window=16, cache_dir=str(tmp_path / "one")),
-                                progress=False)  # fmt: skip
+    single = Engine.from_config(
+        EngineConfig(model="fake", backend="fake", batch_tokens=512, window=16, cache_dir=str(tmp_path / "one")),
+        progress=False,
+    )
     expected = (single.score_groups(groups), single.score(scores), single.generate(generations))
     single.close()
 
@@ -160,7 +176,9 @@ def test_fake_backend_two_workers_answer_as_one_process_into_one_cache(ray_clust
 
 def test_progress_counts_the_whole_run_across_workers(ray_cluster, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("FOLKSCOPE_PROGRESS_INTERVAL", raising=False)
-    config = EngineConfig(model="fake", backend="fake", data_parallel=2, cache_dir=str(tmp_path), batch_tokens=256, window=10)
+    config = EngineConfig(
+        model="fake", backend="fake", data_parallel=2, cache_dir=str(tmp_path), batch_tokens=256, window=10
+    )
     with Engine.from_config(config, progress=True) as engine:
         engine.score_groups(rows(40), unit="rows")
     err = capsys.readouterr().err
@@ -169,15 +187,22 @@ def test_progress_counts_the_whole_run_across_workers(ray_cluster, tmp_path, cap
 
 
 @pytest.mark.parametrize("after", [0, 2])  # before its first batch, and after two
-def test_a_worker_that_dies_is_restarted_counted_once_and_only_its_unsaved_requests_are_redone(ray_cluster, tmp_path, monkeypatch,
-                                                                                                caplog, after):  # fmt: skip
+def test_a_worker_that_dies_is_restarted_counted_once_and_only_its_unsaved_requests_are_redone(
+    ray_cluster, tmp_path, monkeypatch, caplog, after
+):
     """Issue 28 (14): calls sent while Ray restarted the worker failed at once and each counted as a death ("died 4 times")."""
     marker = tmp_path / "exited"
-    monkeypatch.setenv(FAULT_ENV, f"{after}:{marker}")  # the first worker to have returned that many batches exits hard, once
+    monkeypatch.setenv(
+        FAULT_ENV, f"{after}:{marker}"
+    )  # the first worker to have returned that many batches exits hard, once
     groups = rows(80)
-    expected = Engine.from_config(EngineConfig(model="fake", backend="fake", batch_tokens=256, window=20, use_cache=False),
-                                  progress=False).score_groups(groups)  # fmt: skip
-    with caplog.at_level(logging.WARNING, logger="folkscope.engine.parallel"), parallel_engine(tmp_path, batch_tokens=256, window=20) as engine:
+    expected = Engine.from_config(
+        EngineConfig(model="fake", backend="fake", batch_tokens=256, window=20, use_cache=False), progress=False
+    ).score_groups(groups)
+    with (
+        caplog.at_level(logging.WARNING, logger="folkscope.engine.parallel"),
+        parallel_engine(tmp_path, batch_tokens=256, window=20) as engine,
+    ):
         assert engine.score_groups(groups) == expected
         assert marker.exists() and sum(engine.backend._deaths) == 1  # one death, counted once
         # nothing answered twice: the restarted worker skipped what its first life had returned
@@ -188,7 +213,10 @@ def test_a_worker_that_dies_is_restarted_counted_once_and_only_its_unsaved_reque
 
 
 def test_a_workers_config_error_reaches_the_caller_as_itself(ray_cluster, tmp_path):
-    with parallel_engine(tmp_path) as engine, pytest.raises(ConfigError, match="next-token requests need single tokens") as info:
+    with (
+        parallel_engine(tmp_path) as engine,
+        pytest.raises(ConfigError, match="next-token requests need single tokens") as info,
+    ):
         engine.next_token([NextTokenRequest("Pick:", ("yes please", "no"))])
     assert "\n" not in str(info.value)
 
@@ -198,7 +226,9 @@ def test_too_many_workers_for_the_cluster_is_one_line(ray_cluster, tmp_path):
         parallel_engine(tmp_path, workers=3)
 
 
-def test_random_init_llama_two_workers_score_as_one_process_to_the_last_bit(ray_cluster, tmp_path, random_init_llama_dir, monkeypatch):
+def test_random_init_llama_two_workers_score_as_one_process_to_the_last_bit(
+    ray_cluster, tmp_path, random_init_llama_dir, monkeypatch
+):
     """Shards are whole planning windows, so each worker runs exactly one process's batches: equal floats, not close ones.
 
     Also when a worker dies after its first batch: a restart loads the model again (seconds, during which every call
@@ -219,13 +249,31 @@ def test_random_init_llama_two_workers_score_as_one_process_to_the_last_bit(ray_
     assert len(got) == len(expected) == 24 and got == expected
 
 
-def test_cli_run_with_two_workers_writes_byte_identical_scores_and_a_rerun_computes_nothing(ray_cluster, tmp_path, capsys, monkeypatch):
+def test_cli_run_with_two_workers_writes_byte_identical_scores_and_a_rerun_computes_nothing(
+    ray_cluster, tmp_path, capsys, monkeypatch
+):
     """Also when a worker dies once on the way (issue 28, 14: the run exited 2 after "died 4 times")."""
 
     def run(folder: str, *extra: str) -> Path:
-        argv = ["run", "--task", "NISTIncome", "--subsampling", "0.01", "--model", "fake", "--inference-backend", "fake",
-                "--results-dir", str(tmp_path / folder), "--cache-dir", str(tmp_path / f"cache-{folder}"),
-                "--n-bootstrap", "10", "--no-baselines", *extra]  # fmt: skip
+        argv = [
+            "run",
+            "--task",
+            "NISTIncome",
+            "--subsampling",
+            "0.01",
+            "--model",
+            "fake",
+            "--inference-backend",
+            "fake",
+            "--results-dir",
+            str(tmp_path / folder),
+            "--cache-dir",
+            str(tmp_path / f"cache-{folder}"),
+            "--n-bootstrap",
+            "10",
+            "--no-baselines",
+            *extra,
+        ]
         assert main(argv) == 0
         gc.collect()  # the run's engine and its Ray workers go with it
         return Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
@@ -257,5 +305,7 @@ def test_a_cpu_transformers_worker_gets_this_process_thread_count():
     from folkscope.engine.parallel import _torch_threads
 
     assert _torch_threads(EngineConfig(model="default"), gpus_each=0) == torch.get_num_threads()
-    assert _torch_threads(EngineConfig(model="default"), gpus_each=1) is None  # a GPU worker: threads do not set its sums
+    assert (
+        _torch_threads(EngineConfig(model="default"), gpus_each=1) is None
+    )  # a GPU worker: threads do not set its sums
     assert _torch_threads(EngineConfig(model="fake", backend="fake"), gpus_each=0) is None

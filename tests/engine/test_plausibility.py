@@ -27,7 +27,10 @@ from folkscope.engine.plausibility import implausible
 from folkscope.engine.requests import GenerateRequest, GenerateResult, GenerationSettings, NextTokenResult, ScoreResult
 
 SCORES = [ScoreRequest(f"Row {i}: works as clerk {i * 7 % 11}.\nAnswer:", (" A", " B")) for i in range(12)]
-GROUPS = [PrefixGroupRequest(f"Row {i} is here.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), (" A", " B")) for i in range(6)]
+GROUPS = [
+    PrefixGroupRequest(f"Row {i} is here.\n", ("Q: A or B?\nAnswer:", "Q: B or A?\nAnswer:"), (" A", " B"))
+    for i in range(6)
+]
 TOKENS = [NextTokenRequest(f"Row {i}. Pick:", (" A", " B")) for i in range(6)]
 
 #: the campaign's four entries, as the log-probabilities of a two-candidate answer
@@ -46,7 +49,9 @@ def engine_on(folder) -> Engine:
 def corrupt_one(folder, kind: str, logprobs: list[float]) -> None:
     """Overwrite one stored answer of ``kind`` with ``logprobs``, under a checksum that matches (a buggy writer)."""
     with sqlite3.connect(folder / "results.sqlite") as conn:
-        key, text = conn.execute("SELECT key, result FROM results WHERE kind = ? ORDER BY key LIMIT 1", (kind,)).fetchone()
+        key, text = conn.execute(
+            "SELECT key, result FROM results WHERE kind = ? ORDER BY key LIMIT 1", (kind,)
+        ).fetchone()
         data = json.loads(text)
         if kind == "prefix_group":
             data["results"][1]["logprobs"] = logprobs
@@ -57,9 +62,13 @@ def corrupt_one(folder, kind: str, logprobs: list[float]) -> None:
 
 
 @pytest.mark.parametrize("case", list(IMPLAUSIBLE))
-@pytest.mark.parametrize(("kind", "method", "requests"), [("score", "score", SCORES), ("prefix_group", "score_groups", GROUPS),
-                                                          ("next_token", "next_token", TOKENS)])  # fmt: skip
-def test_an_implausible_entry_with_a_valid_checksum_is_recomputed_counted_and_logged(tmp_path, caplog, case, kind, method, requests):
+@pytest.mark.parametrize(
+    ("kind", "method", "requests"),
+    [("score", "score", SCORES), ("prefix_group", "score_groups", GROUPS), ("next_token", "next_token", TOKENS)],
+)
+def test_an_implausible_entry_with_a_valid_checksum_is_recomputed_counted_and_logged(
+    tmp_path, caplog, case, kind, method, requests
+):
     first = engine_on(tmp_path)
     answers = getattr(first, method)(requests)
     first.close()
@@ -76,8 +85,12 @@ def test_an_implausible_entry_with_a_valid_checksum_is_recomputed_counted_and_lo
 
 
 # ---------------------------------------------------------------------- the oracle: real answers pass, impossible ones fail
-candidate_sets = st.lists(st.sampled_from([" A", " B", " C", "A", " 1", " 10", " 12", " yes", " yes please", " no"]),
-                          min_size=1, max_size=5, unique=True)  # fmt: skip
+candidate_sets = st.lists(
+    st.sampled_from([" A", " B", " C", "A", " 1", " 10", " 12", " yes", " yes please", " no"]),
+    min_size=1,
+    max_size=5,
+    unique=True,
+)
 prompts = st.text(alphabet="abc 12:\n", min_size=1, max_size=30)
 
 
@@ -100,13 +113,18 @@ def test_every_answer_of_a_real_language_model_is_plausible(prompt, candidates, 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6), st.lists(st.sampled_from(["A", " A", "B", " B", " AB", "C"]), min_size=1,
-       max_size=4, unique=True), st.booleans())  # fmt: skip
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+    st.lists(st.sampled_from(["A", " A", "B", " B", " AB", "C"]), min_size=1, max_size=4, unique=True),
+    st.booleans(),
+)
 def test_a_web_apis_top_k_reading_is_plausible_from_that_backend_only(weights, candidates, prefixes):
     """NaN with or without a bound is how the web-API backend marks what it could not score: plausible from it alone."""
     vocab = ["A", " A", "B", " B", "x", "y"][: len(weights)]
     total = sum(weights) or 1.0
-    table = {t: math.log(w / total) for t, w in zip(vocab, weights) if w / total > 0}  # a top-k table: probabilities summing to <= 1
+    table = {
+        t: math.log(w / total) for t, w in zip(vocab, weights) if w / total > 0
+    }  # a top-k table: probabilities summing to <= 1
     lps, ntok, bound = top_result(table, 7, candidates, prefixes=prefixes)
     request = ScoreRequest("Q:", tuple(candidates))
     result = ScoreResult(tuple(lps), tuple(ntok), 7, bound)

@@ -38,9 +38,14 @@ def test_request_key_is_sha256_of_canonical_json():
 
 def test_request_key_pinned_value():
     # a changed key silently invalidates every user's cache: pin one
-    assert request_key(NextTokenRequest("x", ("0", "1"))) == hashlib.sha256(
-        json.dumps({"kind": "next_token", "prompt": "x", "tokens": ["0", "1"]}, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
+    assert (
+        request_key(NextTokenRequest("x", ("0", "1")))
+        == hashlib.sha256(
+            json.dumps(
+                {"kind": "next_token", "prompt": "x", "tokens": ["0", "1"]}, sort_keys=True, separators=(",", ":")
+            ).encode()
+        ).hexdigest()
+    )
 
 
 def test_keys_differ_by_kind_and_content():
@@ -127,7 +132,9 @@ def test_results_round_trip_through_json(result):
     assert cls in RESULT_TYPES.values()
 
 
-@given(st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), st.text()), min_size=1, max_size=4), st.text())
+@given(
+    st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), st.text()), min_size=1, max_size=4), st.text()
+)
 def test_prompt_dict_round_trip(messages, prefill):
     prompt = ChatPrompt(messages, prefill=prefill)
     assert prompt_from_dict(json.loads(json.dumps(prompt_to_dict(prompt)))) == prompt

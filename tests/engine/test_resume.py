@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -11,8 +12,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-import importlib.util
 
 import pytest
 
@@ -58,7 +57,9 @@ def kill_after_some_results(cache_dir: Path, out: Path, backend: str, model: Pat
 
 
 def finish(cache_dir: Path, out: Path, backend: str, model: Path | None) -> dict:
-    done = subprocess.run(command(cache_dir, out, backend, model), env={**os.environ, "CI": "1"}, capture_output=True, timeout=300)
+    done = subprocess.run(
+        command(cache_dir, out, backend, model), env={**os.environ, "CI": "1"}, capture_output=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     return json.loads(out.read_text())
 

@@ -41,7 +41,14 @@ def test_partial_cache_computes_only_the_rest(tmp_path):
 
 @pytest.mark.parametrize(
     "change",
-    [{"revision": "1"}, {"model": "other-model"}, {"dtype": "bfloat16"}, {"prompt_version": "v2"}, {"seed": 3}, {"device": "cuda"}],
+    [
+        {"revision": "1"},
+        {"model": "other-model"},
+        {"dtype": "bfloat16"},
+        {"prompt_version": "v2"},
+        {"seed": 3},
+        {"device": "cuda"},
+    ],
     ids=["revision", "model", "dtype", "prompt_version", "weights", "device"],
 )
 def test_cache_key_changes_with_model_settings_and_prompt_version(tmp_path, change):
@@ -170,7 +177,9 @@ def test_the_cache_reuse_is_said_before_work_starts(tmp_path, capsys):
     assert err[0] == "scoring: 4 of 10 rows already answered (result cache); computing 6"
     assert err[1] == "scoring: 0/6 rows (0%), starting"
     Engine(FakeBackend(), cache=ResultCache(tmp_path), prompt_version="v1").score(REQS, unit="rows")
-    assert capsys.readouterr().err.splitlines() == ["scoring: all 10 rows already answered (result cache); nothing to compute"]
+    assert capsys.readouterr().err.splitlines() == [
+        "scoring: all 10 rows already answered (result cache); nothing to compute"
+    ]
     engine_for(tmp_path).score(REQS)  # progress=False: nothing on the terminal
     assert capsys.readouterr().err == ""
 
@@ -199,4 +208,11 @@ def test_format_of_a_line_and_durations():
     assert bar.line() == "scoring: 0/463 rows (0%), starting"
     bar.advance(46)
     assert bar.line().startswith("scoring: 46/463 rows (10%), ") and " rows/s, ETA " in bar.line()
-    assert [format_duration(s) for s in (0, 59.6, 60, 3599, 3600, -1)] == ["0s", "1m00s", "1m00s", "59m59s", "1h00m", "?"]
+    assert [format_duration(s) for s in (0, 59.6, 60, 3599, 3600, -1)] == [
+        "0s",
+        "1m00s",
+        "1m00s",
+        "59m59s",
+        "1h00m",
+        "?",
+    ]

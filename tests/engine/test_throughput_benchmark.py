@@ -18,8 +18,11 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "engine_throughput.
 def test_tiny_random_init_benchmark_agrees_with_its_naive_path():
     out = subprocess.run(
         [sys.executable, str(BENCH), "--tiny", "--rows", "24", "--batch-tokens", "2048", "--threads", "1"],
-        capture_output=True, text=True, timeout=300, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     risk = float(re.search(r"max \|risk diff\|\s+(\S+)", out).group(1))
     trie = float(re.search(r"trie-token ratio\s+(\S+)", out).group(1))
     speedup = float(re.search(r"speed-up\s+(\S+)x", out).group(1))

@@ -57,18 +57,27 @@ def vllm_module(monkeypatch):
     return module
 
 
-def backend_for(fake: FakeBackend | None = None, *, llm: StandInLLM | None = None, **options) -> tuple[VLLMBackend, StandInLLM]:
+def backend_for(
+    fake: FakeBackend | None = None, *, llm: StandInLLM | None = None, **options
+) -> tuple[VLLMBackend, StandInLLM]:
     llm = llm if llm is not None else StandInLLM(fake or FakeBackend())
     return VLLMBackend.from_model(MODEL, llm=llm, **options), llm
 
 
 def rows(n: int) -> list[str]:
-    return [f"{DESCRIPTION}- Age: {20 + k} years old.\n- Occupation: {['nurse', 'cook', 'clerk'][k % 3]}.\n" for k in range(n)]
+    return [
+        f"{DESCRIPTION}- Age: {20 + k} years old.\n- Occupation: {['nurse', 'cook', 'clerk'][k % 3]}.\n"
+        for k in range(n)
+    ]
 
 
 def score_requests() -> list[ScoreRequest]:
     reqs = [ScoreRequest(r + "Answer:", CANDS) for r in rows(5)]
-    reqs.append(ScoreRequest(ChatPrompt([("system", "Be brief."), ("user", "Income?")], prefill="Answer:"), (" yes", " no thanks")))
+    reqs.append(
+        ScoreRequest(
+            ChatPrompt([("system", "Be brief."), ("user", "Income?")], prefill="Answer:"), (" yes", " no thanks")
+        )
+    )
     reqs.append(ScoreRequest("x", ("y", "yz", "yzw")))  # candidates sharing their first tokens
     return reqs
 
@@ -91,7 +100,9 @@ def test_every_request_kind_matches_the_fake_backend(vllm_module, method):
     assert_scores_equal(engine.score(score_requests()), reference.score(score_requests()))
 
     groups = [
-        PrefixGroupRequest(r, ("Q: income?\nA. low\nB. high\nAnswer:", "Q: income?\nA. high\nB. low\nAnswer:"), (" A", " B", " high"))
+        PrefixGroupRequest(
+            r, ("Q: income?\nA. low\nB. high\nAnswer:", "Q: income?\nA. high\nB. low\nAnswer:"), (" A", " B", " high")
+        )
         for r in rows(3)
     ]
     for got, exp in zip(engine.score_groups(groups), reference.score_groups(groups)):
@@ -112,7 +123,9 @@ def test_generation_matches_the_fake_backend(vllm_module):
         GenerateRequest("Echo Q:", GenerationSettings(max_new_tokens=10, stop=("es",))),
         GenerateRequest("Bye now", GenerationSettings(max_new_tokens=10)),
         GenerateRequest("Tell me more", GenerationSettings(max_new_tokens=6)),
-        GenerateRequest(ChatPrompt([("user", "Hi")], prefill="Sure"), GenerationSettings(max_new_tokens=5, temperature=0.7, seed=3)),
+        GenerateRequest(
+            ChatPrompt([("user", "Hi")], prefill="Sure"), GenerationSettings(max_new_tokens=5, temperature=0.7, seed=3)
+        ),
         GenerateRequest("Sampled", GenerationSettings(max_new_tokens=7, temperature=1.3, seed=11)),
     ]
     got, expected = engine.generate(reqs), reference.generate(reqs)
@@ -215,7 +228,9 @@ def test_prompt_logprobs_served_from_the_cache_are_recomputed(vllm_module):
     assert_scores_equal(Engine(backend, cache=None, progress=False).score(reqs), expected)
     assert len(llm.calls) == 2  # the suspect requests went again, salted
 
-    backend, _ = backend_for(llm=StandInLLM(fake, stale_prompt_logprobs=True, honour_salt=False), scoring="prompt_logprobs")
+    backend, _ = backend_for(
+        llm=StandInLLM(fake, stale_prompt_logprobs=True, honour_salt=False), scoring="prompt_logprobs"
+    )
     with pytest.raises(BackendError, match="enable_prefix_caching=False"):
         list(backend.score(reqs))
 
@@ -225,7 +240,9 @@ def test_auto_falls_back_when_forced_logprobs_are_post_processed(monkeypatch):
     fake = FakeBackend()
     reqs = score_requests()
     backend, _ = backend_for(llm=StandInLLM(fake, logprobs_mode="processed"))
-    assert_scores_equal(Engine(backend, cache=None, progress=False).score(reqs), Engine(fake, cache=None, progress=False).score(reqs))
+    assert_scores_equal(
+        Engine(backend, cache=None, progress=False).score(reqs), Engine(fake, cache=None, progress=False).score(reqs)
+    )
     assert backend.scoring_method() == "prompt_logprobs"
 
     forced, _ = backend_for(llm=StandInLLM(fake, logprobs_mode="processed"), scoring="forced")
@@ -287,7 +304,9 @@ def test_engine_is_built_lazily_with_prefix_caching(vllm_module, monkeypatch, tm
     locally_trained_tokenizer.save_pretrained(folder)
     (folder / "config.json").write_text('{"max_position_embeddings": 1024, "eos_token_id": [2, 7]}')
     model = ResolvedModel("tiny", "tiny", str(folder), "local", "r1")
-    backend = VLLMBackend.from_model(model, tensor_parallel_size=1, max_model_len=512, batch_tokens=8192, vllm_dtype="fp16")
+    backend = VLLMBackend.from_model(
+        model, tensor_parallel_size=1, max_model_len=512, batch_tokens=8192, vllm_dtype="fp16"
+    )
     assert backend.max_length == 512 and not vllm_module.engines
     assert backend.count_tokens(["hello world", ChatPrompt([("user", "hi")])])[0] > 0
     assert backend.is_single_token(" A") in (True, False)
@@ -297,10 +316,16 @@ def test_engine_is_built_lazily_with_prefix_caching(vllm_module, monkeypatch, tm
     monkeypatch.setattr(VLLMBackend, "_check_gpu", lambda self: None)
     llm = backend.llm
     assert llm.engine_kwargs == {
-        "model": str(folder), "tokenizer": str(folder), "dtype": "float16", "tensor_parallel_size": 1,
-        "gpu_memory_utilization": 0.85, "seed": 0, "enable_prefix_caching": True, "max_model_len": 512,
+        "model": str(folder),
+        "tokenizer": str(folder),
+        "dtype": "float16",
+        "tensor_parallel_size": 1,
+        "gpu_memory_utilization": 0.85,
+        "seed": 0,
+        "enable_prefix_caching": True,
+        "max_model_len": 512,
         "max_num_batched_tokens": 8192,
-    }  # fmt: skip
+    }
     assert backend._eos == {2, 7, locally_trained_tokenizer.eos_token_id}
     backend.close()
     assert backend._llm is None
@@ -337,17 +362,32 @@ def test_real_vllm_matches_transformers(tmp_path, locally_trained_tokenizer):
     from folkscope.testing import build_random_model
 
     # head size 64: vLLM's attention kernels support only common head sizes
-    shape = {"hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 512}
+    shape = {
+        "hidden_size": 128,
+        "intermediate_size": 256,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "max_position_embeddings": 512,
+    }
     folder = build_random_model(tmp_path / "llama", arch="llama", tokenizer=locally_trained_tokenizer, config=shape)
     hf = Engine(HFBackend(str(folder), device="cpu", dtype="float32"), cache=None, progress=False)
-    first = VLLMBackend.from_model(str(folder), vllm_dtype="float32", gpu_memory_utilization=0.3, max_model_len=512, scoring="prompt_logprobs")
+    first = VLLMBackend.from_model(
+        str(folder), vllm_dtype="float32", gpu_memory_utilization=0.3, max_model_len=512, scoring="prompt_logprobs"
+    )
     scores = [ScoreRequest(r + "Answer:", CANDS) for r in rows(4)]
-    groups = [PrefixGroupRequest(r, ("Q: income?\nA. low\nB. high\nAnswer:", "Q: other order\nAnswer:"), (" A", " B")) for r in rows(2)]
+    groups = [
+        PrefixGroupRequest(r, ("Q: income?\nA. low\nB. high\nAnswer:", "Q: other order\nAnswer:"), (" A", " B"))
+        for r in rows(2)
+    ]
     nexts = [NextTokenRequest(r + "Answer:", ("A", " A", "B", " B")) for r in rows(3)]
     want_s, want_g, want_n = hf.score(scores), hf.score_groups(groups), hf.next_token(nexts)
     try:
         for method in ("prompt_logprobs", "auto", "forced"):
-            backend = first if method == "prompt_logprobs" else VLLMBackend.from_model(str(folder), vllm_dtype="float32", llm=first.llm, scoring=method)
+            backend = (
+                first
+                if method == "prompt_logprobs"
+                else VLLMBackend.from_model(str(folder), vllm_dtype="float32", llm=first.llm, scoring=method)
+            )
             engine = Engine(backend, cache=None, progress=False)
             for got, exp in zip(engine.score(scores), want_s):
                 np.testing.assert_allclose(got.logprobs, exp.logprobs, atol=1e-3)

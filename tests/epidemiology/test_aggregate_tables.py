@@ -46,16 +46,35 @@ def test_the_bls_table_is_the_truth_and_its_references_by_hand():
     assert refs.worst == pytest.approx(0.79966)
     # marginal 0.517 * 0.105 + 0.483 * 0.095 = 0.10017: men 2 * 0.00483, women 2 * 0.00517, weighted 2 * 0.00499422
     assert refs.mean_baseline == pytest.approx(0.00998844)
-    assert refs.best == 0.001 and refs.best_from.startswith("declared: the published rates (10.5 and 9.5 percent) are rounded")
+    assert refs.best == 0.001 and refs.best_from.startswith(
+        "declared: the published rates (10.5 and 9.5 percent) are rounded"
+    )
     assert task.table.source["publisher"] == "U.S. Bureau of Labor Statistics" and task.table.source["year"] == 2023
 
 
 def test_distance_and_score_by_hand_on_a_published_table():
-    truth = pd.DataFrame({"task": "t", "condition": ["a man", "a man", "a woman", "a woman"], "level": ["member", "not", "member", "not"],
-                          "p_true": [0.105, 0.895, 0.095, 0.905], "share": [0.517, 0.517, 0.483, 0.483], "n": 0, "effective_n": 0})  # fmt: skip
+    truth = pd.DataFrame(
+        {
+            "task": "t",
+            "condition": ["a man", "a man", "a woman", "a woman"],
+            "level": ["member", "not", "member", "not"],
+            "p_true": [0.105, 0.895, 0.095, 0.905],
+            "share": [0.517, 0.517, 0.483, 0.483],
+            "n": 0,
+            "effective_n": 0,
+        }
+    )
     model = truth[["task", "condition", "level"]].assign(p_model=[0.2, 0.8, 0.2, 0.8])
-    refs = {"t": {"dataset": "bls", "dimension": "low", "worst": 0.79966, "best": 0.001, "mean_baseline": 0.0099884,
-                  "best_from": "declared: rounding"}}  # fmt: skip
+    refs = {
+        "t": {
+            "dataset": "bls",
+            "dimension": "low",
+            "worst": 0.79966,
+            "best": 0.001,
+            "mean_baseline": 0.0099884,
+            "best_from": "declared: rounding",
+        }
+    }
     row = score_table(truth, model, refs, n_resamples=50, seed=0).iloc[0]
     # distance: 0.517 * 2 * 0.095 + 0.483 * 2 * 0.105 = 0.09823 + 0.10143 = 0.19966
     assert row["distance"] == pytest.approx(0.19966)
@@ -66,13 +85,26 @@ def test_distance_and_score_by_hand_on_a_published_table():
 
 
 def test_a_run_scores_the_published_table_end_to_end(tmp_path, capsys):
-    argv = ["epidemiology", "run", "--tasks", "bls_union_membership_by_sex", "--inference-backend", "fake", "--model", "m",
-            "--results-dir", str(tmp_path)]  # fmt: skip
+    argv = [
+        "epidemiology",
+        "run",
+        "--tasks",
+        "bls_union_membership_by_sex",
+        "--inference-backend",
+        "fake",
+        "--model",
+        "m",
+        "--results-dir",
+        str(tmp_path),
+    ]
     assert main(argv) == 0
     assert "mean score" in capsys.readouterr().out
     (folder,) = {p.parent for p in tmp_path.rglob("references.json")}
     model = read_table(folder, "model").set_index(["condition", "level"])["p_model"]
-    q_men, q_women = model.loc[("a man", "a member of a labor union")], model.loc[("a woman", "a member of a labor union")]
+    q_men, q_women = (
+        model.loc[("a man", "a member of a labor union")],
+        model.loc[("a woman", "a member of a labor union")],
+    )
     by_hand = 0.517 * 2 * abs(0.105 - q_men) + 0.483 * 2 * abs(0.095 - q_women)
     (row,) = json.loads((folder / "metrics.json").read_text())["scores"]
     assert row["distance"] == pytest.approx(by_hand)
@@ -84,8 +116,10 @@ def test_a_run_scores_the_published_table_end_to_end(tmp_path, capsys):
 
 def test_published_tables_stay_out_of_a_default_run_but_run_by_dataset():
     assert not any(t.table is not None for t in EpidemiologyConfig().selected())
-    assert [t.name for t in EpidemiologyConfig(dataset="bls-union-2023").selected()] == ["bls_union_membership",
-                                                                                        "bls_union_membership_by_sex"]
+    assert [t.name for t in EpidemiologyConfig(dataset="bls-union-2023").selected()] == [
+        "bls_union_membership",
+        "bls_union_membership_by_sex",
+    ]
 
 
 BLS_FILE = Path(aggregate.__file__).with_name("resources") / "tasks" / "bls-union-2023.json"
@@ -116,15 +150,19 @@ def _file(**changes: object) -> dict:
         ({"table.rows.men.proportions.member": 10.5}, "give a proportion between 0 and 1"),
         ({"table.rows.women.proportions.nonmember": ...}, "lack level\\(s\\) nonmember"),
         ({"table.rows.women": ...}, "the table's rows lack level\\(s\\) women"),
-        ({"table.rows.children": {"share": 0.1, "proportions": {"member": 0.0, "nonmember": 1.0}}},
-         "name children, which no level has"),
+        (
+            {"table.rows.children": {"share": 0.1, "proportions": {"member": 0.0, "nonmember": 1.0}}},
+            "name children, which no level has",
+        ),
         ({"table.rows.men.share": 0.6}, "the rows' shares sum to 1.0830"),
         ({"table.best": ...}, "declare the best reference"),
         ({"table.best.distance": 2.5}, "in \\[0, 2\\)"),
         ({"file.source": ...}, "needs the file's 'source' citation"),
         ({"file.source.url": ""}, "citation lacks url"),
-        ({"condition.levels": [{"values": ["men"], "text": "a man"}, {"value": "women", "text": "a woman"}]},
-         "named by one 'value'"),
+        (
+            {"condition.levels": [{"values": ["men"], "text": "a man"}, {"value": "women", "text": "a woman"}]},
+            "named by one 'value'",
+        ),
         ({"subset": {"age": {"min": 16}}}, "no 'subset'"),
     ],
 )
@@ -143,14 +181,30 @@ def test_a_declared_best_above_the_uniform_guess_is_refused(tmp_path):
 
 
 @settings(max_examples=100, deadline=None)
-@given(rows=st.dictionaries(st.sampled_from(["men", "women", "other"]),
-                            st.fixed_dictionaries({"share": st.floats(0, 1), "proportions": st.dictionaries(
-                                st.sampled_from(["member", "nonmember", "x"]), st.floats(-0.5, 1.5) | st.text(max_size=2),
-                                max_size=3)}), max_size=3))  # fmt: skip
+@given(
+    rows=st.dictionaries(
+        st.sampled_from(["men", "women", "other"]),
+        st.fixed_dictionaries(
+            {
+                "share": st.floats(0, 1),
+                "proportions": st.dictionaries(
+                    st.sampled_from(["member", "nonmember", "x"]),
+                    st.floats(-0.5, 1.5) | st.text(max_size=2),
+                    max_size=3,
+                ),
+            }
+        ),
+        max_size=3,
+    )
+)
 def test_fuzzed_tables_are_read_or_refused(rows):
     try:
-        table = parse_table({"rows": rows, "best": {"distance": 0.01, "because": "test"}}, outcome=["member", "nonmember"],
-                            condition=["men", "women"], where="fuzz")  # fmt: skip
+        table = parse_table(
+            {"rows": rows, "best": {"distance": 0.01, "because": "test"}},
+            outcome=["member", "nonmember"],
+            condition=["men", "women"],
+            where="fuzz",
+        )
     except DataError:
         return
     assert set(rows) == {"men", "women"}  # only a complete table is read

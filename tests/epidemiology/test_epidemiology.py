@@ -20,11 +20,11 @@ from folkscope.engine.backends.fake import FakeBackend
 from folkscope.epidemiology import (
     MAX_ORDERINGS,
     EpidemiologyConfig,
-    rescore,
     elicit,
     get_task,
     load_dataset,
     load_task_file,
+    rescore,
     run_epidemiology,
     score_table,
     task_truth,
@@ -35,7 +35,9 @@ from folkscope.runs import read_manifest, read_table
 SHARED_DATA = Path(os.environ.get("FOLKSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 
-@pytest.mark.parametrize("name", ["epidemiology.tasks", "epidemiology.truth", "data.surveys", "epidemiology.elicit", "data.cache"])
+@pytest.mark.parametrize(
+    "name", ["epidemiology.tasks", "epidemiology.truth", "data.surveys", "epidemiology.elicit", "data.cache"]
+)
 def test_docstring_examples_run(name):
     assert doctest.testmod(importlib.import_module(f"folkscope.{name}")).failed == 0
 
@@ -74,7 +76,11 @@ def test_unweighted_data_use_the_samples_own_shares():
 
 def test_bundled_tables_are_the_public_domain_statsmodels_files():
     for name in ("anes96", "randhie"):
-        bundled = Path(importlib.import_module("folkscope.data").__file__).with_name("resources") / "surveys" / f"{name}.csv.gz"
+        bundled = (
+            Path(importlib.import_module("folkscope.data").__file__).with_name("resources")
+            / "surveys"
+            / f"{name}.csv.gz"
+        )
         source = SHARED_DATA / "statsmodels-datasets" / f"{name}.csv.gz"
         if source.is_file():
             assert gzip.decompress(bundled.read_bytes()) == gzip.decompress(source.read_bytes())
@@ -83,15 +89,28 @@ def test_bundled_tables_are_the_public_domain_statsmodels_files():
 
 
 def test_scores_references_and_interval_by_hand():
-    truth = pd.DataFrame({"task": "t", "condition": ["x", "x", "y", "y"], "level": ["a", "b", "a", "b"],
-                          "p_true": [0.8, 0.2, 0.4, 0.6], "share": [0.75, 0.75, 0.25, 0.25], "n": 10**6, "effective_n": 10**6})  # fmt: skip
+    truth = pd.DataFrame(
+        {
+            "task": "t",
+            "condition": ["x", "x", "y", "y"],
+            "level": ["a", "b", "a", "b"],
+            "p_true": [0.8, 0.2, 0.4, 0.6],
+            "share": [0.75, 0.75, 0.25, 0.25],
+            "n": 10**6,
+            "effective_n": 10**6,
+        }
+    )
     model = truth[["task", "condition", "level"]].assign(p_model=[0.6, 0.4, 0.4, 0.6])
     refs = {"t": {"dataset": "d", "dimension": "low", "worst": 0.55, "best": 0.05, "mean_baseline": 0.2}}
     row = score_table(truth, model, refs, n_resamples=200, seed=0).iloc[0]
     # distance = 0.75 * |0.8-0.6|*2 + 0.25 * 0 = 0.3; score = 100 * (0.3 - 0.55) / (0.05 - 0.55) = 50
     assert row["distance"] == pytest.approx(0.3) and row["score"] == pytest.approx(50.0)
-    assert row["score_low"] <= 50.0 <= row["score_high"] and row["score_high"] - row["score_low"] < 1.0  # 10^6 answers: tight
-    far = score_table(truth, truth[["task", "condition", "level"]].assign(p_model=[0.0, 1.0, 1.0, 0.0]), refs, n_resamples=50, seed=0)
+    assert (
+        row["score_low"] <= 50.0 <= row["score_high"] and row["score_high"] - row["score_low"] < 1.0
+    )  # 10^6 answers: tight
+    far = score_table(
+        truth, truth[["task", "condition", "level"]].assign(p_model=[0.0, 1.0, 1.0, 0.0]), refs, n_resamples=50, seed=0
+    )
     assert far["score"].iloc[0] == 0.0  # beyond the uniform guess: clipped at 0
     unread = score_table(truth, model.assign(p_model=[np.nan, np.nan, 0.4, 0.6]), refs, n_resamples=50, seed=0)
     assert unread["unread_conditions"].iloc[0] == 1 and math.isnan(unread["score"].iloc[0])
@@ -106,7 +125,9 @@ def test_qa_orderings_all_up_to_128_else_128_seeded(tmp_path):
             return super().score_groups(requests, **kwargs)
 
     engine = Engine(Spy(), cache=None)
-    elicit(engine, get_task("acs_education_by_sex"), mode="qa")  # 5 answers: 5! = 120 orderings, one prefix group per condition
+    elicit(
+        engine, get_task("acs_education_by_sex"), mode="qa"
+    )  # 5 answers: 5! = 120 orderings, one prefix group per condition
     assert seen == [120, 120]
     six = _task_file(tmp_path, levels=6)
     seen.clear()
@@ -115,9 +136,23 @@ def test_qa_orderings_all_up_to_128_else_128_seeded(tmp_path):
 
 
 def _task_file(tmp_path: Path, *, levels: int = 2, **changes) -> Path:
-    spec = {"dataset": "nist-acs", "population": "people", "weights": "PWGTP", "tasks": [{
-        "name": "t", "outcome": {"column": "AGEP", "levels": [{"min": 15 * i, "max": 15 * (i + 1), "text": f"band {i}"} for i in range(levels)]},
-        "condition": None, "qa": "How old is a person?", "likelihood": "What is the probability that a person is in {outcome}?"}]}  # fmt: skip
+    spec = {
+        "dataset": "nist-acs",
+        "population": "people",
+        "weights": "PWGTP",
+        "tasks": [
+            {
+                "name": "t",
+                "outcome": {
+                    "column": "AGEP",
+                    "levels": [{"min": 15 * i, "max": 15 * (i + 1), "text": f"band {i}"} for i in range(levels)],
+                },
+                "condition": None,
+                "qa": "How old is a person?",
+                "likelihood": "What is the probability that a person is in {outcome}?",
+            }
+        ],
+    }
     for key, value in changes.items():
         if key in spec:
             spec[key] = value
@@ -169,7 +204,16 @@ def test_missing_weight_column_and_empty_condition_are_refused(tmp_path):
 
 
 def test_default_model_runs_tasks_end_to_end(tmp_path, capsys):
-    argv = ["epidemiology", "run", "--tasks", "acs_income_by_sex,anes96_vote_by_party", "--n-resamples", "50", "--results-dir", str(tmp_path)]
+    argv = [
+        "epidemiology",
+        "run",
+        "--tasks",
+        "acs_income_by_sex,anes96_vote_by_party",
+        "--n-resamples",
+        "50",
+        "--results-dir",
+        str(tmp_path),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("run folder: ") and out[1].startswith("mean score ")
@@ -177,7 +221,10 @@ def test_default_model_runs_tasks_end_to_end(tmp_path, capsys):
     folder = manifest.parent
     assert read_manifest(folder).part == "epidemiology"
     scores = read_table(folder, "scores")
-    assert scores["task"].tolist() == ["acs_income_by_sex", "anes96_vote_by_party"] and scores["score"].between(0, 100).all()
+    assert (
+        scores["task"].tolist() == ["acs_income_by_sex", "anes96_vote_by_party"]
+        and scores["score"].between(0, 100).all()
+    )
     model = read_table(folder, "model")
     assert np.allclose(model.groupby(["task", "condition"])["p_model"].sum(), 1.0)
     page = (folder / "report.html").read_text()
@@ -190,7 +237,9 @@ def test_default_model_runs_tasks_end_to_end(tmp_path, capsys):
 def test_the_list_command_and_one_line_errors(capsys):
     assert main(["epidemiology", "list", "--dataset", "anes96"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("anes96: 10 tasks, weights unweighted (declared); 8 generated, asked with --dataset or --dimension high")
+    assert out.startswith(
+        "anes96: 10 tasks, weights unweighted (declared); 8 generated, asked with --dataset or --dimension high"
+    )
     assert out.splitlines()[1].split()[0] == "anes96_vote_by_party"  # the hand-written tasks first
     assert main(["epidemiology", "run", "--tasks", "nope", "--model", "/never/loaded"]) == 2
     err = capsys.readouterr().err
@@ -209,7 +258,9 @@ def test_sampling_counts_the_answers_generations_state():
     task = get_task("acs_income_by_sex")
     assert np.allclose(elicit(engine, task, mode="sampling", n_samples=6), [[0.0, 1.0], [0.0, 1.0]])
     biased = Engine(FakeBackend(responses=lambda prompt: " A, I think"), cache=None)  # letter position only
-    assert np.allclose(elicit(biased, task, mode="sampling", n_samples=6), 0.5)  # orderings alternate: A is each answer half the time
+    assert np.allclose(
+        elicit(biased, task, mode="sampling", n_samples=6), 0.5
+    )  # orderings alternate: A is each answer half the time
     silent = Engine(FakeBackend(responses=lambda prompt: " I would rather not say."), cache=None)
     assert np.isnan(elicit(silent, task, mode="sampling", n_samples=4)).all()
 

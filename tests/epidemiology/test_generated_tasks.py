@@ -64,8 +64,18 @@ def test_the_shipped_files_are_what_their_recorded_command_writes(tmp_path, data
     record = read_json(SHIPPED[dataset])["generated"]
     phrases = load_phrases(bundled_phrases(dataset))
     assert record["phrases_fingerprint"] == phrases.fingerprint  # the phrase table has not changed since
-    args = ["--dataset", dataset, "--n", str(record["n"]), "--seed", str(record["seed"]),
-            "--dims", ",".join(map(str, record["dims"])), "--min-persons", str(record["min_persons"])]  # fmt: skip
+    args = [
+        "--dataset",
+        dataset,
+        "--n",
+        str(record["n"]),
+        "--seed",
+        str(record["seed"]),
+        "--dims",
+        ",".join(map(str, record["dims"])),
+        "--min-persons",
+        str(record["min_persons"]),
+    ]
     assert _generate(tmp_path, "again.json", *args) == SHIPPED[dataset].read_bytes()
 
 
@@ -75,7 +85,11 @@ def test_every_shipped_task_is_distinct_complete_and_has_a_truth(dataset):
     data = load_dataset(dataset)
     keys = [(t.outcome.column, frozenset(v.column for v in t.conditions)) for t in file.tasks]
     assert len(set(keys)) == len(keys)  # no task twice, whatever its name
-    hand = {(t.outcome.column, frozenset(v.column for v in t.conditions)) for t in list_tasks(dataset=dataset) if not t.generated}
+    hand = {
+        (t.outcome.column, frozenset(v.column for v in t.conditions))
+        for t in list_tasks(dataset=dataset)
+        if not t.generated
+    }
     assert hand.isdisjoint(keys)  # nor a hand-written one (ACS has two)
     for task in file.tasks:
         assert task.generated and task.dimension == "high" and 2 <= len(task.conditions) <= 5
@@ -94,12 +108,16 @@ def test_the_person_sentence_follows_the_grammar():
     texts = {c["column"]: c["levels"][0]["text"] for c in entry["conditions"]}
     assert entry["person"].format(**texts) == "a man aged 18 to 34, who is White"
     no_subject = phrases_module._entry(table, table.outcomes[0], [by_name["age"], by_name["marital_status"]])
-    assert no_subject["person"].format(AGEP="aged 65 or over", MSP="who has never married") == \
-        "a person aged 65 or over, who has never married"  # fmt: skip
+    assert (
+        no_subject["person"].format(AGEP="aged 65 or over", MSP="who has never married")
+        == "a person aged 65 or over, who has never married"
+    )
     assert entry["subset"] == {"AGEP": {"min": 18}}
     home = next(o for o in table.outcomes if o.name == "home_ownership")  # an outcome's own subset joins the table's
-    assert phrases_module._entry(table, home, [by_name["sex"], by_name["age"]])["subset"] == {"AGEP": {"min": 18},
-                                                                                            "OWN_RENT": {"values": [1, 2]}}
+    assert phrases_module._entry(table, home, [by_name["sex"], by_name["age"]])["subset"] == {
+        "AGEP": {"min": 18},
+        "OWN_RENT": {"values": [1, 2]},
+    }
 
 
 @settings(max_examples=40, deadline=None)
@@ -113,7 +131,9 @@ def test_any_seed_gives_distinct_valid_entries_within_dims(seed, n, low, width):
     poverty = next(o for o in table.outcomes if o.name == "poverty")
     for e in entries:
         columns = [c["column"] for c in e["conditions"]]
-        assert low <= len(columns) <= high and len(set(columns)) == len(columns) and e["outcome"]["column"] not in columns
+        assert (
+            low <= len(columns) <= high and len(set(columns)) == len(columns) and e["outcome"]["column"] not in columns
+        )
         if e["outcome"]["column"] == poverty.column:
             assert "PINCP" not in columns  # excluded by the poverty outcome
 
@@ -138,11 +158,18 @@ def _broken(path: str, value: object) -> dict:
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        ("outcomes.0.levels", [{"max": 1, "text": "a"}, {"min": 1, "max": 2, "text": "b"}, {"min": 2, "text": "c"}], "exactly two levels"),
+        (
+            "outcomes.0.levels",
+            [{"max": 1, "text": "a"}, {"min": 1, "max": 2, "text": "b"}, {"min": 2, "text": "c"}],
+            "exactly two levels",
+        ),
         ("conditions.1.phrase", "aged", "give a 'phrase' with {level}"),
         ("conditions.1.levels.0", {"min": 18, "value": 3, "text": "x"}, "exactly one of 'value'"),
-        ("conditions.1", {"name": "age", "column": "AGEP", "subject": True, "levels": [{"min": 18, "text": "an adult"}]},
-         "at most one condition is the subject"),
+        (
+            "conditions.1",
+            {"name": "age", "column": "AGEP", "subject": True, "levels": [{"min": 18, "text": "an adult"}]},
+            "at most one condition is the subject",
+        ),
         ("conditions.1.subject", True, "the subject's level texts are the noun phrase itself"),
         ("conditions.2.column", "SEX", "two conditions share a column"),
         ("conditions.2.name", "Age Group", "lower-case letters"),
@@ -174,12 +201,31 @@ def test_impossible_requests_are_refused():
 
 
 @settings(max_examples=60, deadline=None)
-@given(path=st.sampled_from(["outcomes.0", "outcomes.0.levels.1", "conditions.0", "conditions.3.levels", "conditions.4.phrase",
-                             "person", "subset", "name_prefix", "outcomes.2.subset"]),
-       value=st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=6),
-                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["text", "value", "min", "phrase",
-                                                                                                         "name", "column", "levels"]),
-                                                                                        inner, max_size=3), max_leaves=6))  # fmt: skip
+@given(
+    path=st.sampled_from(
+        [
+            "outcomes.0",
+            "outcomes.0.levels.1",
+            "conditions.0",
+            "conditions.3.levels",
+            "conditions.4.phrase",
+            "person",
+            "subset",
+            "name_prefix",
+            "outcomes.2.subset",
+        ]
+    ),
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=6),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["text", "value", "min", "phrase", "name", "column", "levels"]), inner, max_size=3
+            )
+        ),
+        max_leaves=6,
+    ),
+)
 def test_fuzzed_phrase_tables_load_or_fail_with_a_data_error(path, value):
     try:
         table = load_phrases(_broken(path, value))

@@ -26,8 +26,13 @@ from folkscope.errors import DataError
 
 
 def _entry(outcome: list[dict], condition: dict | None = None, **extra) -> dict:
-    entry = {"name": "sex_check", "outcome": {"column": "SEX", "levels": outcome}, "qa": "Who is {condition}?",
-             "likelihood": "Is {condition} {outcome}?", **extra}  # fmt: skip
+    entry = {
+        "name": "sex_check",
+        "outcome": {"column": "SEX", "levels": outcome},
+        "qa": "Who is {condition}?",
+        "likelihood": "Is {condition} {outcome}?",
+        **extra,
+    }
     if condition is not None:
         entry["condition"] = condition
     return entry
@@ -60,13 +65,19 @@ def no_model(monkeypatch):
 @pytest.mark.parametrize(
     ("levels", "message"),
     [
-        ([{"value": "1", "text": "a man"}, {"value": 2, "text": "a woman"}],
-         "task sex_check: outcome level 'a man' of SEX is the text \"1\", but SEX holds numbers (Int8): 1, 2"),
-        ([{"value": 1, "text": "a man"}, {"value": 2, "text": "a woman"}, {"value": 3, "text": "other"}],
-         "task sex_check: outcome level 'other' of SEX (= 3) matches no respondent; SEX holds 1, 2; fix or drop the level"),
+        (
+            [{"value": "1", "text": "a man"}, {"value": 2, "text": "a woman"}],
+            "task sex_check: outcome level 'a man' of SEX is the text \"1\", but SEX holds numbers (Int8): 1, 2",
+        ),
+        (
+            [{"value": 1, "text": "a man"}, {"value": 2, "text": "a woman"}, {"value": 3, "text": "other"}],
+            "task sex_check: outcome level 'other' of SEX (= 3) matches no respondent; SEX holds 1, 2; fix or drop the level",
+        ),
     ],
-)  # fmt: skip
-def test_a_level_no_respondent_can_match_stops_the_run_before_the_model_loads(tmp_path, user_tasks, no_model, levels, message):
+)
+def test_a_level_no_respondent_can_match_stops_the_run_before_the_model_loads(
+    tmp_path, user_tasks, no_model, levels, message
+):
     user_tasks(_entry(levels))
     with pytest.raises(DataError) as info:
         run_epidemiology(EpidemiologyConfig(tasks=("sex_check",), backend="fake", model="fk"), tmp_path / "results")
@@ -78,24 +89,35 @@ def test_condition_and_subset_levels_are_checked_too():
     data = load_dataset("nist-acs")
     two = [{"value": 1, "text": "a man"}, {"value": 2, "text": "a woman"}]
     rich = {"column": "PINCP", "levels": [{"max": 0, "text": "in debt"}, {"min": 20_000_000, "text": "very rich"}]}
-    with pytest.raises(DataError, match=r"condition level 'very rich' of PINCP \(20000000 <= x\) matches no respondent; "
-                                        r"PINCP holds [\d,]+ values from -?\d+ to \d+"):  # fmt: skip
+    with pytest.raises(
+        DataError,
+        match=r"condition level 'very rich' of PINCP \(20000000 <= x\) matches no respondent; "
+        r"PINCP holds [\d,]+ values from -?\d+ to \d+",
+    ):
         task_truth(_task(_entry(two, rich)), data)
     with pytest.raises(DataError, match=r"subset level 'AGEP' of AGEP is the text \"18\", but AGEP holds numbers"):
         task_truth(_task(_entry(two, subset={"AGEP": {"values": ["18", 19]}})), data)
     puma = {"column": "PUMA", "levels": [{"value": 1301, "text": "one area"}]}
-    with pytest.raises(DataError, match=r"condition level 'one area' of PUMA is the number 1301, but PUMA holds text \(category\): "
-                                        r"\"01-01301\", .*\(20 in all\)"):  # fmt: skip
+    with pytest.raises(
+        DataError,
+        match=r"condition level 'one area' of PUMA is the number 1301, but PUMA holds text \(category\): "
+        r"\"01-01301\", .*\(20 in all\)",
+    ):
         task_truth(_task(_entry(two, puma)), data)
 
 
 @pytest.mark.parametrize(
     ("level", "message"),
-    [({"min": "18", "text": "adult"}, "'min' of level 'adult' must be a number, got \"18\""),
-     ({"min": 65, "max": 18, "text": "odd"}, "level 'odd' is empty: 'min' 65 is not below 'max' 18"),
-     ({"value": None, "text": "blank"}, "level 'blank' has the value null; a value is a number, a text or true/false"),
-     ({"values": [1, [2]], "text": "nested"}, "level 'nested' has the value [2]")],
-)  # fmt: skip
+    [
+        ({"min": "18", "text": "adult"}, "'min' of level 'adult' must be a number, got \"18\""),
+        ({"min": 65, "max": 18, "text": "odd"}, "level 'odd' is empty: 'min' 65 is not below 'max' 18"),
+        (
+            {"value": None, "text": "blank"},
+            "level 'blank' has the value null; a value is a number, a text or true/false",
+        ),
+        ({"values": [1, [2]], "text": "nested"}, "level 'nested' has the value [2]"),
+    ],
+)
 def test_a_level_whose_values_cannot_be_compared_is_refused_when_the_file_is_read(level, message):
     with pytest.raises(DataError, match=message.replace("[", r"\[").replace("(", r"\(")):
         _task(_entry([level, {"value": 2, "text": "a woman"}]))
@@ -143,9 +165,21 @@ def _value(kind: str, code: int, as_text: bool):
 )
 def test_a_level_is_refused_exactly_when_it_is_of_the_other_type_or_matches_nobody(kind, codes, levels):
     frame = pd.DataFrame({"Y": _KINDS[kind](codes), "w": 1.0})
-    task = parse_task({"name": "t", "outcome": {"column": "Y", "levels": [{"value": _value(kind, c, flip), "text": f"l{c}"}
-                                                                          for c, flip in levels]},
-                       "qa": "?", "likelihood": "{outcome}?"}, dataset="d", population="p", weights="w", where="gen")  # fmt: skip
+    task = parse_task(
+        {
+            "name": "t",
+            "outcome": {
+                "column": "Y",
+                "levels": [{"value": _value(kind, c, flip), "text": f"l{c}"} for c, flip in levels],
+            },
+            "qa": "?",
+            "likelihood": "{outcome}?",
+        },
+        dataset="d",
+        population="p",
+        weights="w",
+        where="gen",
+    )
     bad = [(c, flip) for c, flip in levels if flip or c not in codes]
     if bad:
         with pytest.raises(DataError) as info:

@@ -24,17 +24,24 @@ import numpy as np
 import pandas as pd
 import pyreadstat
 import pytest
-from data.http_fixture import FixtureServer  # tests/ is on sys.path (rootdir conftest)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from data.http_fixture import FixtureServer  # tests/ is on sys.path (rootdir conftest)
 from folkscope.cli.main import main
-from folkscope.data import download, pums
-from folkscope.epidemiology import DATASETS, EpidemiologyConfig, get_task, list_tasks, load_dataset, task_files, task_truth
-from folkscope.data import public_datasets, public_files
+from folkscope.data import download, public_datasets, public_files, pums
 from folkscope.data.public_datasets import PUBLIC_DATASETS, PumsDataset
 from folkscope.data.public_files import PublicDataset, PublicFile
 from folkscope.data.user_data import USER_DATASETS
+from folkscope.epidemiology import (
+    DATASETS,
+    EpidemiologyConfig,
+    get_task,
+    list_tasks,
+    load_dataset,
+    task_files,
+    task_truth,
+)
 from folkscope.errors import ConfigError, DataError, DownloadError, IntegrityError
 
 N = 600  # synthetic respondents per dataset: every condition level of every task gets some
@@ -76,52 +83,105 @@ def _weights(rng: np.random.Generator, n: int = N) -> np.ndarray:
 
 def synthetic_nhanes(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
     seqn = np.arange(93703.0, 93703.0 + N)
-    demo = pd.DataFrame({"SEQN": seqn, "SDDSRVYR": 10.0, "RIAGENDR": _codes(rng, [1, 2]), "RIDAGEYR": _codes(rng, list(range(0, 81))),
-                         "RIDRETH3": _codes(rng, [1, 2, 3, 4, 6, 7]), "DMDEDUC2": _codes(rng, [1, 2, 3, 4, 5, 9]),
-                         "WTINT2YR": _weights(rng), "WTMEC2YR": _weights(rng)})  # fmt: skip
+    demo = pd.DataFrame(
+        {
+            "SEQN": seqn,
+            "SDDSRVYR": 10.0,
+            "RIAGENDR": _codes(rng, [1, 2]),
+            "RIDAGEYR": _codes(rng, list(range(0, 81))),
+            "RIDRETH3": _codes(rng, [1, 2, 3, 4, 6, 7]),
+            "DMDEDUC2": _codes(rng, [1, 2, 3, 4, 5, 9]),
+            "WTINT2YR": _weights(rng),
+            "WTMEC2YR": _weights(rng),
+        }
+    )
     asked = demo[demo["RIDAGEYR"] >= 18]["SEQN"].to_numpy()  # SMQ is asked of adults at home (youths in the MEC)
     ever = _codes(rng, [1, 2, 7], len(asked))
-    smq = pd.DataFrame({"SEQN": asked, "SMQ020": ever, "SMQ040": np.where(ever == 1, _codes(rng, [1, 2, 3], len(asked)), np.nan)})
+    smq = pd.DataFrame(
+        {"SEQN": asked, "SMQ020": ever, "SMQ040": np.where(ever == 1, _codes(rng, [1, 2, 3], len(asked)), np.nan)}
+    )
     bpq = pd.DataFrame({"SEQN": demo[demo["RIDAGEYR"] >= 16]["SEQN"].to_numpy()})
     bpq["BPQ020"] = _codes(rng, [1, 2, 9], len(bpq))
     diq = pd.DataFrame({"SEQN": seqn, "DIQ010": _codes(rng, [1, 2, 3, 9]), "DIQ050": _codes(rng, [1, 2])})
-    files = {"DEMO_J.xpt": _xpt(demo, "DEMO_J"), "SMQ_J.xpt": _xpt(smq, "SMQ_J"), "BPQ_J.xpt": _xpt(bpq, "BPQ_J"),
-             "DIQ_J.xpt": _xpt(diq, "DIQ_J")}  # fmt: skip
+    files = {
+        "DEMO_J.xpt": _xpt(demo, "DEMO_J"),
+        "SMQ_J.xpt": _xpt(smq, "SMQ_J"),
+        "BPQ_J.xpt": _xpt(bpq, "BPQ_J"),
+        "DIQ_J.xpt": _xpt(diq, "DIQ_J"),
+    }
     return files, {"demo": demo, "smq": smq}
 
 
 def synthetic_brfss(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
-    frame = pd.DataFrame({"_STATE": _codes(rng, [1, 6, 72]), "SEXVAR": _codes(rng, [1, 2]), "_AGE_G": _codes(rng, [1, 2, 3, 4, 5, 6]),
-                          "_EDUCAG": _codes(rng, [1, 2, 3, 4, 9]), "GENHLTH": _codes(rng, [1, 2, 3, 4, 5, 7, 9]),
-                          "_SMOKER3": _codes(rng, [1, 2, 3, 4, 9]), "EXERANY2": _codes(rng, [1, 2, 7]), "_LLCPWT": _weights(rng),
-                          "_STSTR": _codes(rng, [11011, 11012])})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "_STATE": _codes(rng, [1, 6, 72]),
+            "SEXVAR": _codes(rng, [1, 2]),
+            "_AGE_G": _codes(rng, [1, 2, 3, 4, 5, 6]),
+            "_EDUCAG": _codes(rng, [1, 2, 3, 4, 9]),
+            "GENHLTH": _codes(rng, [1, 2, 3, 4, 5, 7, 9]),
+            "_SMOKER3": _codes(rng, [1, 2, 3, 4, 9]),
+            "EXERANY2": _codes(rng, [1, 2, 7]),
+            "_LLCPWT": _weights(rng),
+            "_STSTR": _codes(rng, [11011, 11012]),
+        }
+    )
     # the CDC's archive names its member with a trailing blank
     return {"LLCP2022XPT.zip": _zip({"LLCP2022.XPT ": _xpt(frame, "LLCP2022")})}, {"frame": frame}
 
 
 def synthetic_gss(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
     year = _codes(rng, [2018, 2022])
-    frame = pd.DataFrame({"year": year.astype("int16"), "id": np.arange(1, N + 1, dtype="int32"),
-                          "wtssall": np.where(year == 2018, _weights(rng), np.nan), "wtssps": _weights(rng),
-                          "sex": _codes(rng, [1, 2]), "age": _codes(rng, list(range(18, 90))), "degree": _codes(rng, [0, 1, 2, 3, 4]),
-                          "grass": _codes(rng, [1, 2, np.nan]), "happy": _codes(rng, [1, 2, 3]), "cappun": _codes(rng, [1, 2])})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "year": year.astype("int16"),
+            "id": np.arange(1, N + 1, dtype="int32"),
+            "wtssall": np.where(year == 2018, _weights(rng), np.nan),
+            "wtssps": _weights(rng),
+            "sex": _codes(rng, [1, 2]),
+            "age": _codes(rng, list(range(18, 90))),
+            "degree": _codes(rng, [0, 1, 2, 3, 4]),
+            "grass": _codes(rng, [1, 2, np.nan]),
+            "happy": _codes(rng, [1, 2, 3]),
+            "cappun": _codes(rng, [1, 2]),
+        }
+    )
     return {"GSS_stata.zip": _zip({"GSS_stata/gss7222_r4.dta": _dta(frame)})}, {"frame": frame}
 
 
 def synthetic_meps(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
-    frame = pd.DataFrame({"DUPERSID": [f"246{i:07d}" for i in range(N)], "PANEL": _codes(rng, [26, 27]),
-                          "AGE22X": _codes(rng, [-1, *range(0, 86)]), "SEX": _codes(rng, [1, 2]),
-                          "RTHLTH53": _codes(rng, [-1, 1, 2, 3, 4, 5]), "INSCOV22": _codes(rng, [1, 2, 3]),
-                          "POVCAT22": _codes(rng, [1, 2, 3, 4, 5]), "TOTEXP22": np.where(rng.random(N) < 0.2, 0, rng.integers(1, 90000, N)),
-                          "PERWT22F": np.where(rng.random(N) < 0.03, 0.0, _weights(rng))})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "DUPERSID": [f"246{i:07d}" for i in range(N)],
+            "PANEL": _codes(rng, [26, 27]),
+            "AGE22X": _codes(rng, [-1, *range(0, 86)]),
+            "SEX": _codes(rng, [1, 2]),
+            "RTHLTH53": _codes(rng, [-1, 1, 2, 3, 4, 5]),
+            "INSCOV22": _codes(rng, [1, 2, 3]),
+            "POVCAT22": _codes(rng, [1, 2, 3, 4, 5]),
+            "TOTEXP22": np.where(rng.random(N) < 0.2, 0, rng.integers(1, 90000, N)),
+            "PERWT22F": np.where(rng.random(N) < 0.03, 0.0, _weights(rng)),
+        }
+    )
     return {"h243dta.zip": _zip({"h243.dta": _dta(frame)})}, {"frame": frame}
 
 
 def synthetic_nsduh(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
-    frame = pd.DataFrame({"QUESTID2": np.arange(10000001, 10000001 + N), "FILEDATE": "10/19/2023", "CATAG6": _codes(rng, [1, 2, 3, 4, 5, 6]),
-                          "IRSEX": _codes(rng, [1, 2]), "IRMJRC": _codes(rng, [1, 2, 3, 9]), "IRALCRC": _codes(rng, [1, 2, 3, 9]),
-                          "IRCIGRC": _codes(rng, [1, 2, 3, 4, 9]), "ANALWT2_C": _weights(rng)})  # fmt: skip
-    frame[["CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC"]] = frame[["CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC"]].astype(int)
+    frame = pd.DataFrame(
+        {
+            "QUESTID2": np.arange(10000001, 10000001 + N),
+            "FILEDATE": "10/19/2023",
+            "CATAG6": _codes(rng, [1, 2, 3, 4, 5, 6]),
+            "IRSEX": _codes(rng, [1, 2]),
+            "IRMJRC": _codes(rng, [1, 2, 3, 9]),
+            "IRALCRC": _codes(rng, [1, 2, 3, 9]),
+            "IRCIGRC": _codes(rng, [1, 2, 3, 4, 9]),
+            "ANALWT2_C": _weights(rng),
+        }
+    )
+    frame[["CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC"]] = frame[
+        ["CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC"]
+    ].astype(int)
     text = frame.to_csv(sep="\t", index=False, lineterminator="\n").encode()
     return {"NSDUH-2022-DS0001-bndl-data-tsv_v2.zip": _zip({"NSDUH_2022_Tab.txt": text})}, {"frame": frame}
 
@@ -131,17 +191,31 @@ def synthetic_scf(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str,
     yy1 = np.repeat(np.arange(1, families + 1), 5)
     implicate = np.tile(np.arange(1, 6), families)
     # the Fed's Stata extract spells its variables in lower case; the codebook in upper case
-    frame = pd.DataFrame({"yy1": yy1, "y1": yy1 * 10 + implicate, "wgt": np.repeat(_weights(rng, families), 5) / 5,
-                          "agecl": np.repeat(_codes(rng, [1, 2, 3, 4, 5, 6], families), 5), "edcl": np.repeat(_codes(rng, [1, 2, 3, 4], families), 5),
-                          "racecl4": np.repeat(_codes(rng, [1, 2, 3, 4], families), 5), "housecl": _codes(rng, [1, 2]),
-                          "hstocks": _codes(rng, [0, 1]), "hdebt": _codes(rng, [0, 1]), "networth": rng.normal(5e5, 1e5, N)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "yy1": yy1,
+            "y1": yy1 * 10 + implicate,
+            "wgt": np.repeat(_weights(rng, families), 5) / 5,
+            "agecl": np.repeat(_codes(rng, [1, 2, 3, 4, 5, 6], families), 5),
+            "edcl": np.repeat(_codes(rng, [1, 2, 3, 4], families), 5),
+            "racecl4": np.repeat(_codes(rng, [1, 2, 3, 4], families), 5),
+            "housecl": _codes(rng, [1, 2]),
+            "hstocks": _codes(rng, [0, 1]),
+            "hdebt": _codes(rng, [0, 1]),
+            "networth": rng.normal(5e5, 1e5, N),
+        }
+    )
     return {"scfp2022s.zip": _zip({"rscfp2022.dta": _dta(frame)})}, {"frame": frame}
 
 
 SYNTHETIC: dict[str, Callable[[np.random.Generator], tuple[dict[str, bytes], dict[str, pd.DataFrame]]]] = {
-    "nhanes1718": synthetic_nhanes, "brfss2022": synthetic_brfss, "gss-cumulative": synthetic_gss, "meps2022": synthetic_meps,
-    "nsduh2022": synthetic_nsduh, "scf2022": synthetic_scf,
-}  # fmt: skip
+    "nhanes1718": synthetic_nhanes,
+    "brfss2022": synthetic_brfss,
+    "gss-cumulative": synthetic_gss,
+    "meps2022": synthetic_meps,
+    "nsduh2022": synthetic_nsduh,
+    "scf2022": synthetic_scf,
+}
 
 
 def _weighted(x: pd.Series, y: pd.Series, w: pd.Series) -> np.ndarray:
@@ -152,9 +226,14 @@ def _weighted(x: pd.Series, y: pd.Series, w: pd.Series) -> np.ndarray:
 def _smoking_by_sex(src: dict[str, pd.DataFrame]) -> tuple[pd.Series, pd.Series, pd.Series]:
     rows = src["demo"].merge(src["smq"], on="SEQN")
     rows = rows[rows["RIDAGEYR"] >= 20]
-    status = pd.Series(np.where(rows["SMQ020"] == 2, 0, np.where(rows["SMQ040"] == 3, 1, np.where(rows["SMQ040"] <= 2, 2, -1))),
-                       index=rows.index)  # fmt: skip
-    rows, status = rows[(status >= 0) & rows["SMQ020"].isin([1, 2])], status[(status >= 0) & rows["SMQ020"].isin([1, 2])]
+    status = pd.Series(
+        np.where(rows["SMQ020"] == 2, 0, np.where(rows["SMQ040"] == 3, 1, np.where(rows["SMQ040"] <= 2, 2, -1))),
+        index=rows.index,
+    )
+    rows, status = (
+        rows[(status >= 0) & rows["SMQ020"].isin([1, 2])],
+        status[(status >= 0) & rows["SMQ020"].isin([1, 2])],
+    )
     return rows["RIAGENDR"], status, rows["WTINT2YR"]
 
 
@@ -171,13 +250,21 @@ def _by(frame: pd.DataFrame, x: str, y: str, w: str, y_codes: list[int], keep: p
 #: one task per dataset and its truth by hand: (x, y, weights) of the task's population
 HAND: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], tuple[pd.Series, pd.Series, pd.Series]]]] = {
     "nhanes1718": ("nhanes1718_smoking_by_sex", _smoking_by_sex),
-    "brfss2022": ("brfss2022_general_health_by_age", lambda s: _by(s["frame"], "_AGE_G", "GENHLTH", "_LLCPWT", [1, 2, 3, 4, 5])),
-    "gss-cumulative": ("gss2022_marijuana_legal_by_degree",
-                       lambda s: _by(s["frame"], "degree", "grass", "wtssps", [1, 2], s["frame"]["year"] == 2022)),
+    "brfss2022": (
+        "brfss2022_general_health_by_age",
+        lambda s: _by(s["frame"], "_AGE_G", "GENHLTH", "_LLCPWT", [1, 2, 3, 4, 5]),
+    ),
+    "gss-cumulative": (
+        "gss2022_marijuana_legal_by_degree",
+        lambda s: _by(s["frame"], "degree", "grass", "wtssps", [1, 2], s["frame"]["year"] == 2022),
+    ),
     "meps2022": ("meps2022_insurance_by_age", lambda s: _insurance_by_age(s["frame"])),
-    "nsduh2022": ("nsduh2022_marijuana_recency_by_age", lambda s: _by(s["frame"], "CATAG6", "IRMJRC", "ANALWT2_C", [1, 2, 3, 9])),
+    "nsduh2022": (
+        "nsduh2022_marijuana_recency_by_age",
+        lambda s: _by(s["frame"], "CATAG6", "IRMJRC", "ANALWT2_C", [1, 2, 3, 9]),
+    ),
     "scf2022": ("scf2022_home_ownership_by_age", lambda s: _by(s["frame"], "agecl", "housecl", "wgt", [1, 2])),
-}  # fmt: skip
+}
 
 
 # --- fixtures ----------------------------------------------------------------------------------------------------
@@ -232,8 +319,16 @@ def _copy(folder: Path, name: str, seed: int = 7) -> dict[str, pd.DataFrame]:
 
 def test_public_names_are_exported():
     for module in (public_files, public_datasets):
-        own = {n for n, v in vars(module).items() if getattr(v, "__module__", None) == module.__name__ and not n.startswith("_")}
-        constants = {n for n, v in vars(module).items() if n.isupper() and not n.startswith("_") and getattr(typing, n, None) is not v}
+        own = {
+            n
+            for n, v in vars(module).items()
+            if getattr(v, "__module__", None) == module.__name__ and not n.startswith("_")
+        }
+        constants = {
+            n
+            for n, v in vars(module).items()
+            if n.isupper() and not n.startswith("_") and getattr(typing, n, None) is not v
+        }
         assert own | constants == set(module.__all__), module.__name__
 
 
@@ -244,7 +339,15 @@ def test_docstring_examples_run():
 
 def test_every_public_dataset_has_a_task_file_declaring_the_weight_it_keeps():
     files = {f.dataset: f for f in task_files()}
-    assert set(PUBLIC_DATASETS) == {"nhanes1718", "brfss2022", "gss-cumulative", "meps2022", "nsduh2022", "scf2022", "acs-pums"}
+    assert set(PUBLIC_DATASETS) == {
+        "nhanes1718",
+        "brfss2022",
+        "gss-cumulative",
+        "meps2022",
+        "nsduh2022",
+        "scf2022",
+        "acs-pums",
+    }
     assert not set(PUBLIC_DATASETS) & (set(DATASETS) | set(USER_DATASETS))  # one name, one loader
     derived = {"nhanes1718": {"smoking"}, "scf2022": {"implicate"}}
     for name, dataset in PUBLIC_DATASETS.items():
@@ -273,7 +376,9 @@ def test_urls_are_the_publishers_unless_a_mirror_is_named(monkeypatch):
     scf = PUBLIC_DATASETS["scf2022"]
     monkeypatch.setenv("FOLKSCOPE_SCF2022_BASE_URL", "http://mirror.example/scf/")
     assert scf.url(scf.files[0]) == "http://mirror.example/scf/scfp2022s.zip"
-    assert scf.url(scf.files[0], base_url="http://other.example") == "http://other.example/scfp2022s.zip"  # the argument wins
+    assert (
+        scf.url(scf.files[0], base_url="http://other.example") == "http://other.example/scfp2022s.zip"
+    )  # the argument wins
     assert PUBLIC_DATASETS["gss-cumulative"].base_url_env == "FOLKSCOPE_GSS_CUMULATIVE_BASE_URL"
 
 
@@ -360,7 +465,9 @@ def test_file_names_match_in_any_letter_case(tmp_path, monkeypatch):
 
 def test_load_without_download_reads_the_cache_or_says_what_is_missing(mirror, tmp_path):
     dataset = PUBLIC_DATASETS["nsduh2022"]
-    with pytest.raises(DownloadError, match=r"nsduh2022: NSDUH-2022.*\.zip is not at .* and download=False; download http"):
+    with pytest.raises(
+        DownloadError, match=r"nsduh2022: NSDUH-2022.*\.zip is not at .* and download=False; download http"
+    ):
         dataset.load(tmp_path, download=False)
     mirror("nsduh2022")
     first = dataset.load(tmp_path)
@@ -378,14 +485,27 @@ def test_offline_is_one_clear_download_error(tmp_path, monkeypatch):
     message = str(caught.value)
     dest = tmp_path / "epidemiology" / "brfss2022" / "LLCP2022XPT.zip"
     assert "\n" not in message and f"{url}/LLCP2022XPT.zip" in message and f"put it at {dest}" in message
-    assert "https://www.cdc.gov/brfss/annual_data/annual_2022.html" in message and "$FOLKSCOPE_BRFSS2022_BASE_URL" in message
+    assert (
+        "https://www.cdc.gov/brfss/annual_data/annual_2022.html" in message
+        and "$FOLKSCOPE_BRFSS2022_BASE_URL" in message
+    )
     assert not dest.exists()
 
 
 def test_offline_run_fails_in_one_line_before_any_model_loads(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FOLKSCOPE_SCF2022_BASE_URL", _closed_port_url())
-    argv = ["epidemiology", "run", "--dataset", "scf2022", "--data-dir", str(tmp_path), "--model", "/never/loaded",
-            "--results-dir", str(tmp_path / "results")]  # fmt: skip
+    argv = [
+        "epidemiology",
+        "run",
+        "--dataset",
+        "scf2022",
+        "--data-dir",
+        str(tmp_path),
+        "--model",
+        "/never/loaded",
+        "--results-dir",
+        str(tmp_path / "results"),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "could not download" in err and "scfp2022s.zip" in err
@@ -396,7 +516,9 @@ def test_a_damaged_download_is_refused_and_nothing_is_kept(tmp_path, monkeypatch
     good = files["scfp2022s.zip"]
     with FixtureServer({"/scf/scfp2022s.zip": good[: len(good) // 2]}) as server:  # cut in half: not a zip
         monkeypatch.setenv("FOLKSCOPE_SCF2022_BASE_URL", server.url("/scf"))
-        with pytest.raises(IntegrityError, match=r"scf2022: the download is damaged \(.*not a readable zip.*\); try again later"):
+        with pytest.raises(
+            IntegrityError, match=r"scf2022: the download is damaged \(.*not a readable zip.*\); try again later"
+        ):
             load_dataset("scf2022", data_dir=tmp_path)
         assert server.requests["/scf/scfp2022s.zip"] == 2  # fetched once more from scratch, then refused
     assert list(PUBLIC_DATASETS["scf2022"].folder(tmp_path).glob("scfp2022s.zip*")) == []
@@ -410,10 +532,15 @@ def test_a_damaged_copy_is_one_clear_error(tmp_path, monkeypatch):
     data[start : start + 64] = bytes(b ^ 0xFF for b in data[start : start + 64])
     archive.write_bytes(bytes(data))
     monkeypatch.setenv("FOLKSCOPE_GSS_CUMULATIVE_BASE_URL", _closed_port_url())
-    with pytest.raises(IntegrityError, match=r"your copy .*GSS_stata\.zip is damaged .*; delete it to download it again"):
+    with pytest.raises(
+        IntegrityError, match=r"your copy .*GSS_stata\.zip is damaged .*; delete it to download it again"
+    ):
         load_dataset("gss-cumulative", data_dir=tmp_path)
     archive.write_bytes(_zip({"GSS_stata/other.dta": b"x"}))
-    with pytest.raises(IntegrityError, match=r"holds no file matching gss7\\d\{3\}_r\\w\+\\.dta \(it holds: codebook.pdf, GSS_stata/other.dta\)"):
+    with pytest.raises(
+        IntegrityError,
+        match=r"holds no file matching gss7\\d\{3\}_r\\w\+\\.dta \(it holds: codebook.pdf, GSS_stata/other.dta\)",
+    ):
         load_dataset("gss-cumulative", data_dir=tmp_path)
 
 
@@ -422,7 +549,9 @@ def test_a_copy_without_a_kept_column_is_one_clear_error(tmp_path):
     folder = PUBLIC_DATASETS["brfss2022"].folder(tmp_path)
     folder.mkdir(parents=True)
     (folder / "LLCP2022XPT.zip").write_bytes(_zip({"LLCP2022.XPT": _xpt(frame, "LLCP2022")}))
-    with pytest.raises(DataError, match=r"LLCP2022XPT\.zip:LLCP2022\.XPT lacks the column\(s\) _LLCPWT; it is not the expected table"):
+    with pytest.raises(
+        DataError, match=r"LLCP2022XPT\.zip:LLCP2022\.XPT lacks the column\(s\) _LLCPWT; it is not the expected table"
+    ):
         load_dataset("brfss2022", data_dir=tmp_path)
 
 
@@ -450,10 +579,21 @@ def test_any_bytes_as_a_copy_give_a_clear_error_never_a_crash(tmp_path_factory, 
 
 def _pums_csv(rng: np.random.Generator) -> str:
     n = 400
-    frame = pd.DataFrame({"RT": "P", "SERIALNO": [f"2018HU{i:07d}" for i in range(n)], "SPORDER": 1, "ST": "06",
-                          "PWGTP": rng.integers(1, 300, n), "AGEP": rng.integers(0, 95, n), "SEX": rng.integers(1, 3, n),
-                          "SCHL": rng.integers(1, 25, n), "RAC1P": rng.integers(1, 10, n), "ESR": rng.integers(1, 7, n),
-                          "HICOV": rng.integers(1, 3, n)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "RT": "P",
+            "SERIALNO": [f"2018HU{i:07d}" for i in range(n)],
+            "SPORDER": 1,
+            "ST": "06",
+            "PWGTP": rng.integers(1, 300, n),
+            "AGEP": rng.integers(0, 95, n),
+            "SEX": rng.integers(1, 3, n),
+            "SCHL": rng.integers(1, 25, n),
+            "RAC1P": rng.integers(1, 10, n),
+            "ESR": rng.integers(1, 7, n),
+            "HICOV": rng.integers(1, 3, n),
+        }
+    )
     return frame.to_csv(index=False, lineterminator="\n")
 
 
@@ -484,7 +624,10 @@ def test_listing_needs_no_network_and_the_default_run_stays_bundled(monkeypatch,
     monkeypatch.setattr(socket.socket, "connect", refuse)
     assert main(["epidemiology", "list"]) == 0
     out = capsys.readouterr().out
-    assert "nsduh2022: 3 tasks, weights ANALWT2_C (public files: downloaded on first use, or your copy under --data-dir)" in out
+    assert (
+        "nsduh2022: 3 tasks, weights ANALWT2_C (public files: downloaded on first use, or your copy under --data-dir)"
+        in out
+    )
     assert "acspums2018_employment_by_sex" in out
     assert {t.dataset for t in EpidemiologyConfig().selected()} == set(DATASETS)
     assert {t.dataset for t in EpidemiologyConfig(dataset="gss-cumulative").selected()} == {"gss-cumulative"}

@@ -15,8 +15,16 @@ import pandas as pd
 import pytest
 
 from folkscope.cli.main import main
-from folkscope.epidemiology import DATASETS, EpidemiologyConfig, get_task, list_tasks, load_dataset, task_files, task_truth
 from folkscope.data.user_data import USER_DATASETS
+from folkscope.epidemiology import (
+    DATASETS,
+    EpidemiologyConfig,
+    get_task,
+    list_tasks,
+    load_dataset,
+    task_files,
+    task_truth,
+)
 from folkscope.errors import ConfigError, DataError
 
 SHARED = Path(os.environ.get("FOLKSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
@@ -39,13 +47,21 @@ def _crosstab(rows: pd.DataFrame, x: pd.Series, y: pd.Series, w: pd.Series | Non
 
 def test_every_user_dataset_has_a_task_file_and_the_file_states_its_weights():
     files = {f.dataset: f for f in task_files()}
-    assert set(USER_DATASETS) == {"nhanes", "gss", "yrbss", "nhis", "meps96", "brfss"} and not set(USER_DATASETS) & set(DATASETS)
+    assert set(USER_DATASETS) == {"nhanes", "gss", "yrbss", "nhis", "meps96", "brfss"} and not set(USER_DATASETS) & set(
+        DATASETS
+    )
     for name, data in USER_DATASETS.items():
         assert name in files and 2 <= len(files[name].tasks) <= 4
         assert not data.path.startswith("/") and data.source and data.about
         assert files[name].weights is not None or files[name].unweighted_because
-    assert {n: files[n].weights for n in USER_DATASETS} == {"nhanes": "WTINT4YR", "nhis": "perweight", "gss": None, "yrbss": None,
-                                                            "meps96": None, "brfss": None}  # fmt: skip
+    assert {n: files[n].weights for n in USER_DATASETS} == {
+        "nhanes": "WTINT4YR",
+        "nhis": "perweight",
+        "gss": None,
+        "yrbss": None,
+        "meps96": None,
+        "brfss": None,
+    }
 
 
 @pytest.mark.parametrize("name", ["nhanes", "gss", "yrbss", "nhis", "meps96", "brfss"])
@@ -145,4 +161,7 @@ def test_a_default_run_asks_only_the_bundled_tasks(capsys):
     assert main(["epidemiology", "list"]) == 0
     out = capsys.readouterr().out
     assert "nhanes: 4 tasks, weights WTINT4YR (your copy: --data-dir)" in out
-    assert "anes96: 10 tasks, weights unweighted (declared); 8 generated, asked with --dataset or --dimension high\n" in out
+    assert (
+        "anes96: 10 tasks, weights unweighted (declared); 8 generated, asked with --dataset or --dimension high\n"
+        in out
+    )

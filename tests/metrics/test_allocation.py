@@ -92,8 +92,12 @@ def test_rabbi_antisymmetric_and_bounded(a, b):
 
 
 @PROPERTY
-@given(real_scores(max_size=12).flatmap(lambda a: st.tuples(
-    st.just(a), hnp.arrays(np.int64, len(a), elements=st.integers(1, 4)))), real_scores())
+@given(
+    real_scores(max_size=12).flatmap(
+        lambda a: st.tuples(st.just(a), hnp.arrays(np.int64, len(a), elements=st.integers(1, 4)))
+    ),
+    real_scores(),
+)
 def test_rabbi_weights(args, b):
     a, wa = args
     assert rabbi(a, b, weights_a=wa) == pytest.approx(_brute_rabbi(a, b, wa), abs=1e-12)
@@ -126,8 +130,7 @@ def test_jensen_shannon_by_hand():
     assert jensen_shannon_divergence(a, b, bins=[0, 0.5, 1.0]) == pytest.approx(expected)
     assert jensen_shannon_divergence(a, a) == 0.0
     assert jensen_shannon_divergence([1.0, 1.0], [1.0]) == 0.0
-    assert jensen_shannon_divergence(a, b, bins=2, score_range=(0, 1), base=np.e) == \
-        pytest.approx(expected * np.log(2))
+    assert jensen_shannon_divergence(a, b, bins=2, score_range=(0, 1), base=np.e) == pytest.approx(expected * np.log(2))
 
 
 def test_jensen_shannon_outside_range_is_undefined():
@@ -140,8 +143,7 @@ def test_earth_movers_distance():
     assert earth_movers_distance([0.0, 1.0], [0.0, 1.0]) == 0.0
     # weight 3 on 0 and 1 on 1 vs a point mass at 0: mass 1/4 moves by 1
     assert earth_movers_distance([0.0, 1.0], [0.0], weights_a=[3, 1]) == pytest.approx(0.25)
-    assert earth_movers_distance([0.2, 0.9], [0.4]) == pytest.approx(
-        stats.wasserstein_distance([0.2, 0.9], [0.4]))
+    assert earth_movers_distance([0.2, 0.9], [0.4]) == pytest.approx(stats.wasserstein_distance([0.2, 0.9], [0.4]))
 
 
 def test_pointwise_relevance():

@@ -28,8 +28,7 @@ P = np.clip(0.4 * Y + 0.6 * RNG.random(200), 0, 1)
 def test_same_seed_same_result(data, seed):
     y, p = data
     a = bootstrap_ci(brier_score_loss, y, p, n_resamples=50, random_state=seed)
-    b = bootstrap_ci(brier_score_loss, y, p, n_resamples=50,
-                     random_state=np.random.default_rng(seed))
+    b = bootstrap_ci(brier_score_loss, y, p, n_resamples=50, random_state=np.random.default_rng(seed))
     assert np.array_equal(a.distribution, b.distribution)
     assert (a.low, a.high) == (b.low, b.high)
     assert a.low <= a.high
@@ -49,8 +48,9 @@ def test_interval_of_a_mean_matches_theory():
 
 def test_metric_with_weights_and_keywords():
     w = RNG.integers(1, 4, 200).astype(float)
-    res = bootstrap_ci(lambda y, p, w: expected_calibration_error(y, p, sample_weight=w),
-                       Y, P, w, n_resamples=100, random_state=1)
+    res = bootstrap_ci(
+        lambda y, p, w: expected_calibration_error(y, p, sample_weight=w), Y, P, w, n_resamples=100, random_state=1
+    )
     assert res.estimate == pytest.approx(expected_calibration_error(Y, P, sample_weight=w))
     assert res.low <= res.estimate <= res.high
 
@@ -67,16 +67,14 @@ def test_undefined_resamples_are_counted_and_reported():
 
 def test_all_resamples_undefined():
     with pytest.warns(UndefinedMetricWarning):
-        res = bootstrap_ci(roc_auc_score, [1, 1, 1], [0.2, 0.4, 0.6], n_resamples=10,
-                           random_state=0)
+        res = bootstrap_ci(roc_auc_score, [1, 1, 1], [0.2, 0.4, 0.6], n_resamples=10, random_state=0)
     assert np.isnan(res.low) and res.n_undefined == 10
 
 
 def test_cluster_bootstrap_draws_whole_clusters():
     # two clusters with constant values 0 and 1: every resample mean is 0, 1/2 or 1
     x = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
-    res = bootstrap_ci(np.mean, x, clusters=[7, 7, 7, 9, 9, 9], n_resamples=400,
-                       random_state=0)
+    res = bootstrap_ci(np.mean, x, clusters=[7, 7, 7, 9, 9, 9], n_resamples=400, random_state=0)
     assert set(np.round(res.distribution, 12)) <= {0.0, 0.5, 1.0}
     assert (res.low, res.high) == (0.0, 1.0)
     # a row bootstrap of the same data is far narrower

@@ -24,8 +24,7 @@ from .strategies import PROPERTY, binary_data, int_weights
 ECE_UNIFORM = lambda y, p, **kw: expected_calibration_error(y, p, **kw)  # noqa: E731
 ECE_EQUAL_COUNT = lambda y, p, **kw: expected_calibration_error(y, p, strategy="equal_count", **kw)  # noqa: E731,E501
 # folktexts' quantile ECE places its edges by the unweighted scores, so integer weights are not row repetition there
-WEIGHTED = [ECE_UNIFORM, ECE_EQUAL_COUNT, brier_score_loss, log_loss, confidence_bias,
-            signed_calibration_error]
+WEIGHTED = [ECE_UNIFORM, ECE_EQUAL_COUNT, brier_score_loss, log_loss, confidence_bias, signed_calibration_error]
 
 
 # ---------------------------------------------------------------------------- hand values
@@ -79,14 +78,14 @@ def test_brier_log_loss_sce_by_hand():
     assert signed_calibration_error(y, p) == pytest.approx((-0.2 + 0.4 - 0.5) / 3)
     assert log_loss(y, p) == pytest.approx(skm.log_loss(y, p))
     assert brier_score_loss(y, p, sample_weight=[1, 2, 3]) == pytest.approx(
-        skm.brier_score_loss(y, p, sample_weight=[1, 2, 3]))
+        skm.brier_score_loss(y, p, sample_weight=[1, 2, 3])
+    )
 
 
 def test_log_loss_is_honest_about_certain_mistakes():
     assert log_loss([1, 0], [0.0, 0.0]) == np.inf
     # clipped to 0.001: -(ln 0.001 + ln 0.999) / 2
-    assert log_loss([1, 0], [0.0, 0.0], eps=1e-3) == pytest.approx(
-        -(np.log(1e-3) + np.log(0.999)) / 2)
+    assert log_loss([1, 0], [0.0, 0.0], eps=1e-3) == pytest.approx(-(np.log(1e-3) + np.log(0.999)) / 2)
     assert log_loss([1, 0], [1.0, 0.0]) == 0.0
     # a zero-weight row cannot make the loss infinite
     assert np.isfinite(log_loss([1, 0], [0.0, 0.2], sample_weight=[0, 1]))
@@ -99,8 +98,11 @@ def test_confidence_bias_equals_binned_definition():
     conf = np.maximum(p, 1 - p)
     correct = ((p > 0.5) == (y == 1)).astype(float)
     bins = np.minimum((p * 10).astype(int), 9)
-    by_bins = sum((bins == m).mean() * (conf[bins == m].mean() - correct[bins == m].mean())
-                  for m in range(10) if (bins == m).any())
+    by_bins = sum(
+        (bins == m).mean() * (conf[bins == m].mean() - correct[bins == m].mean())
+        for m in range(10)
+        if (bins == m).any()
+    )
     assert confidence_bias(y, p) == pytest.approx(by_bins)
 
 
@@ -160,8 +162,7 @@ def test_permutation_invariance(data, rnd):
 def test_unit_weights_equal_unweighted(data):
     y, p = data
     for metric in WEIGHTED:
-        assert metric(y, p, sample_weight=np.ones(len(y))) == pytest.approx(metric(y, p),
-                                                                            abs=1e-12)
+        assert metric(y, p, sample_weight=np.ones(len(y))) == pytest.approx(metric(y, p), abs=1e-12)
 
 
 @PROPERTY
@@ -169,8 +170,7 @@ def test_unit_weights_equal_unweighted(data):
 def test_integer_weights_equal_row_repetition(args):
     (y, p), w = args
     for metric in WEIGHTED:
-        assert metric(y, p, sample_weight=w) == pytest.approx(
-            metric(np.repeat(y, w), np.repeat(p, w)), abs=1e-12)
+        assert metric(y, p, sample_weight=w) == pytest.approx(metric(np.repeat(y, w), np.repeat(p, w)), abs=1e-12)
 
 
 @PROPERTY
@@ -179,6 +179,5 @@ def test_sce_and_brier_relations(data):
     y, p = data
     assert signed_calibration_error(y, p) == pytest.approx(np.mean(p) - np.mean(y), abs=1e-12)
     # ECE with a single bin is |SCE|
-    assert expected_calibration_error(y, p, n_bins=1) == pytest.approx(
-        abs(signed_calibration_error(y, p)), abs=1e-12)
+    assert expected_calibration_error(y, p, n_bins=1) == pytest.approx(abs(signed_calibration_error(y, p)), abs=1e-12)
     assert -0.5 <= confidence_bias(y, p) <= 1.0

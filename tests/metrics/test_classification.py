@@ -70,12 +70,11 @@ def test_unknown_threshold_rule_is_one_clear_error():
 def test_thresholded_metrics_match_sklearn_with_weights():
     w = np.array([1, 2, 3, 1, 2, 3, 1, 2])
     pred = (P >= 0.5).astype(int)
-    assert accuracy_score(Y, P, sample_weight=w) == pytest.approx(
-        skm.accuracy_score(Y, pred, sample_weight=w))
+    assert accuracy_score(Y, P, sample_weight=w) == pytest.approx(skm.accuracy_score(Y, pred, sample_weight=w))
     assert balanced_accuracy_score(Y, P, sample_weight=w) == pytest.approx(
-        skm.balanced_accuracy_score(Y, pred, sample_weight=w))
-    assert true_positive_rate(Y, P, sample_weight=w) == pytest.approx(
-        skm.recall_score(Y, pred, sample_weight=w))
+        skm.balanced_accuracy_score(Y, pred, sample_weight=w)
+    )
+    assert true_positive_rate(Y, P, sample_weight=w) == pytest.approx(skm.recall_score(Y, pred, sample_weight=w))
 
 
 def test_roc_auc_by_hand_with_ties():
@@ -90,15 +89,19 @@ def test_roc_auc_matches_sklearn(seed):
     p = np.round(rng.random(300), 1)  # many ties
     w = rng.integers(1, 5, 300).astype(float)
     assert roc_auc_score(y, p) == pytest.approx(skm.roc_auc_score(y, p))
-    assert roc_auc_score(y, p, sample_weight=w) == pytest.approx(
-        skm.roc_auc_score(y, p, sample_weight=w))
+    assert roc_auc_score(y, p, sample_weight=w) == pytest.approx(skm.roc_auc_score(y, p, sample_weight=w))
 
 
-@pytest.mark.parametrize(("metric", "y"), [
-    (roc_auc_score, [1, 1, 1]), (roc_auc_score, [0, 0, 0]),
-    (balanced_accuracy_score, [1, 1, 1]), (true_positive_rate, [0, 0, 0]),
-    (false_positive_rate, [1, 1, 1]),
-])
+@pytest.mark.parametrize(
+    ("metric", "y"),
+    [
+        (roc_auc_score, [1, 1, 1]),
+        (roc_auc_score, [0, 0, 0]),
+        (balanced_accuracy_score, [1, 1, 1]),
+        (true_positive_rate, [0, 0, 0]),
+        (false_positive_rate, [1, 1, 1]),
+    ],
+)
 def test_single_class_is_nan_with_warning(metric, y):
     with pytest.warns(UndefinedMetricWarning, match="undefined"):
         assert np.isnan(metric(y, [0.2, 0.5, 0.9]))
@@ -119,8 +122,7 @@ def test_best_accuracy_threshold_extremes():
     # a score of 1 cannot be predicted negative under >= with a threshold in [0, 1]
     assert best_accuracy_threshold([0, 1, 0], [0.2, 0.6, 1.0]) == pytest.approx(0.4)
     # weights flip the decision
-    assert best_accuracy_threshold([0, 1], [0.3, 0.6], sample_weight=[1, 5]) == pytest.approx(
-        0.45)
+    assert best_accuracy_threshold([0, 1], [0.3, 0.6], sample_weight=[1, 5]) == pytest.approx(0.45)
 
 
 # ---------------------------------------------------------------------------- properties
@@ -150,8 +152,7 @@ def test_best_threshold_is_optimal(data, rule):
 def test_permutation_invariance(data, rnd):
     y, p = data
     perm = np.array(rnd.sample(range(len(y)), len(y)))
-    for metric in [*THRESHOLDED, roc_auc_score, best_accuracy_threshold,
-                   selective_accuracy_score]:
+    for metric in [*THRESHOLDED, roc_auc_score, best_accuracy_threshold, selective_accuracy_score]:
         assert metric(y[perm], p[perm]) == pytest.approx(metric(y, p), abs=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # precision without a positive prediction
@@ -160,19 +161,16 @@ def test_permutation_invariance(data, rnd):
 
 
 @PROPERTY
-@given(binary_data(both_classes=True).flatmap(
-    lambda d: st.tuples(st.just(d), int_weights(len(d[0])))))
+@given(binary_data(both_classes=True).flatmap(lambda d: st.tuples(st.just(d), int_weights(len(d[0])))))
 def test_integer_weights_equal_row_repetition(args):
     (y, p), w = args
     yr, pr = np.repeat(y, w), np.repeat(p, w)
     if len(np.unique(yr)) < 2:  # weights may remove a class; covered by the warning tests
         return
-    for metric in [*THRESHOLDED, roc_auc_score, best_accuracy_threshold,
-                   selective_accuracy_score]:
+    for metric in [*THRESHOLDED, roc_auc_score, best_accuracy_threshold, selective_accuracy_score]:
         assert metric(y, p, sample_weight=w) == pytest.approx(metric(yr, pr), abs=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # precision without a positive prediction
         for metric in NEW_RATES:
             assert metric(y, p, sample_weight=w) == pytest.approx(metric(yr, pr), abs=1e-12, nan_ok=True)
-        assert metric(y, p, sample_weight=np.ones(len(y))) == pytest.approx(metric(y, p),
-                                                                            abs=1e-12)
+        assert metric(y, p, sample_weight=np.ones(len(y))) == pytest.approx(metric(y, p), abs=1e-12)

@@ -25,8 +25,7 @@ def test_calibration_curve_counts_and_empty_bins():
     assert curve["lower"].tolist()[:3] == [0.0, 0.1, 0.2]
 
 
-@pytest.mark.parametrize(("interval", "method"), [("wilson", "wilson"),
-                                                  ("clopper-pearson", "exact")])
+@pytest.mark.parametrize(("interval", "method"), [("wilson", "wilson"), ("clopper-pearson", "exact")])
 def test_calibration_curve_intervals_match_scipy(interval, method):
     # one bin with 3 of 8 positive, one with 0 of 2, one with 2 of 2
     y = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1]
@@ -64,8 +63,7 @@ def test_selective_accuracy_by_hand():
     assert selective_accuracy_score(y, p, coverage=0.4) == pytest.approx(1.0)
     # coverage 0.8: three full rows (2 correct) + half of the tied pair (1 correct of 2)
     assert selective_accuracy_score(y, p, coverage=0.8) == pytest.approx((2 + 0.5) / 4)
-    assert selective_accuracy_score(y, p, coverage=1.0) == pytest.approx(
-        accuracy_score(y, p))
+    assert selective_accuracy_score(y, p, coverage=1.0) == pytest.approx(accuracy_score(y, p))
 
 
 @pytest.mark.parametrize("n", [7, 9, 12, 14, 18, 24, 1, 2, 3, 100])
@@ -86,4 +84,6 @@ def test_intervals_always_hold_the_rate(interval):
         y = (rng.random(n) < rng.random()).astype(int)
         curve = calibration_curve(y, rng.random(n), n_bins=int(rng.integers(1, 6)), interval=interval)
         full = curve[curve["count"] > 0]
-        assert (full["ci_low"] <= full["fraction_positive"]).all() and (full["fraction_positive"] <= full["ci_high"]).all()
+        assert (full["ci_low"] <= full["fraction_positive"]).all() and (
+            full["fraction_positive"] <= full["ci_high"]
+        ).all()

@@ -29,7 +29,9 @@ CASES = json.loads((Path(__file__).parent / "data" / "netcal_ece_reference.json"
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_quantile_ece_is_folktexts_netcal_number(case):
     y, p = np.asarray(CASES[case]["y"]), np.asarray(CASES[case]["p"])
-    assert expected_calibration_error(y, p, strategy="quantile") == pytest.approx(CASES[case]["ece_quantile"], abs=1e-12)
+    assert expected_calibration_error(y, p, strategy="quantile") == pytest.approx(
+        CASES[case]["ece_quantile"], abs=1e-12
+    )
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -55,7 +57,6 @@ def test_exact_width_ece_differs_from_netcal_only_at_its_float_edges():
     # exact: {0.25} |0 - 0.25| + {0.3, 0.3, 0.35} |2 - 0.95| = 1.3 -> 0.325; netcal: {0.25, 0.3, 0.3} |1 - 0.85| + {0.35} |1 - 0.35| = 0.8 -> 0.2
     assert exact == pytest.approx(0.325) and theirs == pytest.approx(0.2)
     assert expected_calibration_error(y, p) == pytest.approx(0.2)  # the default is folktexts'
-
 
 
 def test_equal_count_is_the_old_rule_and_differs_from_folktexts_quantile():

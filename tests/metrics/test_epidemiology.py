@@ -44,8 +44,7 @@ def test_baselines_by_hand():
     # weighted marginal of Y=1 with shares 1:1:1 is 0.4 -> predict 0 everywhere
     assert zero_one_baseline_distance(binary) == pytest.approx((0.2 + 0.6 + 1.6) / 3)
     # shares 1:1:8 make the marginal 0.68 -> predict 1 everywhere
-    assert zero_one_baseline_distance(binary, condition_weights=[1, 1, 8]) == pytest.approx(
-        (1.8 + 1.4 + 8 * 0.4) / 10)
+    assert zero_one_baseline_distance(binary, condition_weights=[1, 1, 8]) == pytest.approx((1.8 + 1.4 + 8 * 0.4) / 10)
     uniform = uniform_baseline_distance(binary)  # (0.8 + 0.4 + 0.6) / 3 = 0.6
     assert uniform == pytest.approx(0.6)
     assert worst_reference_distance(binary) == pytest.approx(0.6)
@@ -58,8 +57,7 @@ def test_score_by_hand_and_clipping():
     assert epidemiology_score(0.3, worst=0.6, best=0.1) == pytest.approx(60.0)
     assert epidemiology_score(0.05, worst=0.6, best=0.1) == 100.0
     assert epidemiology_score(0.9, worst=0.6, best=0.1) == 0.0
-    assert epidemiology_score([0.6, 0.35, 0.1], worst=0.6, best=0.1).tolist() == \
-        pytest.approx([0.0, 50.0, 100.0])
+    assert epidemiology_score([0.6, 0.35, 0.1], worst=0.6, best=0.1).tolist() == pytest.approx([0.0, 50.0, 100.0])
     with pytest.warns(UndefinedMetricWarning, match="best"):
         assert np.isnan(epidemiology_score(0.3, worst=0.2, best=0.2))
 
@@ -68,8 +66,7 @@ def test_best_reference_exact_small_cases():
     # one respondent, fair coin: the resampled distribution is (1, 0) or (0, 1): L1 = 1 always
     assert best_reference_distance([[0.5, 0.5]], [1], random_state=0) == 1.0
     # two conditions of one respondent each: the weighted mean is still 1
-    assert best_reference_distance([[0.5, 0.5], [0.5, 0.5]], [1, 1],
-                                   condition_weights=[1, 9], random_state=0) == 1.0
+    assert best_reference_distance([[0.5, 0.5], [0.5, 0.5]], [1, 1], condition_weights=[1, 9], random_state=0) == 1.0
     # a degenerate condition never moves
     assert best_reference_distance([[1.0, 0.0]], [50], random_state=0) == 0.0
 
@@ -91,8 +88,10 @@ def test_best_reference_seeded(seed):
 
 
 @PROPERTY
-@given(hnp.arrays(np.float64, (4, 3), elements=st.floats(0.01, 1)),
-       hnp.arrays(np.float64, (4, 3), elements=st.floats(0.01, 1)))
+@given(
+    hnp.arrays(np.float64, (4, 3), elements=st.floats(0.01, 1)),
+    hnp.arrays(np.float64, (4, 3), elements=st.floats(0.01, 1)),
+)
 def test_distance_properties(a, b):
     p = a / a.sum(axis=1, keepdims=True)
     q = b / b.sum(axis=1, keepdims=True)

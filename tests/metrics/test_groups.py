@@ -32,13 +32,12 @@ def test_per_group_values_equal_direct_calls():
         m = G == g
         row = res.per_group.loc[g]
         assert row["n"] == m.sum()
-        assert row["ece"] == pytest.approx(expected_calibration_error(Y[m], P[m],
-                                                                      sample_weight=W[m]))
-        assert row["ece_quantile"] == pytest.approx(expected_calibration_error(
-            Y[m], P[m], strategy="quantile", sample_weight=W[m]))
+        assert row["ece"] == pytest.approx(expected_calibration_error(Y[m], P[m], sample_weight=W[m]))
+        assert row["ece_quantile"] == pytest.approx(
+            expected_calibration_error(Y[m], P[m], strategy="quantile", sample_weight=W[m])
+        )
         assert row["roc_auc"] == pytest.approx(roc_auc_score(Y[m], P[m], sample_weight=W[m]))
-        assert row["brier_score"] == pytest.approx(brier_score_loss(Y[m], P[m],
-                                                                    sample_weight=W[m]))
+        assert row["brier_score"] == pytest.approx(brier_score_loss(Y[m], P[m], sample_weight=W[m]))
         assert row["prevalence"] == pytest.approx(np.average(Y[m], weights=W[m]))
     assert res.overall["roc_auc"] == pytest.approx(roc_auc_score(Y, P, sample_weight=W))
     assert set(GROUP_METRICS) <= set(res.per_group.columns)
@@ -65,7 +64,8 @@ def test_hand_computed_two_groups_and_delta_sce():
     assert res.per_group.loc["w", "sce"] == pytest.approx(-0.2 / 3)
     assert res.gaps.loc["sce", "a_minus_b"] == pytest.approx(-0.1 + 0.2 / 3)
     assert signed_calibration_error_gap(y, p, g, group_a="w", group_b="b") == pytest.approx(
-        signed_calibration_error(y[3:], p[3:]) - signed_calibration_error(y[:3], p[:3]))
+        signed_calibration_error(y[3:], p[3:]) - signed_calibration_error(y[:3], p[:3])
+    )
     # accuracy (r > 0.5): b -> 0 1 1 all right ; w -> 0 0 1 : 2 of 3
     assert res.per_group["accuracy"].tolist() == pytest.approx([1.0, 2 / 3])
 
@@ -102,8 +102,7 @@ def test_nan_scores_counted_per_group():
 
 
 def test_to_frame_is_long():
-    res = groupwise_metrics([0, 1, 0, 1], [0.2, 0.9, 0.4, 0.6], [1, 1, 2, 2],
-                            metrics=["brier_score"])
+    res = groupwise_metrics([0, 1, 0, 1], [0.2, 0.9, 0.4, 0.6], [1, 1, 2, 2], metrics=["brier_score"])
     long = res.to_frame()
     assert list(long.columns) == ["group", "metric", "value"]
     assert set(long["group"]) == {1, 2, "__all__"}

@@ -65,11 +65,14 @@ def test_published_null_and_calibrated():
     assert relative_entropy(P_51_98, P_51_98) == pytest.approx(0.0, abs=1e-12)
 
 
-@pytest.mark.parametrize(("pi", "re", "wd"), [
-    ([0.938, 0.000], -0.926, 0.887),   # Mistral-7B-v0.3 on 51/98 (appendix C)
-    ([0.027, 0.955], -0.747, 0.433),   # Meta-Llama-3.1-8B
-    ([0.304, 0.361], 0.068, 0.299),    # Mistral-7B-v0.1
-])
+@pytest.mark.parametrize(
+    ("pi", "re", "wd"),
+    [
+        ([0.938, 0.000], -0.926, 0.887),  # Mistral-7B-v0.3 on 51/98 (appendix C)
+        ([0.027, 0.955], -0.747, 0.433),  # Meta-Llama-3.1-8B
+        ([0.304, 0.361], 0.068, 0.299),  # Mistral-7B-v0.1
+    ],
+)
 def test_published_model_rows(pi, re, wd):
     # inputs are rounded to 3 decimals in the paper, hence the tolerance
     assert relative_entropy(pi, P_51_98) == pytest.approx(re, abs=3e-3)
@@ -93,8 +96,7 @@ def test_vectorised_shapes_and_table_reasons():
         re = relative_entropy(pi, p)
     assert np.isnan(re[0]) and not np.isnan(re[1:]).any()
     table = numeric_calibration_table(pi, p)
-    assert table["undefined_reason"].tolist() == [
-        "probability mass is 0: relative entropy undefined", "", ""]
+    assert table["undefined_reason"].tolist() == ["probability mass is 0: relative entropy undefined", "", ""]
     assert table["relative_entropy"].iloc[1:].tolist() == pytest.approx(re[1:].tolist())
     # RE renormalises by PM: (0.5, 0.2) -> (5/7, 2/7)
     h = -(5 / 7 * np.log2(5 / 7) + 2 / 7 * np.log2(2 / 7))
@@ -105,8 +107,7 @@ def test_vectorised_shapes_and_table_reasons():
 def test_ties_and_multi_option_behaviours():
     p = [[0.5, 0.5]]
     assert reference_behaviour("pick_higher", p).tolist() == [[0.5, 0.5]]
-    assert pick_higher_baseline([[0.2, 0.5, 0.3]], q=0.6)[0].tolist() == pytest.approx(
-        [0.2, 0.6, 0.2])
+    assert pick_higher_baseline([[0.2, 0.5, 0.3]], q=0.6)[0].tolist() == pytest.approx([0.2, 0.6, 0.2])
     assert reference_behaviour("pick_second", [[0.2, 0.5, 0.3]]).tolist() == [[0, 1, 0]]
     assert reference_behaviour("pick_lower", [[0.2, 0.5, 0.3]]).tolist() == [[1, 0, 0]]
     with pytest.raises(ConfigError) as info:
@@ -119,12 +120,10 @@ def _balanced_cell(n=100):
     rng = np.random.default_rng(0)
     small = rng.uniform(0.1, 0.4, n)
     first_higher = np.arange(n) % 2 == 0
-    return np.column_stack([np.where(first_higher, 1 - small, small),
-                            np.where(first_higher, small, 1 - small)])
+    return np.column_stack([np.where(first_higher, 1 - small, small), np.where(first_higher, small, 1 - small)])
 
 
-@pytest.mark.parametrize("behaviour", ["calibrated", "pick_higher", "pick_lower", "pick_first",
-                                       "pick_second"])
+@pytest.mark.parametrize("behaviour", ["calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second"])
 def test_classify_recovers_each_behaviour(behaviour):
     ideal = _balanced_cell()
     outputs = reference_behaviour(behaviour, ideal) * 0.95  # a little mass elsewhere
@@ -158,13 +157,14 @@ def test_mode_metrics_by_hand():
     assert mode_probability([[0.2, 0.5, 0.1], [0.3, 0.3, 0.3]]) == pytest.approx(0.4)
     assert mode_stability([[0.6, 0.4], [0.2, 0.8]], [[0.9, 0.1], [0.7, 0.3]]) == 0.5
     # group a: modes 0, 0 -> 1.0 ; group b: modes 1, 0 -> 0.5
-    assert mode_frequency([[0.6, 0.4], [0.7, 0.3], [0.1, 0.9], [0.8, 0.2]],
-                          ["a", "a", "b", "b"]) == 0.75
+    assert mode_frequency([[0.6, 0.4], [0.7, 0.3], [0.1, 0.9], [0.8, 0.2]], ["a", "a", "b", "b"]) == 0.75
 
 
 @PROPERTY
-@given(hnp.arrays(np.float64, (5, 3), elements=st.floats(0.0, 0.33)),
-       hnp.arrays(np.float64, (5, 3), elements=st.floats(0.01, 1.0)))
+@given(
+    hnp.arrays(np.float64, (5, 3), elements=st.floats(0.0, 0.33)),
+    hnp.arrays(np.float64, (5, 3), elements=st.floats(0.01, 1.0)),
+)
 def test_metric_properties(pi, raw):
     p = raw / raw.sum(axis=1, keepdims=True)
     wd = calibration_distance(pi, p)

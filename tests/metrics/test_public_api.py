@@ -15,8 +15,7 @@ import pytest
 
 import folkscope.metrics as metrics
 
-PRIVATE_MODULES = sorted(m.name for m in pkgutil.iter_modules(metrics.__path__)
-                         if m.name.startswith("_"))
+PRIVATE_MODULES = sorted(m.name for m in pkgutil.iter_modules(metrics.__path__) if m.name.startswith("_"))
 
 
 def test_all_is_complete_and_resolvable():
@@ -24,9 +23,11 @@ def test_all_is_complete_and_resolvable():
     assert len(exported) == len(metrics.__all__), "duplicates in __all__"
     for name in metrics.__all__:
         assert hasattr(metrics, name), name
-    public = {n for n, v in vars(metrics).items()
-              if not n.startswith("_") and not isinstance(v, types.ModuleType)
-              and n != "annotations"}
+    public = {
+        n
+        for n, v in vars(metrics).items()
+        if not n.startswith("_") and not isinstance(v, types.ModuleType) and n != "annotations"
+    }
     assert public == exported
 
 
@@ -45,8 +46,7 @@ def test_every_module_is_small():
             assert sum(1 for _ in fh) < 400, module
 
 
-@pytest.mark.parametrize("name", [n for n in metrics.__all__
-                                  if inspect.isfunction(getattr(metrics, n))])
+@pytest.mark.parametrize("name", [n for n in metrics.__all__ if inspect.isfunction(getattr(metrics, n))])
 def test_functions_have_keyword_only_options_and_examples(name):
     fn = getattr(metrics, name)
     doc = inspect.getdoc(fn) or ""
@@ -54,11 +54,12 @@ def test_functions_have_keyword_only_options_and_examples(name):
     params = list(inspect.signature(fn).parameters.values())
     # options (anything with a default) are keyword-only, data arguments positional;
     # folktexts' evaluation functions keep folktexts' signatures, so its scripts call them unchanged
-    folktexts_signature = fn.__module__ == "folkscope.metrics._evaluation"
+    folktexts_signature = fn.__module__ in ("folkscope.metrics._evaluation", "folkscope.metrics._evaluation_bootstrap")
     for p in params:
         if p.default is not inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD and not folktexts_signature:
-            assert name in {"random_baseline", "clustered_mean_ci"} and p.name in {
-                "n_options", "clusters"}, f"{name}({p.name}=...) should be keyword-only"
+            assert name in {"random_baseline", "clustered_mean_ci"} and p.name in {"n_options", "clusters"}, (
+                f"{name}({p.name}=...) should be keyword-only"
+            )
 
 
 @pytest.mark.parametrize("module", PRIVATE_MODULES)
@@ -89,17 +90,14 @@ assert not loaded, loaded
 print("ok")
 """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
 
 def test_plain_import_leaves_torch_unloaded():
-    code = ("import sys, folkscope.metrics; "
-            "print(sorted(n for n in ('torch', 'transformers') if n in sys.modules))")
+    code = "import sys, folkscope.metrics; print(sorted(n for n in ('torch', 'transformers') if n in sys.modules))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

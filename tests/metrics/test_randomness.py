@@ -31,7 +31,7 @@ def _reference_guess(history: list[int], n: int) -> int:
     follow = [0, 0]
     last = history[-n:]
     for i in range(len(history) - n):
-        if history[i:i + n] == last:
+        if history[i : i + n] == last:
             follow[history[i + n]] += 1
     return 1 if follow[1] > follow[0] else 0
 
@@ -45,14 +45,13 @@ def test_runs_test_by_hand():
     assert res.statistic == pytest.approx(z)
     assert res.pvalue == pytest.approx(2 * stats.norm.cdf(z))
     # continuity correction moves R by 0.5 towards mu: (-0.4 + 0.5) / sqrt(0.84)
-    assert runs_test([0, 0, 1, 1, 0], correction=True).statistic == pytest.approx(
-        0.1 / np.sqrt(0.84))
+    assert runs_test([0, 0, 1, 1, 0], correction=True).statistic == pytest.approx(0.1 / np.sqrt(0.84))
     # works on labels too
     assert runs_test(list("HHTTH")).statistic == pytest.approx(z)
 
 
 def test_runs_test_extremes():
-    assert runs_test([0, 1] * 50).pvalue < 1e-10        # too many runs
+    assert runs_test([0, 1] * 50).pvalue < 1e-10  # too many runs
     assert runs_test([0] * 50 + [1] * 50).pvalue < 1e-10  # too few runs
     with pytest.warns(UndefinedMetricWarning, match="both values"):
         assert np.isnan(runs_test([1, 1, 1]).pvalue)
@@ -78,8 +77,7 @@ def test_ngram_guesser_by_hand():
 
 
 @PROPERTY
-@given(hnp.arrays(np.int64, st.integers(1, 40), elements=st.integers(0, 1)),
-       st.integers(1, 5))
+@given(hnp.arrays(np.int64, st.integers(1, 40), elements=st.integers(0, 1)), st.integers(1, 5))
 def test_ngram_guesser_matches_the_published_rule(moves, n):
     expected = [_reference_guess(moves[:i].tolist(), n) for i in range(len(moves))]
     assert ngram_guesses(moves, n=n).tolist() == expected

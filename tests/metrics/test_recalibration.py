@@ -46,8 +46,7 @@ def test_platt_is_the_weighted_maximum_likelihood_fit():
         s = t[0] * z + t[1]
         return np.sum(w * (np.logaddexp(0, s) - y * s))
 
-    ref = minimize(nll, [0.5, 0.5], method="Nelder-Mead",
-                   options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 10000}).x
+    ref = minimize(nll, [0.5, 0.5], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 10000}).x
     assert cal.coef_ == pytest.approx(ref[0], abs=1e-5)
     assert cal.intercept_ == pytest.approx(ref[1], abs=1e-5)
 

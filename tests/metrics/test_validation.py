@@ -46,16 +46,18 @@ P = [0.1, 0.8, 0.6, 0.3]
         (["a", "b", "a", "b"], P, {}, r"y_true must be numeric"),
     ],
 )
-@pytest.mark.parametrize("metric", [expected_calibration_error, brier_score_loss, log_loss,
-                                    accuracy_score])
+@pytest.mark.parametrize("metric", [expected_calibration_error, brier_score_loss, log_loss, accuracy_score])
 def test_bad_data_raises_data_error(metric, y, p, kwargs, match):
     with pytest.raises(DataError, match=match):
         metric(y, p, **kwargs)
 
 
 def test_nan_scores_raise_by_default_and_name_the_rows():
-    with pytest.raises(DataError, match=r"y_prob contains 2 NaN score\(s\) \(rows \[1, 3\]\).*"
-                                        r"nan_policy='omit'"):
+    with pytest.raises(
+        DataError,
+        match=r"y_prob contains 2 NaN score\(s\) \(rows \[1, 3\]\).*"
+        r"nan_policy='omit'",
+    ):
         brier_score_loss(Y, [0.1, np.nan, 0.6, np.nan])
 
 
@@ -76,8 +78,12 @@ def test_all_nan_with_omit_is_undefined_not_an_error():
         ({"n_bins": 0}, "n_bins", r"n_bins must be an integer in \[1, inf\]; got 0"),
         ({"n_bins": 2.5}, "n_bins", r"got 2\.5"),
         ({"n_bins": True}, "n_bins", r"got True"),
-        ({"strategy": "kmeans"}, "strategy", r"strategy must be one of .*'quantile'.*'uniform'.*"
-                                             r"got 'kmeans'"),
+        (
+            {"strategy": "kmeans"},
+            "strategy",
+            r"strategy must be one of .*'quantile'.*'uniform'.*"
+            r"got 'kmeans'",
+        ),
         ({"nan_policy": "drop"}, "nan_policy", r"nan_policy must be one of .*got 'drop'"),
     ],
 )
@@ -146,9 +152,10 @@ def test_roc_auc_accepts_unbounded_scores_but_not_inf():
 def test_weighted_quantile_is_inverted_cdf():
     x = np.array([3.0, 1.0, 2.0, 4.0])
     levels = [0.0, 0.1, 0.25, 0.5, 0.51, 0.75, 1.0]
-    assert weighted_quantile(x, levels).tolist() == np.quantile(x, levels,
-                                                                method="inverted_cdf").tolist()
+    assert weighted_quantile(x, levels).tolist() == np.quantile(x, levels, method="inverted_cdf").tolist()
     # weight 3 on the value 1 is the same as three copies of it
     xr = np.array([1.0, 1.0, 1.0, 2.0, 3.0])
-    assert weighted_quantile(np.array([1.0, 2.0, 3.0]), levels, np.array([3.0, 1.0, 1.0])
-                             ).tolist() == weighted_quantile(xr, levels).tolist()
+    assert (
+        weighted_quantile(np.array([1.0, 2.0, 3.0]), levels, np.array([3.0, 1.0, 1.0])).tolist()
+        == weighted_quantile(xr, levels).tolist()
+    )

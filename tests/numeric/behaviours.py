@@ -34,8 +34,9 @@ def behaviour_probs(name: str, ideal: Sequence[float]) -> np.ndarray:
     return reference_behaviour(name, [list(ideal)])[0]
 
 
-def behaviour_rule(problems: Sequence[NumericProblem], name: str, *, chat: bool = False,
-                   render: Callable[[object], str]) -> Callable[[str], Mapping[str, float] | None]:
+def behaviour_rule(
+    problems: Sequence[NumericProblem], name: str, *, chat: bool = False, render: Callable[[object], str]
+) -> Callable[[str], Mapping[str, float] | None]:
     """Next-token rule putting ``behaviour_probs`` on the `` word`` variant of each option."""
     table: dict[str, tuple[dict[str, float], list[str]]] = {}
     longest = 0
@@ -48,7 +49,7 @@ def behaviour_rule(problems: Sequence[NumericProblem], name: str, *, chat: bool 
 
     def rule(text: str) -> Mapping[str, float] | None:
         for cut in range(0, longest + 1):
-            prompt, partial = text[: len(text) - cut], text[len(text) - cut:]
+            prompt, partial = text[: len(text) - cut], text[len(text) - cut :]
             if prompt not in table:
                 continue
             words, firsts = table[prompt]
@@ -70,9 +71,14 @@ def behaviour_rule(problems: Sequence[NumericProblem], name: str, *, chat: bool 
     return rule
 
 
-def behaviour_engine(problems: Sequence[NumericProblem], name: str, *, chat: bool = False,
-                     fallback: Callable[[str], Mapping[str, float] | None] | None = None,
-                     **engine_options: object) -> Engine:
+def behaviour_engine(
+    problems: Sequence[NumericProblem],
+    name: str,
+    *,
+    chat: bool = False,
+    fallback: Callable[[str], Mapping[str, float] | None] | None = None,
+    **engine_options: object,
+) -> Engine:
     """An engine whose fake model plays behaviour ``name`` on ``problems`` (and follows
     ``fallback`` on any other text, e.g. a matching-pennies player)."""
     holder: dict[str, Callable[[str], Mapping[str, float] | None]] = {}

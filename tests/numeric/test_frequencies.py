@@ -42,20 +42,23 @@ def test_user_csv_with_comments_and_optional_measured(tmp_path):
     assert load_number_frequencies(edited).fingerprint() != load_number_frequencies(path).fingerprint()
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "no rows"),
-    ("# only a comment\n", "no rows"),
-    ("n,freq\n1,2\n", "columns"),
-    ("number,frequency\none,2\n3,4\n", "non-negative integer"),
-    ("number,frequency\n-1,2\n3,4\n", "non-negative"),
-    ("number,frequency\n1,2\n1,3\n", "twice"),
-    ("number,frequency\n1,abc\n2,3\n", "must be a number"),
-    ("number,frequency\n1,nan\n2,3\n", "finite"),
-    ("number,frequency\n1,inf\n2,3\n", "finite"),
-    ("number,frequency\n1,-5\n2,3\n", "finite and >= 0"),
-    ("number,frequency,measured\n1,2,maybe\n2,3,true\n", "true or false"),
-    ("number,frequency\n1,2\n", "at least two"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "no rows"),
+        ("# only a comment\n", "no rows"),
+        ("n,freq\n1,2\n", "columns"),
+        ("number,frequency\none,2\n3,4\n", "non-negative integer"),
+        ("number,frequency\n-1,2\n3,4\n", "non-negative"),
+        ("number,frequency\n1,2\n1,3\n", "twice"),
+        ("number,frequency\n1,abc\n2,3\n", "must be a number"),
+        ("number,frequency\n1,nan\n2,3\n", "finite"),
+        ("number,frequency\n1,inf\n2,3\n", "finite"),
+        ("number,frequency\n1,-5\n2,3\n", "finite and >= 0"),
+        ("number,frequency,measured\n1,2,maybe\n2,3,true\n", "true or false"),
+        ("number,frequency\n1,2\n", "at least two"),
+    ],
+)
 def test_bad_tables_are_rejected(tmp_path, text, message):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -74,15 +77,13 @@ def test_unreadable_tables(tmp_path):
 
 
 def _frame():
-    problems = generate_problems("colors", numbers=[1, 2, 3, 40], words=["red", "blue"],
-                                 templates=["marbles"])
+    problems = generate_problems("colors", numbers=[1, 2, 3, 40], words=["red", "blue"], templates=["marbles"])
     return problems_frame(problems)
 
 
 def test_missing_and_estimated_numbers_are_counted():
     frame = _frame()
-    metrics = pd.DataFrame({"problem_id": frame["problem_id"],
-                            "calibration_distance": np.linspace(0, 1, len(frame))})
+    metrics = pd.DataFrame({"problem_id": frame["problem_id"], "calibration_distance": np.linspace(0, 1, len(frame))})
     table = NumberFrequencies({1: 10.0, 2: 20.0, 3: 35.0}, frozenset({1, 2}), "t")
     res = frequency_effect(metrics, frame, table)
     pairs = list(zip(frame["number_1"], frame["number_2"]))
@@ -98,11 +99,11 @@ def test_missing_and_estimated_numbers_are_counted():
 def test_distributions_use_the_interval_ends():
     problems = generate_problems("distributions", n_intervals=6, templates=["closed"])
     frame = problems_frame(problems)
-    assert [(p.numbers[0], p.numbers[1]) for p in problems] == list(
-        zip(frame["number_1"], frame["number_2"]))
+    assert [(p.numbers[0], p.numbers[1]) for p in problems] == list(zip(frame["number_1"], frame["number_2"]))
     assert all(int(p.options[0]) == p.numbers[0] for p in problems)  # closed: both ends included
-    metrics = pd.DataFrame({"problem_id": frame["problem_id"],
-                            "calibration_distance": np.arange(len(frame), dtype=float)})
+    metrics = pd.DataFrame(
+        {"problem_id": frame["problem_id"], "calibration_distance": np.arange(len(frame), dtype=float)}
+    )
     table = NumberFrequencies({n: float(n * n) for n in range(0, 1100)}, frozenset(), "squares")
     res = frequency_effect(metrics, frame, table)
     assert res["n"] == len(frame) and np.isfinite(res["spearman_rho"])
@@ -112,8 +113,11 @@ _FRAME = _frame()
 
 
 @settings(max_examples=30, deadline=None, database=None)
-@given(st.lists(st.integers(1, 10**6), min_size=4, max_size=4, unique=True),
-       st.integers(1, 1000), st.randoms(use_true_random=False))
+@given(
+    st.lists(st.integers(1, 10**6), min_size=4, max_size=4, unique=True),
+    st.integers(1, 1000),
+    st.randoms(use_true_random=False),
+)
 def test_correlation_ignores_the_scale_of_the_table(freqs, scale, rnd):
     """Counts in any unit give the same answer: log-gap ranks do not change with a
     positive factor, so rho and p are invariant (integer counts keep it exact)."""
@@ -122,7 +126,8 @@ def test_correlation_ignores_the_scale_of_the_table(freqs, scale, rnd):
     metrics = pd.DataFrame({"problem_id": frame["problem_id"], "calibration_distance": wd})
     base = {k: float(v) for k, v in zip((1, 2, 3, 40), freqs)}
     a = frequency_effect(metrics, frame, NumberFrequencies(base, frozenset(base), "a"))
-    b = frequency_effect(metrics, frame, NumberFrequencies(
-        {k: v * scale for k, v in base.items()}, frozenset(base), "b"))
+    b = frequency_effect(
+        metrics, frame, NumberFrequencies({k: v * scale for k, v in base.items()}, frozenset(base), "b")
+    )
     assert a["n"] == b["n"]
     assert np.isclose(a["spearman_rho"], b["spearman_rho"], equal_nan=True)

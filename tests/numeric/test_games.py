@@ -11,8 +11,7 @@ from folkscope.numeric import play_matching_pennies
 
 
 def _engine(rule):
-    return Engine.from_model("pennies", backend="fake", use_cache=False, progress=False,
-                             next_token_probs=rule)
+    return Engine.from_model("pennies", backend="fake", use_cache=False, progress=False, next_token_probs=rule)
 
 
 def _always_heads(text):
@@ -20,8 +19,15 @@ def _always_heads(text):
     if text.endswith(":"):
         return {" H": 1.0}
     if text.endswith((" H", " He", " Hea", " Head")):
-        return {"e": 1.0} if text.endswith(" H") else {"a": 1.0} if text.endswith(" He") else \
-            {"d": 1.0} if text.endswith(" Hea") else {"s": 1.0}
+        return (
+            {"e": 1.0}
+            if text.endswith(" H")
+            else {"a": 1.0}
+            if text.endswith(" He")
+            else {"d": 1.0}
+            if text.endswith(" Hea")
+            else {"s": 1.0}
+        )
     return None
 
 
@@ -36,8 +42,16 @@ def test_fair_coin_player_is_deterministic_and_wins_about_half():
     def fair(text):
         if text.endswith(":"):
             return {" H": 0.5, " T": 0.5, "H": 0.0, "T": 0.0, " h": 0.0, " t": 0.0, "h": 0.0, "t": 0.0}
-        for prefix, nxt in ((" H", "e"), (" He", "a"), (" Hea", "d"), (" Head", "s"),
-                            (" T", "a"), (" Ta", "i"), (" Tai", "l"), (" Tail", "s")):
+        for prefix, nxt in (
+            (" H", "e"),
+            (" He", "a"),
+            (" Hea", "d"),
+            (" Head", "s"),
+            (" T", "a"),
+            (" Ta", "i"),
+            (" Tai", "l"),
+            (" Tail", "s"),
+        ):
             if text.endswith(prefix):
                 return {nxt: 1.0}
         return None
@@ -46,9 +60,18 @@ def test_fair_coin_player_is_deterministic_and_wins_about_half():
     b = play_matching_pennies(_engine(fair), n_games=4, n_rounds=16, seed=1)
     np.testing.assert_array_equal(a.moves, b.moves)
     assert 0.3 < a.win_rate < 0.7 and 0.2 < a.heads_rate < 0.8
-    assert set(a.to_dict()) == {"n_games", "n_rounds", "guesser_n", "win_rate",
-                                "runs_test_pass_rate", "mean_probability_mass", "heads_rate",
-                                "fallback_rounds", "fallback_nan_rounds", "fallback_zero_rounds"}
+    assert set(a.to_dict()) == {
+        "n_games",
+        "n_rounds",
+        "guesser_n",
+        "win_rate",
+        "runs_test_pass_rate",
+        "mean_probability_mass",
+        "heads_rate",
+        "fallback_rounds",
+        "fallback_nan_rounds",
+        "fallback_zero_rounds",
+    }
     assert a.fallback_rounds == 0 and np.allclose(a.p_heads, 0.5)
 
 

@@ -24,9 +24,22 @@ def test_exports_are_complete():
     for name in numeric.__all__:
         assert hasattr(numeric, name), name
     public = {n for n in dir(numeric) if not n.startswith("_")}
-    modules = {"analysis", "caveats", "compare", "config", "frequencies", "games", "measures", "original", "problems", "report",
-               "run", "scoring", "summary",
-               "templates"}
+    modules = {
+        "analysis",
+        "caveats",
+        "compare",
+        "config",
+        "frequencies",
+        "games",
+        "measures",
+        "original",
+        "problems",
+        "report",
+        "run",
+        "scoring",
+        "summary",
+        "templates",
+    }
     assert public - modules - set(numeric.__all__) == set()
 
 
@@ -88,9 +101,11 @@ def test_distribution_intervals_match_inclusivity():
         assert 2 <= k < 10 and np.allclose(p.ideal, 1 / k)
         t = tf[p.template_id]
         low, high = (int(x) for x in p.id.split(":")[-2:])
-        valid = [v for v in range(low - 1, high + 2)
-                 if (v >= low if t["low_inclusive"] else v > low)
-                 and (v <= high if t["high_inclusive"] else v < high)]
+        valid = [
+            v
+            for v in range(low - 1, high + 2)
+            if (v >= low if t["low_inclusive"] else v > low) and (v <= high if t["high_inclusive"] else v < high)
+        ]
         assert [str(v) for v in valid] == list(p.options)
         assert str(low) in p.text and str(high) in p.text
 
@@ -118,38 +133,46 @@ def _write(tmp_path, data):
 
 
 def _good():
-    return {"dataset": "colors", "words": ["teal", "navy", "rose"],
-            "instructions": ["Be calibrated."],
-            "templates": [{"id": "cups", "text": "There are {n1} {w1} cups and {n2} {w2} cups. I took a cup; it is"}]}
+    return {
+        "dataset": "colors",
+        "words": ["teal", "navy", "rose"],
+        "instructions": ["Be calibrated."],
+        "templates": [{"id": "cups", "text": "There are {n1} {w1} cups and {n2} {w2} cups. I took a cup; it is"}],
+    }
 
 
 def test_own_template_file_is_used(tmp_path):
-    problems = generate_problems("colors", template_file=_write(tmp_path, _good()), n_numbers=2,
-                                 scales=["small"])
+    problems = generate_problems("colors", template_file=_write(tmp_path, _good()), n_numbers=2, scales=["small"])
     assert len(problems) == 6 * 4
     assert problems[0].text.startswith("There are 1 teal cups")
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.update(dataset="wordproblems"), "requested"),
-    (lambda d: d.update(extra=1), "unknown keys"),
-    (lambda d: d.update(words=["teal"]), "at least two"),
-    (lambda d: d.update(words=["teal", "Teal"]), "differ in case"),
-    (lambda d: d.update(words=["teal", " navy"]), "surrounding spaces"),
-    (lambda d: d.update(instructions=[]), "instructions"),
-    (lambda d: d["templates"][0].update(text="{n1} {w1} and {w2}. It is"), "placeholder"),
-    (lambda d: d["templates"][0].update(text="{n1} {w1} {n2} {w2} {n3}"), "placeholder"),
-    (lambda d: d["templates"][0].update(text="{n1} {w1} {n2} {w2} is "), "whitespace"),
-    (lambda d: d["templates"][0].update(pairs=[["a", "b"]]), "unknown keys"),
-    (lambda d: d["templates"].append(dict(d["templates"][0])), "unique id"),
-    (lambda d: d.update(templates=[]), "non-empty"),
-    # a stray brace was a ValueError traceback when problems were generated; attribute access reached Python objects
-    (lambda d: d["templates"][0].update(text="{n1} {w1} and {n2} {w2}} It is"), "Single '}'.*literal brace"),
-    (lambda d: d["templates"][0].update(text="{n1} {w1} and {n2} {w2} {"), "literal brace"),
-    (lambda d: d["templates"][0].update(text="{n1.__class__} {w1} and {n2} {w2}"), r"slot \{n1.__class__\} is not allowed; write plain slots such as \{n1\}"),
-    (lambda d: d["templates"][0].update(text="{n1:>5} {w1} and {n2} {w2}"), "is not allowed"),
-    (lambda d: d["templates"][0].update(text="{n1!r} {w1} and {n2} {w2}"), "is not allowed"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.update(dataset="wordproblems"), "requested"),
+        (lambda d: d.update(extra=1), "unknown keys"),
+        (lambda d: d.update(words=["teal"]), "at least two"),
+        (lambda d: d.update(words=["teal", "Teal"]), "differ in case"),
+        (lambda d: d.update(words=["teal", " navy"]), "surrounding spaces"),
+        (lambda d: d.update(instructions=[]), "instructions"),
+        (lambda d: d["templates"][0].update(text="{n1} {w1} and {w2}. It is"), "placeholder"),
+        (lambda d: d["templates"][0].update(text="{n1} {w1} {n2} {w2} {n3}"), "placeholder"),
+        (lambda d: d["templates"][0].update(text="{n1} {w1} {n2} {w2} is "), "whitespace"),
+        (lambda d: d["templates"][0].update(pairs=[["a", "b"]]), "unknown keys"),
+        (lambda d: d["templates"].append(dict(d["templates"][0])), "unique id"),
+        (lambda d: d.update(templates=[]), "non-empty"),
+        # a stray brace was a ValueError traceback when problems were generated; attribute access reached Python objects
+        (lambda d: d["templates"][0].update(text="{n1} {w1} and {n2} {w2}} It is"), "Single '}'.*literal brace"),
+        (lambda d: d["templates"][0].update(text="{n1} {w1} and {n2} {w2} {"), "literal brace"),
+        (
+            lambda d: d["templates"][0].update(text="{n1.__class__} {w1} and {n2} {w2}"),
+            r"slot \{n1.__class__\} is not allowed; write plain slots such as \{n1\}",
+        ),
+        (lambda d: d["templates"][0].update(text="{n1:>5} {w1} and {n2} {w2}"), "is not allowed"),
+        (lambda d: d["templates"][0].update(text="{n1!r} {w1} and {n2} {w2}"), "is not allowed"),
+    ],
+)
 def test_bad_template_files_are_rejected(tmp_path, change, message):
     data = _good()
     change(data)
@@ -166,16 +189,25 @@ def test_unreadable_and_invalid_json(tmp_path):
 
 
 def test_wordproblem_pairs_checked(tmp_path):
-    data = {"dataset": "wordproblems", "instructions": ["x"],
-            "templates": [{"id": "a", "text": "{n1} {w1} {n2} {w2} is", "pairs": [["oak"]]}]}
+    data = {
+        "dataset": "wordproblems",
+        "instructions": ["x"],
+        "templates": [{"id": "a", "text": "{n1} {w1} {n2} {w2} is", "pairs": [["oak"]]}],
+    }
     with pytest.raises(ConfigError, match="two words"):
         load_templates("wordproblems", _write(tmp_path, data))
 
 
-@pytest.mark.parametrize("kwargs, parameter", [
-    ({"scales": ["huge"]}, "scales"), ({"templates": ["nope"]}, "templates"),
-    ({"words": ["red", "mauve"]}, "words"), ({"limit": 0}, "limit"), ({"n_numbers": 11}, "n_numbers"),
-])
+@pytest.mark.parametrize(
+    "kwargs, parameter",
+    [
+        ({"scales": ["huge"]}, "scales"),
+        ({"templates": ["nope"]}, "templates"),
+        ({"words": ["red", "mauve"]}, "words"),
+        ({"limit": 0}, "limit"),
+        ({"n_numbers": 11}, "n_numbers"),
+    ],
+)
 def test_bad_generator_arguments(kwargs, parameter):
     with pytest.raises(ConfigError) as info:
         generate_problems("colors", **kwargs)

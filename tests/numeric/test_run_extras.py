@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,31 +18,45 @@ from folkscope.errors import ConfigError, DataError
 from folkscope.metrics import matching_pennies_win_rate
 from folkscope.numeric import (
     NumericConfig,
-    rescore,
     attach_comparison,
     compare_runs,
     play_matching_pennies,
+    rescore,
     run_numeric,
 )
 
 from .behaviours import behaviour_engine
 
-_GRID = dict(dataset="colors", model="fk", backend="fake", numbers=(51, 98), words=("red", "blue"),
-             templates=("marbles",), frequency_table=None)
+_GRID = dict(
+    dataset="colors",
+    model="fk",
+    backend="fake",
+    numbers=(51, 98),
+    words=("red", "blue"),
+    templates=("marbles",),
+    frequency_table=None,
+)
 
 
 # spec/numeric-calibration.md: counts 51 and 98 (red 51, blue 98)
-@pytest.mark.parametrize("behaviour, wd, re", [
-    ("pick_first", 0.93, -0.93), ("pick_second", 0.48, -0.93), ("null", 0.74, None),
-    ("pick_higher", 0.48, -0.93), ("pick_lower", 0.93, -0.93),
-    ("pick_higher_q=0.7", 0.06, -0.05), ("pick_higher_q=0.6", 0.08, 0.04),
-    ("pick_higher_q=0.8", 0.20, -0.21), ("pick_higher_q=0.9", 0.34, -0.46),
-    ("calibrated", 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "behaviour, wd, re",
+    [
+        ("pick_first", 0.93, -0.93),
+        ("pick_second", 0.48, -0.93),
+        ("null", 0.74, None),
+        ("pick_higher", 0.48, -0.93),
+        ("pick_lower", 0.93, -0.93),
+        ("pick_higher_q=0.7", 0.06, -0.05),
+        ("pick_higher_q=0.6", 0.08, 0.04),
+        ("pick_higher_q=0.8", 0.20, -0.21),
+        ("pick_higher_q=0.9", 0.34, -0.46),
+        ("calibrated", 0.0, 0.0),
+    ],
+)
 def test_reference_values_through_the_whole_pipeline(tmp_path, behaviour, wd, re):
     config = NumericConfig(**_GRID)
-    run = run_numeric(config, tmp_path, engine=behaviour_engine(config.problems(), behaviour),
-                      heatmap=False)
+    run = run_numeric(config, tmp_path, engine=behaviour_engine(config.problems(), behaviour), heatmap=False)
     assert run.metrics["n_problems"] == 8  # 2 ordered pairs x 4 number configurations
     per = pd.read_parquet(run.folder / "problem_metrics.parquet").set_index("problem_id")
     row = per.loc["colors:marbles:custom:red:blue:51:98"]
@@ -77,8 +91,7 @@ class _Unscorable:
 def test_unscored_problems_are_left_out_and_counted(tmp_path):
     config = NumericConfig(**{**_GRID, "numbers": (2, 7), "words": ("red", "blue", "white")})
     problems = config.problems()
-    engine = _Unscorable(behaviour_engine(problems, "calibrated"),
-                         when=lambda prompt: "white" in str(prompt))
+    engine = _Unscorable(behaviour_engine(problems, "calibrated"), when=lambda prompt: "white" in str(prompt))
     run = run_numeric(config, tmp_path, engine=engine, heatmap=False)
     n_white = sum("white" in p.options for p in problems)
     assert run.metrics["n_unscored"] == n_white > 0
@@ -93,8 +106,7 @@ def test_unscored_problems_are_left_out_and_counted(tmp_path):
 
 
 def _pennies_engine(rule):
-    return Engine.from_model("pennies", backend="fake", use_cache=False, progress=False,
-                             next_token_probs=rule)
+    return Engine.from_model("pennies", backend="fake", use_cache=False, progress=False, next_token_probs=rule)
 
 
 def test_unscored_and_massless_rounds_fall_back_visibly():
@@ -105,8 +117,9 @@ def test_unscored_and_massless_rounds_fall_back_visibly():
     assert d["fallback_rounds"] == 30 and d["n_games_without_fallback"] == 0
     assert np.isnan(d["win_rate_without_fallback_games"]) and np.isnan(d["mean_probability_mass"])
     # all mass on a word that is neither face: zero mass on both, still played
-    elsewhere = play_matching_pennies(_pennies_engine(
-        lambda t: {" X": 1.0} if t.endswith(":") else None), n_games=2, n_rounds=6)
+    elsewhere = play_matching_pennies(
+        _pennies_engine(lambda t: {" X": 1.0} if t.endswith(":") else None), n_games=2, n_rounds=6
+    )
     assert elsewhere.fallback_zero_rounds == 12 and elsewhere.mean_probability_mass == 0.0
     frame = elsewhere.rounds_frame()
     assert len(frame) == 12 and frame["fallback"].all() and (frame["p_heads"] == 0.5).all()
@@ -119,8 +132,16 @@ def _alternating(text):
     elif text.endswith(":"):
         nxt = " T" if text.rsplit("\n", 2)[-2].endswith("Heads") else " H"
     else:
-        for prefix, step in ((" H", "e"), (" He", "a"), (" Hea", "d"), (" Head", "s"),
-                             (" T", "a"), (" Ta", "i"), (" Tai", "l"), (" Tail", "s")):
+        for prefix, step in (
+            (" H", "e"),
+            (" He", "a"),
+            (" Hea", "d"),
+            (" Head", "s"),
+            (" T", "a"),
+            (" Ta", "i"),
+            (" Tai", "l"),
+            (" Tail", "s"),
+        ):
             if text.endswith(prefix):
                 return {step: 1.0}
         return None
@@ -140,8 +161,9 @@ def test_alternating_player_is_caught_by_the_guesser_and_the_runs_test():
 def test_pennies_and_frequency_effect_in_the_run_folder(tmp_path):
     table = tmp_path / "counts.csv"
     table.write_text("number,frequency\n" + "\n".join(f"{n},{n * n + 1}" for n in range(1, 11)))
-    config = NumericConfig(**{**_GRID, "numbers": (1, 4, 7, 10), "pennies_games": 2,
-                              "pennies_rounds": 30, "frequency_table": str(table)})
+    config = NumericConfig(
+        **{**_GRID, "numbers": (1, 4, 7, 10), "pennies_games": 2, "pennies_rounds": 30, "frequency_table": str(table)}
+    )
     problems = config.problems()
     engine = behaviour_engine(problems, "pick_higher", fallback=_alternating)
     run = run_numeric(config, tmp_path, engine=engine, heatmap=False)
@@ -161,13 +183,20 @@ def test_pennies_and_frequency_effect_in_the_run_folder(tmp_path):
 
 
 def test_distributions_extras_and_mode_stability(tmp_path):
-    cfg = dict(dataset="distributions", model="fk", backend="fake", n_intervals=4,
-               templates=("closed", "spinner"), frequency_table=None)
+    cfg = dict(
+        dataset="distributions",
+        model="fk",
+        backend="fake",
+        n_intervals=4,
+        templates=("closed", "spinner"),
+        frequency_table=None,
+    )
     first = NumericConfig(**cfg)
     problems = first.problems()
     a = run_numeric(first, tmp_path, engine=behaviour_engine(problems, "pick_first"))
-    b = run_numeric(NumericConfig(**cfg, chat=True), tmp_path,
-                    engine=behaviour_engine(problems, "pick_second", chat=True))
+    b = run_numeric(
+        NumericConfig(**cfg, chat=True), tmp_path, engine=behaviour_engine(problems, "pick_second", chat=True)
+    )
     d = a.metrics["distributions"]
     assert d["mode_probability"] == pytest.approx(1.0) and d["mode_frequency"] == pytest.approx(1.0)
     digits = d["mode_last_digit"]
@@ -193,28 +222,56 @@ def _run_cli(argv):
 
 def test_cli_original_templates_games_table_and_comparison(tmp_path, capsys):
     templates = tmp_path / "original.py"
-    templates.write_text('# template 0\n"A box has {number_1} {option_1} pens and {number_2} '
-                         '{option_2} pens. I take one; it is"\n')
+    templates.write_text(
+        '# template 0\n"A box has {number_1} {option_1} pens and {number_2} {option_2} pens. I take one; it is"\n'
+    )
     prompts = tmp_path / "prompts.json"
-    prompts.write_text(json.dumps([[{"role": "user", "content": "Follow the counts."},
-                                    {"role": "assistant", "content": "OK."},
-                                    {"role": "user", "content": "{text}"}]]))
+    prompts.write_text(
+        json.dumps(
+            [
+                [
+                    {"role": "user", "content": "Follow the counts."},
+                    {"role": "assistant", "content": "OK."},
+                    {"role": "user", "content": "{text}"},
+                ]
+            ]
+        )
+    )
     table = tmp_path / "t.csv"
     table.write_text("number,frequency\n2,5\n9,1\n")
-    base = ["--model", "fk", "--inference-backend", "fake", "--results-dir", str(tmp_path / "r"),
-            "--cache-dir", str(tmp_path / "c"), "--no-heatmap", "--template-file", str(templates),
-            "--prompt-file", str(prompts), "--words", "red,blue", "--numbers", "2,9",
-            "--frequency-table", str(table)]
+    base = [
+        "--model",
+        "fk",
+        "--inference-backend",
+        "fake",
+        "--results-dir",
+        str(tmp_path / "r"),
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--no-heatmap",
+        "--template-file",
+        str(templates),
+        "--prompt-file",
+        str(prompts),
+        "--words",
+        "red,blue",
+        "--numbers",
+        "2,9",
+        "--frequency-table",
+        str(table),
+    ]
     assert _run_cli(base) == 0
     ref = json.loads(capsys.readouterr().out)
-    assert ref["n_problems"] == 8 and set(ref["ci95"]) == {"probability_mass",
-                                                           "calibration_distance",
-                                                           "relative_entropy"}
-    assert _run_cli([*base, "--chat", "--pennies-games", "1", "--pennies-rounds", "5",
-                     "--compare-to", ref["folder"]]) == 0
+    assert ref["n_problems"] == 8 and set(ref["ci95"]) == {
+        "probability_mass",
+        "calibration_distance",
+        "relative_entropy",
+    }
+    assert (
+        _run_cli([*base, "--chat", "--pennies-games", "1", "--pennies-rounds", "5", "--compare-to", ref["folder"]]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["pennies"]["n_rounds"] == 5 and out["comparison"]["reference"].endswith(
-        ref["folder"].split("/")[-1])
+    assert out["pennies"]["n_rounds"] == 5 and out["comparison"]["reference"].endswith(ref["folder"].split("/")[-1])
     # one frequency gap only: no correlation, printed as null (strict JSON), not NaN
     assert out["frequency_effect"]["all_numbers"]["spearman_rho"] is None
     assert "<td>nan</td>" not in (Path(out["folder"]) / "report.html").read_text()  # an undefined p-value reads n/a
@@ -230,18 +287,36 @@ def test_cli_bad_frequency_table_fails_before_scoring(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("number,frequency\n1,-3\n2,4\n")
     with pytest.raises(ConfigError, match="frequency"):
-        _run_cli(["--model", "fk", "--inference-backend", "fake", "--no-cache", "--results-dir",
-                  str(tmp_path / "r"), "--numbers", "1,2", "--frequency-table", str(bad)])
+        _run_cli(
+            [
+                "--model",
+                "fk",
+                "--inference-backend",
+                "fake",
+                "--no-cache",
+                "--results-dir",
+                str(tmp_path / "r"),
+                "--numbers",
+                "1,2",
+                "--frequency-table",
+                str(bad),
+            ]
+        )
     assert not (tmp_path / "r").exists()
     with pytest.raises(SystemExit):
         _run_cli(["--numbers", "1,two"])
 
 
-@pytest.mark.parametrize("change, parameter", [
-    ({"pennies_games": -1}, "pennies_games"), ({"pennies_rounds": 1}, "pennies_rounds"),
-    ({"pennies_n": 0}, "pennies_n"), ({"template_format": "yaml"}, "template_format"),
-    ({"numbers": "1,2"}, "numbers"),
-])
+@pytest.mark.parametrize(
+    "change, parameter",
+    [
+        ({"pennies_games": -1}, "pennies_games"),
+        ({"pennies_rounds": 1}, "pennies_rounds"),
+        ({"pennies_n": 0}, "pennies_n"),
+        ({"template_format": "yaml"}, "template_format"),
+        ({"numbers": "1,2"}, "numbers"),
+    ],
+)
 def test_config_checks_the_new_fields(change, parameter):
     with pytest.raises(ConfigError) as info:
         NumericConfig(**change)

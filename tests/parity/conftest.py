@@ -38,8 +38,14 @@ class FolktextsOracle:
         # last on the path: the install also holds top-level folders named tests/ and docs/ (netcal's)
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + [str(path)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONWARNINGS": "ignore"}
-        self._proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
+        self._proc = subprocess.Popen(
+            [sys.executable, str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
 
     def __call__(self, op: str, **args: Any) -> Any:
         assert self._proc.stdin is not None and self._proc.stdout is not None

@@ -88,8 +88,10 @@ def column_values(task: str) -> dict[str, Any]:
     import folktexts
 
     data = Path(folktexts.__file__).parent / "acs" / "data"
-    files = {f.stem: [int(m.group(1)) for m in map(re.compile(r"(\d+)\s+[.]").match, f.read_text().splitlines()) if m]
-             for f in data.glob("*.txt")}  # fmt: skip
+    files = {
+        f.stem: [int(m.group(1)) for m in map(re.compile(r"(\d+)\s+[.]").match, f.read_text().splitlines()) if m]
+        for f in data.glob("*.txt")
+    }
     coded_by_file = {"OCCP": "OCCP", "POBP": "POBP", "ST": "ST", "ANC1P": "ANC1P"}
     out: dict[str, Any] = {}
     for name, column in _task(task).cols_to_text.items():
@@ -102,7 +104,9 @@ def column_values(task: str) -> dict[str, Any]:
 
 
 @op
-def prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_choice", variation: dict[str, Any] | None = None) -> list[str]:
+def prompts(
+    task: str, rows: list[dict[str, Any]], question: str = "multiple_choice", variation: dict[str, Any] | None = None
+) -> list[str]:
     """folktexts' zero-shot prompt of each row (``encode_row_prompt``), with the question kind and variations asked for."""
     from folktexts.prompting import PromptConfig, encode_row_prompt
 
@@ -119,14 +123,24 @@ def _bench_config(question: str, options: dict[str, Any]) -> Any:
 
     options = dict(options)
     few_shot = options.pop("few_shot", None)
-    return BenchmarkConfig(numeric_risk_prompting=question == "direct_numeric", cot_prompting=question == "cot",
-                           few_shot_config=FewShotConfig(**few_shot) if few_shot else None, **options)  # fmt: skip
+    return BenchmarkConfig(
+        numeric_risk_prompting=question == "direct_numeric",
+        cot_prompting=question == "cot",
+        few_shot_config=FewShotConfig(**few_shot) if few_shot else None,
+        **options,
+    )
 
 
 @op
-def benchmark_prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_choice", options: dict[str, Any] | None = None,
-                      train_rows: list[dict[str, Any]] | None = None, train_labels: list[int] | None = None,
-                      tokenizer: str | None = None) -> dict[str, Any]:  # fmt: skip
+def benchmark_prompts(
+    task: str,
+    rows: list[dict[str, Any]],
+    question: str = "multiple_choice",
+    options: dict[str, Any] | None = None,
+    train_rows: list[dict[str, Any]] | None = None,
+    train_labels: list[int] | None = None,
+    tokenizer: str | None = None,
+) -> dict[str, Any]:
     """The prompts folktexts' Benchmark sends for each row, one per answer ordering it scores.
 
     The encode function is the one ``Benchmark.make_benchmark`` builds
@@ -164,21 +178,30 @@ def benchmark_prompts(task: str, rows: list[dict[str, Any]], question: str = "mu
         from folktexts.llm_utils import _apply_chat_template_batch
 
         system = prompt_config.system_prompt() if prompt_config.system_prompt is not None else None
-        prompts = [_apply_chat_template_batch(p, tokenizer=tok, enable_thinking=config.enable_thinking, system_prompt=system)
-                   for p in prompts]  # fmt: skip
+        prompts = [
+            _apply_chat_template_batch(p, tokenizer=tok, enable_thinking=config.enable_thinking, system_prompt=system)
+            for p in prompts
+        ]
     order = [] if dataset is None else [int(i) for i in dataset.get_train()[0].index]
     return {"prompts": prompts, "train_order": order}
 
 
-def _arrays(y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None) -> tuple[Any, Any, Any]:
+def _arrays(
+    y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None
+) -> tuple[Any, Any, Any]:
     import numpy as np
 
-    return np.asarray(y_true), np.asarray(y_pred_scores, dtype=float), None if sensitive_attribute is None else np.asarray(sensitive_attribute)
+    return (
+        np.asarray(y_true),
+        np.asarray(y_pred_scores, dtype=float),
+        None if sensitive_attribute is None else np.asarray(sensitive_attribute),
+    )
 
 
 @op
-def evaluation(fn: str, y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None = None,
-               **kwargs: Any) -> Any:  # fmt: skip
+def evaluation(
+    fn: str, y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None = None, **kwargs: Any
+) -> Any:
     """One of ``folktexts.evaluation``'s functions on these arrays (``y_pred_scores`` holds 0/1 predictions for the binary ones)."""
     from folktexts import evaluation
 
@@ -195,8 +218,15 @@ def evaluation(fn: str, y_true: list[int], y_pred_scores: list[float], sensitive
 
 
 @op
-def bootstrap_numeric(y_true: list[int], y_pred_scores: list[float], sensitive_attribute: list[Any] | None = None,
-                      threshold: float = 0.5, k: int = 200, confidence_pct: float = 95, seed: int = 42) -> Any:  # fmt: skip
+def bootstrap_numeric(
+    y_true: list[int],
+    y_pred_scores: list[float],
+    sensitive_attribute: list[Any] | None = None,
+    threshold: float = 0.5,
+    k: int = 200,
+    confidence_pct: float = 95,
+    seed: int = 42,
+) -> Any:
     """folktexts' ``bootstrap_estimate`` of ``evaluate_predictions`` with its non-numeric keys left out.
 
     (folktexts' own ``evaluate_predictions_bootstrap`` raises TypeError on ``model_name=None`` in every call.)
@@ -210,8 +240,9 @@ def bootstrap_numeric(y_true: list[int], y_pred_scores: list[float], sensitive_a
         return {m: v for m, v in res.items() if isinstance(v, numbers.Real) and not isinstance(v, bool)}
 
     y, p, s = _arrays(y_true, y_pred_scores, sensitive_attribute)
-    return evaluation.bootstrap_estimate(numeric, y_true=y, y_pred_scores=p, sensitive_attribute=s, k=k,
-                                         confidence_pct=confidence_pct, seed=seed)  # fmt: skip
+    return evaluation.bootstrap_estimate(
+        numeric, y_true=y, y_pred_scores=p, sensitive_attribute=s, k=k, confidence_pct=confidence_pct, seed=seed
+    )
 
 
 @op
@@ -225,7 +256,11 @@ def value_texts(column: str, values: list[Any], granularity: str = "original") -
     from folktexts.acs.acs_tasks import acs_columns_map
     from folktexts.prompting import VaryValueMap
 
-    maps = VaryValueMap.with_low_granularity(acs_columns_map, simplified_value_maps) if granularity == "low" else VaryValueMap(acs_columns_map)
+    maps = (
+        VaryValueMap.with_low_granularity(acs_columns_map, simplified_value_maps)
+        if granularity == "low"
+        else VaryValueMap(acs_columns_map)
+    )
     return [maps.cols_to_text[column][float("nan") if v is None else v] for v in values]
 
 
@@ -237,8 +272,13 @@ class _UserTurnTokenizer:
 
 
 @op
-def question_prompts(task: str, rows: list[dict[str, Any]], question: str = "multiple_choice",
-                     variation: dict[str, Any] | None = None, user_turn: bool = False) -> list[list[str]]:  # fmt: skip
+def question_prompts(
+    task: str,
+    rows: list[dict[str, Any]],
+    question: str = "multiple_choice",
+    variation: dict[str, Any] | None = None,
+    user_turn: bool = False,
+) -> list[list[str]]:
     """Per row, folktexts' zero-shot prompt for each question it asks, in the order it asks them.
 
     Multiple choice: every answer-key permutation (order-bias correction,
@@ -265,7 +305,9 @@ def question_prompts(task: str, rows: list[dict[str, Any]], question: str = "mul
 
     def encode(row: Any, q: Any) -> str:
         if user_turn:
-            return PromptBuilder(t).build_chat(row[t.features], config, _UserTurnTokenizer(), question=q, chat_prompt=None)
+            return PromptBuilder(t).build_chat(
+                row[t.features], config, _UserTurnTokenizer(), question=q, chat_prompt=None
+            )
         return encode_row_prompt(row, t, question=q, prompt_config=config)
 
     return [[encode(row, q) for q in questions] for _, row in frame.iterrows()]
@@ -277,7 +319,12 @@ def target_labels(task: str, values: list[Any]) -> list[int]:
     import pandas as pd
 
     t = _task(task)
-    return [int(v) for v in t.target_threshold.apply_to_column_data(pd.Series([float("nan") if v is None else v for v in values], dtype=float))]
+    return [
+        int(v)
+        for v in t.target_threshold.apply_to_column_data(
+            pd.Series([float("nan") if v is None else v for v in values], dtype=float)
+        )
+    ]
 
 
 @op
@@ -293,7 +340,9 @@ def population_filter_rows(spec: str, rows: list[dict[str, Any]], columns: list[
     from folktexts.cli.run_acs_benchmark import setup_arg_parser
     from folktexts.dataset import Dataset
 
-    args = setup_arg_parser().parse_args(["--model", "m", "--results-dir", "r", "--data-dir", "d", "--use-population-filter", spec])
+    args = setup_arg_parser().parse_args(
+        ["--model", "m", "--results-dir", "r", "--data-dir", "d", "--use-population-filter", spec]
+    )
     dataset = Dataset(_frame(rows, columns), ACSTaskMetadata.get_task("ACSIncome"), test_size=0.0, val_size=0.0)
     dataset.filter(cmd_line_args_to_kwargs(args.use_population_filter))
     return sorted(int(i) for i in dataset._train_indices)
@@ -320,7 +369,9 @@ _MODELS: dict[str, Any] = {}
 
 
 @op
-def risk_scores(task: str, rows: list[dict[str, Any]], model: str, numeric: bool = False, context_size: int | None = None) -> dict[str, Any]:
+def risk_scores(
+    task: str, rows: list[dict[str, Any]], model: str, numeric: bool = False, context_size: int | None = None
+) -> dict[str, Any]:
     """folktexts' ``TransformersLLMClassifier`` risk scores of ``rows``: float32 on the CPU, its defaults otherwise.
 
     The model folder is loaded once per worker with folktexts'
@@ -352,7 +403,9 @@ def risk_scores(task: str, rows: list[dict[str, Any]], model: str, numeric: bool
 
     clf._query_prompt_risk_estimates_batch = recording
     scores = clf.predict_proba(_frame(rows, list(t.features)))[:, 1]
-    one_batch = len(rows) <= clf._inference_kwargs["batch_size"]  # then the first call is the first ordering of every row
+    one_batch = (
+        len(rows) <= clf._inference_kwargs["batch_size"]
+    )  # then the first call is the first ordering of every row
     return {"scores": [float(v) for v in scores], "first_ordering": per_question[0] if one_batch else None}
 
 
@@ -385,8 +438,13 @@ def public_names() -> dict[str, Any]:
         except ImportError as exc:
             skipped[info.name] = f"{type(exc).__name__}: {exc}"
             continue
-        names = [n for n, v in vars(module).items() if not n.startswith("_") and (inspect.isclass(v) or inspect.isfunction(v))
-                 and getattr(v, "__module__", None) == info.name]  # fmt: skip
+        names = [
+            n
+            for n, v in vars(module).items()
+            if not n.startswith("_")
+            and (inspect.isclass(v) or inspect.isfunction(v))
+            and getattr(v, "__module__", None) == info.name
+        ]
         if names:
             defined[info.name] = sorted(names)
         classes.update({n: vars(module)[n] for n in names if inspect.isclass(vars(module)[n])})
@@ -411,12 +469,21 @@ def qa_interfaces(task: str) -> dict[str, Any]:
     t = ACSTaskMetadata.get_task(task)
     numeric = t.direct_numeric_qa
     out = {}
-    for kind, q in (("multiple_choice", t.multiple_choice_qa), ("direct_numeric", numeric),
-                    ("cot", ChainOfThoughtQA(column=numeric.column, text=numeric.text))):  # fmt: skip
-        out[kind] = {"column": q.column, "text": q.text, "prompt": q.get_question_prompt(),
-                     "prompt_without_prefill": q.get_question_prompt(with_answer_prefill=False),
-                     "choices": [c.text for c in getattr(q, "choices", ())], "answer_keys": list(getattr(q, "answer_keys", ())),
-                     "default_system_prompt": q.default_system_prompt, "default_chat_prompt": q.default_chat_prompt}  # fmt: skip
+    for kind, q in (
+        ("multiple_choice", t.multiple_choice_qa),
+        ("direct_numeric", numeric),
+        ("cot", ChainOfThoughtQA(column=numeric.column, text=numeric.text)),
+    ):
+        out[kind] = {
+            "column": q.column,
+            "text": q.text,
+            "prompt": q.get_question_prompt(),
+            "prompt_without_prefill": q.get_question_prompt(with_answer_prefill=False),
+            "choices": [c.text for c in getattr(q, "choices", ())],
+            "answer_keys": list(getattr(q, "answer_keys", ())),
+            "default_system_prompt": q.default_system_prompt,
+            "default_chat_prompt": q.default_chat_prompt,
+        }
     return out
 
 

@@ -24,7 +24,9 @@ EDGES: dict[str, list[Any]] = {
 }
 
 
-def draw_rows(codes: dict[str, list[Any] | None], n: int, *, seed: int = 0, blank: float = 1 / 12) -> list[dict[str, Any]]:
+def draw_rows(
+    codes: dict[str, list[Any] | None], n: int, *, seed: int = 0, blank: float = 1 / 12
+) -> list[dict[str, Any]]:
     """``n`` rows over the columns of ``codes`` (folktexts' known codes per column; None for a number)."""
     rng = random.Random(seed)
     rows = []

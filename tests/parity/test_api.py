@@ -61,23 +61,53 @@ FOUND = {
 
 _BINS = "coarser bins (--variation granularity=low) are data in folkscope/tasks/resources, applied by the prompt layer"
 _ENGINE = "model calls, batching, caching and reading answers belong to the engine (folkscope.engine.Engine, folkscope.readout)"
-_VARY = ("folkscope's PromptConfig is flat: folktexts' Vary* pieces are its fields (format, connector, granularity, order, "
-         "custom_prompt_prefix/suffix, show_question, system_prompt) and PromptRenderer / render_prompts renders them")  # fmt: skip
+_VARY = (
+    "folkscope's PromptConfig is flat: folktexts' Vary* pieces are its fields (format, connector, granularity, order, "
+    "custom_prompt_prefix/suffix, show_question, system_prompt) and PromptRenderer / render_prompts renders them"
+)
 #: folktexts name -> why folkscope has no object of that name
 OMITTED = {
     "describe_income_to_poverty_ratio_pct": "column texts are data (tasks/resources); POVPIP is rendered by its ColumnToText",
-    **{f"transform_{c}": _BINS for c in ("age", "cow", "schooling", "occp", "pobp", "pobp_unsd", "relp", "wkhp", "rac1p_binary", "rac1p")},
+    **{
+        f"transform_{c}": _BINS
+        for c in ("age", "cow", "schooling", "occp", "pobp", "pobp_unsd", "relp", "wkhp", "rac1p_binary", "rac1p")
+    },
     "setup_arg_parser": "the command-line parsers are generated from BenchmarkConfig's field declarations (folkscope.cli)",
     "is_bf16_compatible": "the engine picks the dtype (EngineConfig(dtype='auto'))",
     "parse_feature_importance": "feature importance is `folkscope run --feature-importance` / folkscope.risk.importance",
     "compute_feature_importance": "feature importance is folkscope.risk.importance.permutation_importance",
-    **{name: _ENGINE for name in ("query_model_batch", "query_model_batch_multiple_passes", "decode_topk_logprobs_to_risk_estimate",
-                                  "generate_text_batch", "add_pad_token", "load_vllm_model", "get_model_folder_path",
-                                  "get_model_size_B")},  # fmt: skip
-    **{name: "Benchmark.plot_results and folkscope.risk.plots.make_all_plots draw these plots"
-       for name in ("save_fig", "render_evaluation_plots", "render_fairness_plots")},  # fmt: skip
-    **{name: _VARY for name in ("FeatureItem", "PromptBuilder", "VaryPrefix", "VarySuffix", "VaryValueMap", "VaryOrder",
-                                "VaryFeatureOrder", "VaryConnector", "VaryFormat", "VarySystemPrompt")},  # fmt: skip
+    **{
+        name: _ENGINE
+        for name in (
+            "query_model_batch",
+            "query_model_batch_multiple_passes",
+            "decode_topk_logprobs_to_risk_estimate",
+            "generate_text_batch",
+            "add_pad_token",
+            "load_vllm_model",
+            "get_model_folder_path",
+            "get_model_size_B",
+        )
+    },
+    **{
+        name: "Benchmark.plot_results and folkscope.risk.plots.make_all_plots draw these plots"
+        for name in ("save_fig", "render_evaluation_plots", "render_fairness_plots")
+    },
+    **{
+        name: _VARY
+        for name in (
+            "FeatureItem",
+            "PromptBuilder",
+            "VaryPrefix",
+            "VarySuffix",
+            "VaryValueMap",
+            "VaryOrder",
+            "VaryFeatureOrder",
+            "VaryConnector",
+            "VaryFormat",
+            "VarySystemPrompt",
+        )
+    },
     "tokenizer_supports_system_prompt": "the prompt layer's folkscope.prompting.chat.supports_system_role",
     "resolve_chat_defaults": "PromptConfig.chat_system_prompt and .chat_prefill resolve folktexts' defaults",
     "apply_chat_template": "folkscope.prompting.render_chat renders a prompt through the tokenizer's template",
@@ -99,7 +129,8 @@ def test_every_folktexts_public_name_is_in_folkscope_or_left_out_for_a_reason(na
     assert len(counted) == 70, len(counted)
     assert not FOUND.keys() & OMITTED.keys()
     assert counted == FOUND.keys() | OMITTED.keys(), (
-        f"unlisted: {sorted(counted - FOUND.keys() - OMITTED.keys())}; stale: {sorted(FOUND.keys() | OMITTED.keys() - counted)}")
+        f"unlisted: {sorted(counted - FOUND.keys() - OMITTED.keys())}; stale: {sorted(FOUND.keys() | OMITTED.keys() - counted)}"
+    )
     missing = []
     for name, path in FOUND.items():
         try:
@@ -120,35 +151,57 @@ def test_folktexts_top_level_names_import_from_folkscope_and_import_stays_light(
 _QA = "build it with MultipleChoiceQA / DirectNumericQA / ChainOfThoughtQA.from_task(task)"
 #: per folktexts class, members folkscope has under the same name with another meaning (counted as missing) -> what it is here
 DIFFERENT = {
-    "TaskMetadata": {"question": "the question's text (a str); folktexts' QA object: " + _QA,
-                     "target": "a Target (column, op, value); folktexts' target column is task.target.column"},
+    "TaskMetadata": {
+        "question": "the question's text (a str); folktexts' QA object: " + _QA,
+        "target": "a Target (column, op, value); folktexts' target column is task.target.column",
+    },
     "PromptConfig": {"from_dict": "reads a saved folkscope config, not folktexts' (pv, task, question)"},
-    **{cls: {"encode_row": "always None, kept for get_params: a Python row encoder is refused (prompts are data)"}
-       for cls in ("TransformersLLMClassifier", "VLLMClassifier", "WebAPILLMClassifier")},
-}  # fmt: skip
+    **{
+        cls: {"encode_row": "always None, kept for get_params: a Python row encoder is refused (prompts are data)"}
+        for cls in ("TransformersLLMClassifier", "VLLMClassifier", "WebAPILLMClassifier")
+    },
+}
 DIFFERENT["ACSTaskMetadata"] = DIFFERENT["TaskMetadata"]
 #: per folktexts class, members folkscope does not have -> where the fact lives instead
 MISSING = {
     "TaskMetadata": {
-        "cols_to_text": "task.column_texts", "get_target": "task.target_name", "target_threshold": "task.target.op / .value",
+        "cols_to_text": "task.column_texts",
+        "get_target": "task.target_name",
+        "target_threshold": "task.target.op / .value",
         "sensitive_attribute": "task.sensitive_attributes (a tuple; folktexts' is the first)",
-        "sensitive_attribute_value_map": "task.column_texts[column].values", "multiple_choice_qa": _QA,
-        "direct_numeric_qa": _QA, "cot_qa": _QA, "set_question": "tasks are immutable: qa.apply_to(task)",
-        "use_cot_qa": "PromptConfig(cot_prompting=True)", "check_task_columns_are_available": "Dataset checks the columns it needs",
+        "sensitive_attribute_value_map": "task.column_texts[column].values",
+        "multiple_choice_qa": _QA,
+        "direct_numeric_qa": _QA,
+        "cot_qa": _QA,
+        "set_question": "tasks are immutable: qa.apply_to(task)",
+        "use_cot_qa": "PromptConfig(cot_prompting=True)",
+        "check_task_columns_are_available": "Dataset checks the columns it needs",
         "get_row_description": "render_prompts renders rows (folkscope.prompting)",
     },
     "LLMClassifier": {"encode_row": "prompts are data: a Python row encoder is refused"},
-    "WebAPILLMClassifier": {"check_webAPI_deps": "a missing litellm is a MissingDependencyError when the backend is built",
-                            "track_cost_callback": "the engine accounts tokens and cost (folkscope.engine.usage)"},
-    "ColumnToText": {"get_text": "render(value)", "question": "questions are the task's", "short_description": "description",
-                     "value_map": "values"},
+    "WebAPILLMClassifier": {
+        "check_webAPI_deps": "a missing litellm is a MissingDependencyError when the backend is built",
+        "track_cost_callback": "the engine accounts tokens and cost (folkscope.engine.usage)",
+    },
+    "ColumnToText": {
+        "get_text": "render(value)",
+        "question": "questions are the task's",
+        "short_description": "description",
+        "value_map": "values",
+    },
     "FewShotConfig": {"compose": "composition", "show_question_in_examples": "hide_question (negated)"},
-    "PromptConfig": {"default": "PromptConfig() is the default", "prefix": "custom_prompt_prefix", "suffix": "custom_prompt_suffix",
-                     "value_map": "granularity"},
-}  # fmt: skip
-MISSING["ACSTaskMetadata"] = {**MISSING["TaskMetadata"],
-                              "folktables_obj": "tasks are declared as data (tasks.json), not built from folktables objects",
-                              "make_folktables_task": "tasks are declared as data (tasks.json); TaskMetadata.make_task builds one"}  # fmt: skip
+    "PromptConfig": {
+        "default": "PromptConfig() is the default",
+        "prefix": "custom_prompt_prefix",
+        "suffix": "custom_prompt_suffix",
+        "value_map": "granularity",
+    },
+}
+MISSING["ACSTaskMetadata"] = {
+    **MISSING["TaskMetadata"],
+    "folktables_obj": "tasks are declared as data (tasks.json), not built from folktables objects",
+    "make_folktables_task": "tasks are declared as data (tasks.json); TaskMetadata.make_task builds one",
+}
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +211,17 @@ def probes(tmp_path_factory) -> dict:
 
     from folkscope import ACSDataset, Benchmark, BenchmarkConfig, FewShotConfig, PromptConfig, TaskMetadata
     from folkscope.engine import Engine
-    from folkscope.risk import ChainOfThoughtQA, Choice, DirectNumericQA, LLMClassifier, MultipleChoiceQA, QAInterface, Threshold
-    from folkscope.risk import VLLMClassifier, WebAPILLMClassifier
+    from folkscope.risk import (
+        ChainOfThoughtQA,
+        Choice,
+        DirectNumericQA,
+        LLMClassifier,
+        MultipleChoiceQA,
+        QAInterface,
+        Threshold,
+        VLLMClassifier,
+        WebAPILLMClassifier,
+    )
 
     task = TaskMetadata.get_task("ACSIncome")
     engine = Engine.from_model("seeded", backend="fake", use_cache=False)
@@ -169,15 +231,28 @@ def probes(tmp_path_factory) -> dict:
     # a vLLM engine cannot be built here: its classifier shares the base's attributes and stores its arguments (get_params)
     vllm = {*dir(VLLMClassifier), *vars(classifier), *inspect.signature(VLLMClassifier).parameters}
     return {
-        "Benchmark": Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.05, baselines=False, n_bootstrap=0),
-        "BenchmarkConfig": BenchmarkConfig(), "Dataset": dataset, "ACSDataset": dataset, "TaskMetadata": task,
-        "ACSTaskMetadata": task, "LLMClassifier": classifier, "TransformersLLMClassifier": _transformers_classifier(task),
-        "VLLMClassifier": vllm, "WebAPILLMClassifier": WebAPILLMClassifier("openai/gpt-4o-mini", task, use_cache=False),
-        "QAInterface": QAInterface("PINCP", "text"), "MultipleChoiceQA": MultipleChoiceQA.from_task(task),
-        "DirectNumericQA": DirectNumericQA.from_task(task), "ChainOfThoughtQA": ChainOfThoughtQA.from_task(task),
-        "Choice": Choice("Above $50,000", 1), "Threshold": Threshold(50000, ">"), "ColumnToText": task.column_texts["AGEP"],
-        "FewShotConfig": FewShotConfig(n_shots=2), "PromptConfig": PromptConfig(),
-    }  # fmt: skip
+        "Benchmark": Benchmark.make_benchmark(
+            "NISTIncome", model=engine, subsampling=0.05, baselines=False, n_bootstrap=0
+        ),
+        "BenchmarkConfig": BenchmarkConfig(),
+        "Dataset": dataset,
+        "ACSDataset": dataset,
+        "TaskMetadata": task,
+        "ACSTaskMetadata": task,
+        "LLMClassifier": classifier,
+        "TransformersLLMClassifier": _transformers_classifier(task),
+        "VLLMClassifier": vllm,
+        "WebAPILLMClassifier": WebAPILLMClassifier("openai/gpt-4o-mini", task, use_cache=False),
+        "QAInterface": QAInterface("PINCP", "text"),
+        "MultipleChoiceQA": MultipleChoiceQA.from_task(task),
+        "DirectNumericQA": DirectNumericQA.from_task(task),
+        "ChainOfThoughtQA": ChainOfThoughtQA.from_task(task),
+        "Choice": Choice("Above $50,000", 1),
+        "Threshold": Threshold(50000, ">"),
+        "ColumnToText": task.column_texts["AGEP"],
+        "FewShotConfig": FewShotConfig(n_shots=2),
+        "PromptConfig": PromptConfig(),
+    }
 
 
 def _transformers_classifier(task):
@@ -191,8 +266,16 @@ def _transformers_classifier(task):
 
     tokenizer = AutoTokenizer.from_pretrained(ensure_default_model())
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                         num_attention_heads=2, num_key_value_heads=2))  # fmt: skip
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+        )
+    )
     return TransformersLLMClassifier(model, tokenizer, task, use_cache=False)
 
 
@@ -230,12 +313,22 @@ def test_question_objects_are_folktexts(folktexts, task):
     from folkscope.tasks import get_task
 
     theirs = folktexts("qa_interfaces", task=task)
-    for kind, cls in (("multiple_choice", MultipleChoiceQA), ("direct_numeric", DirectNumericQA), ("cot", ChainOfThoughtQA)):
+    for kind, cls in (
+        ("multiple_choice", MultipleChoiceQA),
+        ("direct_numeric", DirectNumericQA),
+        ("cot", ChainOfThoughtQA),
+    ):
         qa = cls.from_task(get_task(task))
-        ours = {"column": qa.column, "text": qa.text, "prompt": qa.get_question_prompt(),
-                "prompt_without_prefill": qa.get_question_prompt(with_answer_prefill=False),
-                "choices": [c.text for c in getattr(qa, "choices", ())], "answer_keys": list(getattr(qa, "answer_keys", ())),
-                "default_system_prompt": qa.default_system_prompt, "default_chat_prompt": qa.default_chat_prompt}  # fmt: skip
+        ours = {
+            "column": qa.column,
+            "text": qa.text,
+            "prompt": qa.get_question_prompt(),
+            "prompt_without_prefill": qa.get_question_prompt(with_answer_prefill=False),
+            "choices": [c.text for c in getattr(qa, "choices", ())],
+            "answer_keys": list(getattr(qa, "answer_keys", ())),
+            "default_system_prompt": qa.default_system_prompt,
+            "default_chat_prompt": qa.default_chat_prompt,
+        }
         assert ours == theirs[kind], kind
 
 
@@ -243,17 +336,20 @@ def test_question_objects_are_folktexts(folktexts, task):
 def test_encode_row_prompt_with_each_question_is_folktexts(folktexts, task):
     """encode_row_prompt(row, task, question=q) for every answer order, the numeric and the chain-of-thought question."""
     import pandas as pd
+    from tests.parity.rows import draw_rows
 
     from folkscope.risk import ChainOfThoughtQA, DirectNumericQA, MultipleChoiceQA, encode_row_prompt
     from folkscope.tasks import get_task
-    from tests.parity.rows import draw_rows
 
     rows = draw_rows(folktexts("column_values", task=task), 4, seed=7)
     frame = pd.DataFrame(rows)
     t = get_task(task)
     mc = MultipleChoiceQA.from_task(t)
-    for kind, questions in (("multiple_choice", list(MultipleChoiceQA.create_answer_keys_permutations(mc))),
-                            ("direct_numeric", [DirectNumericQA.from_task(t)]), ("cot", [ChainOfThoughtQA.from_task(t)])):  # fmt: skip
+    for kind, questions in (
+        ("multiple_choice", list(MultipleChoiceQA.create_answer_keys_permutations(mc))),
+        ("direct_numeric", [DirectNumericQA.from_task(t)]),
+        ("cot", [ChainOfThoughtQA.from_task(t)]),
+    ):
         theirs = folktexts("question_prompts", task=task, rows=rows, question=kind)
         ours = [[encode_row_prompt(row, t, question=q) for q in questions] for _, row in frame.iterrows()]
         assert ours == theirs, kind
@@ -265,7 +361,11 @@ def test_dataset_methods_have_folktexts_meaning():
 
     ds = ACSDataset.make_from_task("NISTIncome", subsampling=0.1)
     assert ds.get_target_data().isin([0, 1]).all() and list(ds.get_features_data().columns) == list(ds.task.features)
-    assert ds.get_sensitive_attribute_data().name == "RAC1P" and ds.train_size == pytest.approx(0.9) and ds.subsampling == 0.1
+    assert (
+        ds.get_sensitive_attribute_data().name == "RAC1P"
+        and ds.train_size == pytest.approx(0.9)
+        and ds.subsampling == 0.1
+    )
     X, y = ds.get_data_split("test")
     assert X.equals(ds.get_test()[0])
     first, _ = ds.sample_n_train_examples(5, reuse_examples=True)
@@ -308,8 +408,9 @@ def test_benchmark_config_saves_loads_updates_and_reads_folktexts_files(tmp_path
     from folkscope import BenchmarkConfig
     from folkscope.errors import ConfigError
 
-    config = BenchmarkConfig.default_config(numeric_risk_prompting=True, prompt_variation={"format": "bullet"},
-                                            population_filter={"SEX": 2})  # fmt: skip
+    config = BenchmarkConfig.default_config(
+        numeric_risk_prompting=True, prompt_variation={"format": "bullet"}, population_filter={"SEX": 2}
+    )
     assert config.variation == ("format=bullet",) and config.prompt_variation == {"format": "bullet"}
     assert config.population_filter == ("SEX=2",)
     config.save_to_disk(tmp_path / "config.json")
@@ -318,13 +419,32 @@ def test_benchmark_config_saves_loads_updates_and_reads_folktexts_files(tmp_path
     with pytest.raises(ConfigError, match="temprature"):
         config.update(temprature=1.0)
     # a folktexts config file (its save_to_disk, with the results' model and task keys) loads
-    folktexts_file = {"numeric_risk_prompting": False, "cot_prompting": False, "enable_thinking": False,
-                      "few_shot_config": {"n_shots": 2, "example_order": None, "compose": "balanced", "reuse_examples": True,
-                                          "show_question_in_examples": True},
-                      "use_chat_template": False, "chat_prompt": "default", "system_prompt": "default", "batch_size": None,
-                      "context_size": 600, "correct_order_bias": True, "feature_subset": None, "population_filter": None,
-                      "seed": 42, "temperature": None, "prompt_variation": {"connector": "="}, "model_name": "gemma-2b",
-                      "task_name": "ACSIncome", "task_hash": 1}  # fmt: skip
+    folktexts_file = {
+        "numeric_risk_prompting": False,
+        "cot_prompting": False,
+        "enable_thinking": False,
+        "few_shot_config": {
+            "n_shots": 2,
+            "example_order": None,
+            "compose": "balanced",
+            "reuse_examples": True,
+            "show_question_in_examples": True,
+        },
+        "use_chat_template": False,
+        "chat_prompt": "default",
+        "system_prompt": "default",
+        "batch_size": None,
+        "context_size": 600,
+        "correct_order_bias": True,
+        "feature_subset": None,
+        "population_filter": None,
+        "seed": 42,
+        "temperature": None,
+        "prompt_variation": {"connector": "="},
+        "model_name": "gemma-2b",
+        "task_name": "ACSIncome",
+        "task_hash": 1,
+    }
     (tmp_path / "folktexts.json").write_text(json.dumps(folktexts_file))
     loaded = BenchmarkConfig.load_from_disk(tmp_path / "folktexts.json")
     assert loaded.few_shot == 2 and loaded.compose_few_shot_examples == "balanced" and loaded.reuse_few_shot_examples

@@ -18,17 +18,22 @@ import random
 
 import pandas as pd
 import pytest
+from tests.parity.rows import EDGES, draw_rows
 
 from folkscope.data.dataset import Dataset
 from folkscope.prompting import PromptConfig, render_prompts
 from folkscope.tasks import get_task
-from tests.parity.rows import EDGES, draw_rows
 
 ACS_TASKS = ("ACSIncome", "ACSPublicCoverage", "ACSMobility", "ACSEmployment", "ACSTravelTime")
 N_ROWS = 150
 #: raw values of each target and of the columns folktables' filters read, blanks (None) included
-TARGETS = {"PINCP": [*EDGES["PINCP"], None], "PUBCOV": [1, 2, None], "MIG": [1, 2, 3, None], "ESR": [1, 2, 3, 4, 5, 6, None],
-           "JWMNP": [*EDGES["JWMNP"], None]}  # fmt: skip
+TARGETS = {
+    "PINCP": [*EDGES["PINCP"], None],
+    "PUBCOV": [1, 2, None],
+    "MIG": [1, 2, 3, None],
+    "ESR": [1, 2, 3, 4, 5, 6, None],
+    "JWMNP": [*EDGES["JWMNP"], None],
+}
 
 
 def _raw_rows(folktexts, task: str, seed: int) -> tuple[list[dict], list[str]]:
@@ -40,8 +45,13 @@ def _raw_rows(folktexts, task: str, seed: int) -> tuple[list[dict], list[str]]:
         for column, known in codes.items():
             if row[column] is None and (not known or 0 in known or column == "AGEP"):
                 row[column] = rng.choice(known or EDGES.get(column, [1, 10]))
-        row.update({"PWGTP": rng.choice([0, 1, 20]), "WKHP": row.get("WKHP") or rng.choice(EDGES["WKHP"]),
-                    "AGEP": rng.choice([*EDGES["AGEP"], 19, 25, 30, 34])})  # ACSMobility keeps ages 19 to 34
+        row.update(
+            {
+                "PWGTP": rng.choice([0, 1, 20]),
+                "WKHP": row.get("WKHP") or rng.choice(EDGES["WKHP"]),
+                "AGEP": rng.choice([*EDGES["AGEP"], 19, 25, 30, 34]),
+            }
+        )  # ACSMobility keeps ages 19 to 34
         for column, values in TARGETS.items():
             if column == get_task(task).target.column or column not in row:
                 row[column] = rng.choice(values)
@@ -60,7 +70,9 @@ def test_folktables_rows_give_folktexts_labels_and_prompts(folktexts, task):
     assert "PWGTP" not in frame.columns and frame[t.target.column].dtype == bool  # as folktables writes them
     ds = Dataset(frame, task, test_size=0.0)
     assert len(ds) == len(kept)
-    assert ds.data[t.target_name].tolist() == folktexts("target_labels", task=task, values=[r[t.target.column] for r in kept])
+    assert ds.data[t.target_name].tolist() == folktexts(
+        "target_labels", task=task, values=[r[t.target.column] for r in kept]
+    )
     ours = [str(p) for p in render_prompts(task, ds.data[list(t.features)], PromptConfig()).full_texts(0)]
     theirs = [row[0] for row in folktexts("question_prompts", task=task, rows=kept, question="multiple_choice")]
     assert ours == theirs

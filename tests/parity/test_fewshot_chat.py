@@ -12,15 +12,14 @@ as Gemma's does.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import difflib
+from collections import Counter
 
 import pandas as pd
 import pytest
+from tests.parity.rows import draw_rows
 
 from folkscope.prompting import FewShotConfig, PromptConfig, fit_chat_config, render_chat, render_prompts
-from tests.parity.rows import draw_rows
 
 ACS_TASKS = ("ACSIncome", "ACSPublicCoverage", "ACSMobility", "ACSEmployment", "ACSTravelTime")
 N_TRAIN, N_ROWS = 8, 5
@@ -43,7 +42,11 @@ def data(folktexts) -> dict[str, dict]:
     for i, task in enumerate(ACS_TASKS):
         codes = folktexts("column_values", task=task)
         labels = LABELS[i:] + LABELS[:i]
-        out[task] = {"train": draw_rows(codes, N_TRAIN, seed=100 + i), "labels": labels, "rows": draw_rows(codes, N_ROWS, seed=200 + i)}
+        out[task] = {
+            "train": draw_rows(codes, N_TRAIN, seed=100 + i),
+            "labels": labels,
+            "rows": draw_rows(codes, N_ROWS, seed=200 + i),
+        }
     return out
 
 
@@ -76,8 +79,15 @@ def assert_same(ours: list[list[str]], theirs: list[list[str]]) -> None:
 def few_shot_case(folktexts, data, task, question, few_shot: dict, *, correct_order_bias: bool = True, variation=None):
     d = data[task]
     options = {"few_shot": few_shot, "correct_order_bias": correct_order_bias, "prompt_variation": variation}
-    theirs = folktexts("benchmark_prompts", task=task, rows=d["rows"], question=question, options=options,
-                       train_rows=d["train"], train_labels=d["labels"])  # fmt: skip
+    theirs = folktexts(
+        "benchmark_prompts",
+        task=task,
+        rows=d["rows"],
+        question=question,
+        options=options,
+        train_rows=d["train"],
+        train_labels=d["labels"],
+    )
     config = PromptConfig(
         numeric_risk_prompting=question == "direct_numeric",
         correct_order_bias=correct_order_bias,
@@ -180,8 +190,14 @@ def test_chat_template_defaults_are_folktexts(folktexts, data, tokenizers, task,
     system role) and its assistant prefill, rendered through the tokenizer's template."""
     tokenizer, path = tokenizers[which]
     rows = data[task]["rows"]
-    theirs = folktexts("benchmark_prompts", task=task, rows=rows, question=question, options={"use_chat_template": True},
-                       tokenizer=path)["prompts"]  # fmt: skip
+    theirs = folktexts(
+        "benchmark_prompts",
+        task=task,
+        rows=rows,
+        question=question,
+        options={"use_chat_template": True},
+        tokenizer=path,
+    )["prompts"]
     config = PromptConfig(use_chat_template=True, numeric_risk_prompting=question == "direct_numeric")
     assert_same(ours_chat(task, rows, config, tokenizer), theirs)
 
@@ -196,14 +212,21 @@ def test_chain_of_thought_chat_is_folktexts(folktexts, data, tokenizers, task, w
     assert_same(ours_chat(task, rows, PromptConfig(cot_prompting=True), tokenizer), theirs)
 
 
-@pytest.mark.parametrize("options", [{"system_prompt": "You are a demographer."}, {"chat_prompt": "My answer:"},
-                                     {"system_prompt": None, "chat_prompt": "Answer:"}],
-                         ids=["system-prompt", "chat-prompt", "no-system-answer-prefill"])  # fmt: skip
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"system_prompt": "You are a demographer."},
+        {"chat_prompt": "My answer:"},
+        {"system_prompt": None, "chat_prompt": "Answer:"},
+    ],
+    ids=["system-prompt", "chat-prompt", "no-system-answer-prefill"],
+)
 def test_chat_prompt_options_are_folktexts(folktexts, data, tokenizers, options):
     """Explicit system prompt and prefill (None: no system turn), on ACSIncome through SmolLM2's template."""
     tokenizer, path = tokenizers["smollm2"]
     rows = data["ACSIncome"]["rows"]
-    theirs = folktexts("benchmark_prompts", task="ACSIncome", rows=rows, options={"use_chat_template": True, **options},
-                       tokenizer=path)["prompts"]  # fmt: skip
+    theirs = folktexts(
+        "benchmark_prompts", task="ACSIncome", rows=rows, options={"use_chat_template": True, **options}, tokenizer=path
+    )["prompts"]
     config = PromptConfig(use_chat_template=True, **options)
     assert_same(ours_chat("ACSIncome", rows, config, tokenizer), theirs)

@@ -30,8 +30,11 @@ ORACLE = settings(max_examples=300, deadline=None, database=None, suppress_healt
 
 #: scores where folktexts' and folkscope's earlier rules part: bin edges, the 0.5 threshold, 0 and 1, a 0.01 grid
 _EDGES = [0.0, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.9, 1.0]
-_score = st.one_of(st.sampled_from(_EDGES), st.integers(0, 100).map(lambda k: k / 100),
-                   st.floats(0.0, 1.0, allow_nan=False, allow_subnormal=False))  # fmt: skip
+_score = st.one_of(
+    st.sampled_from(_EDGES),
+    st.integers(0, 100).map(lambda k: k / 100),
+    st.floats(0.0, 1.0, allow_nan=False, allow_subnormal=False),
+)
 
 
 @st.composite
@@ -64,15 +67,23 @@ def quiet(fn, *args, **kwargs):
 
 #: folktexts' flat key -> folkscope's own metric function (thresholded ones take threshold=)
 OWN = {
-    "accuracy": fm.accuracy_score, "tpr": fm.true_positive_rate, "fnr": fm.false_negative_rate,
-    "fpr": fm.false_positive_rate, "tnr": fm.true_negative_rate, "balanced_accuracy": fm.balanced_accuracy_score,
-    "precision": fm.precision_score, "ppr": fm.positive_prediction_rate,
-}  # fmt: skip
+    "accuracy": fm.accuracy_score,
+    "tpr": fm.true_positive_rate,
+    "fnr": fm.false_negative_rate,
+    "fpr": fm.false_positive_rate,
+    "tnr": fm.true_negative_rate,
+    "balanced_accuracy": fm.balanced_accuracy_score,
+    "precision": fm.precision_score,
+    "ppr": fm.positive_prediction_rate,
+}
 
 
 @ORACLE
-@given(case=evaluation_case(), min_group_size=st.sampled_from([0.0, 0.04, 0.3]),
-       costs=st.sampled_from([(1.0, 1.0), (1.0, 3.0), (2.5, 1.0)]))  # fmt: skip
+@given(
+    case=evaluation_case(),
+    min_group_size=st.sampled_from([0.0, 0.04, 0.3]),
+    costs=st.sampled_from([(1.0, 1.0), (1.0, 3.0), (2.5, 1.0)]),
+)
 def test_metrics_are_folktexts(folktexts, case, min_group_size, costs):
     """One generated case through every function of folktexts.evaluation and folkscope's own metrics."""
     y, p, s, t = case["y_true"], case["y_pred_scores"], case["sensitive_attribute"], case["threshold"]
@@ -83,10 +94,19 @@ def test_metrics_are_folktexts(folktexts, case, min_group_size, costs):
     assert_same(quiet(fm.evaluate_predictions, y, p, sensitive_attribute=s, threshold=t), flat)
 
     # fairness ratios and differences with every group's metrics, at another minimum group size
-    ours = fm.evaluate_binary_predictions_fairness(y, predictions, s, return_groupwise_metrics=True, min_group_size=min_group_size)
+    ours = fm.evaluate_binary_predictions_fairness(
+        y, predictions, s, return_groupwise_metrics=True, min_group_size=min_group_size
+    )
     try:
-        theirs = folktexts("evaluation", fn="evaluate_binary_predictions_fairness", y_true=y, y_pred_scores=predictions,
-                           sensitive_attribute=s, return_groupwise_metrics=True, min_group_size=min_group_size)  # fmt: skip
+        theirs = folktexts(
+            "evaluation",
+            fn="evaluate_binary_predictions_fairness",
+            y_true=y,
+            y_pred_scores=predictions,
+            sensitive_attribute=s,
+            return_groupwise_metrics=True,
+            min_group_size=min_group_size,
+        )
     except RuntimeError as err:  # every group under the minimum size: folktexts fails on a missing key
         assert "KeyError" in str(err) and ours == {}
     else:
@@ -110,7 +130,9 @@ def test_metrics_are_folktexts(folktexts, case, min_group_size, costs):
     assert fm.brier_score_loss(y, p) == pytest.approx(flat["brier_score_loss"], abs=1e-12)
     assert quiet(fm.roc_auc_score, y, p) == pytest.approx(flat["roc_auc"], abs=1e-12, nan_ok=True)
     if flat["ece_quantile"] is not None:
-        assert fm.expected_calibration_error(y, p, strategy="quantile") == pytest.approx(flat["ece_quantile"], abs=1e-12)
+        assert fm.expected_calibration_error(y, p, strategy="quantile") == pytest.approx(
+            flat["ece_quantile"], abs=1e-12
+        )
     res = quiet(fm.groupwise_metrics, y, p, s, threshold=t, metrics=["accuracy", "ppr", "ece"])
     for key in ("accuracy", "ppr", "ece"):
         assert res.overall[key] == pytest.approx(flat[key], abs=1e-12), key
@@ -124,7 +146,9 @@ def test_bootstrap_is_folktexts_on_the_numeric_metrics(folktexts, case, k, seed)
     if len(set(y)) < 2 or len(y) < 8:
         return  # a resample of one class fails in folktexts (AUC)
     try:
-        theirs = folktexts("bootstrap_numeric", y_true=y, y_pred_scores=p, sensitive_attribute=s, threshold=t, k=k, seed=seed)
+        theirs = folktexts(
+            "bootstrap_numeric", y_true=y, y_pred_scores=p, sensitive_attribute=s, threshold=t, k=k, seed=seed
+        )
     except RuntimeError:
         return  # some resample drew one class
     ours = fm.evaluate_predictions_bootstrap(y, p, sensitive_attribute=s, threshold=t, k=k, seed=seed)

@@ -26,11 +26,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.parity.rows import EDGES, draw_rows
 
 from folkscope.errors import ConfigError
 from folkscope.prompting import PromptConfig, render_prompts
 from folkscope.tasks import get_task
-from tests.parity.rows import EDGES, draw_rows
 
 ACS_TASKS = ("ACSIncome", "ACSPublicCoverage", "ACSMobility", "ACSEmployment", "ACSTravelTime")
 N_ROWS = 20
@@ -48,13 +48,32 @@ VARIATIONS = {
     "connector=:": (["connector=:"], {"connector": ":"}),
     "granularity=low": (["granularity=low"], {"granularity": "low"}),
     "order": (["order=RAC1P,SEX,AGEP"], {"order": "RAC1P,SEX,AGEP"}),
-    "custom_prompt_prefix": (["custom_prompt_prefix=Read the profile below."], {"custom_prompt_prefix": "Read the profile below."}),
-    "custom_prompt_suffix": (["custom_prompt_suffix= Reply with one letter."], {"custom_prompt_suffix": " Reply with one letter."}),
+    "custom_prompt_prefix": (
+        ["custom_prompt_prefix=Read the profile below."],
+        {"custom_prompt_prefix": "Read the profile below."},
+    ),
+    "custom_prompt_suffix": (
+        ["custom_prompt_suffix= Reply with one letter."],
+        {"custom_prompt_suffix": " Reply with one letter."},
+    ),
     "show_question=false": (["show_question=false"], {"show_question": False}),
-    "bullet,=,order": (["format=bullet", "connector==", "order=AGEP,SCHL"], {"format": "bullet", "connector": "=", "order": "AGEP,SCHL"}),
+    "bullet,=,order": (
+        ["format=bullet", "connector==", "order=AGEP,SCHL"],
+        {"format": "bullet", "connector": "=", "order": "AGEP,SCHL"},
+    ),
     "low,comma,prefix+suffix": (
-        ["granularity=low", "format=comma", "custom_prompt_prefix=Two lines\nof context\n", "custom_prompt_suffix=\nThanks."],
-        {"granularity": "low", "format": "comma", "custom_prompt_prefix": "Two lines\nof context\n", "custom_prompt_suffix": "\nThanks."},
+        [
+            "granularity=low",
+            "format=comma",
+            "custom_prompt_prefix=Two lines\nof context\n",
+            "custom_prompt_suffix=\nThanks.",
+        ],
+        {
+            "granularity": "low",
+            "format": "comma",
+            "custom_prompt_prefix": "Two lines\nof context\n",
+            "custom_prompt_suffix": "\nThanks.",
+        },
     ),
 }
 
@@ -65,9 +84,18 @@ def first_difference(ours: list[str], theirs: list[str]) -> str:
     if not differ and len(ours) == len(theirs):
         return ""
     i = differ[0] if differ else min(len(ours), len(theirs))
-    diff = "".join(difflib.unified_diff(theirs[i].splitlines(True) if i < len(theirs) else [],
-                                        ours[i].splitlines(True) if i < len(ours) else [], "folktexts", "folkscope", n=1))  # fmt: skip
-    return f"{len(differ)} of {len(theirs)} prompts differ (or {len(ours)} vs {len(theirs)} prompts); prompt {i}:\n{diff}"
+    diff = "".join(
+        difflib.unified_diff(
+            theirs[i].splitlines(True) if i < len(theirs) else [],
+            ours[i].splitlines(True) if i < len(ours) else [],
+            "folktexts",
+            "folkscope",
+            n=1,
+        )
+    )
+    return (
+        f"{len(differ)} of {len(theirs)} prompts differ (or {len(ours)} vs {len(theirs)} prompts); prompt {i}:\n{diff}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,17 +103,28 @@ def rows(folktexts) -> dict[str, list[dict]]:
     return {task: draw_rows(folktexts("column_values", task=task), N_ROWS, seed=i) for i, task in enumerate(ACS_TASKS)}
 
 
-def ours(task: str, rows: list[dict], question: str, variation: list[str] | None = None, *, user_turn: bool = False) -> list[str]:
+def ours(
+    task: str, rows: list[dict], question: str, variation: list[str] | None = None, *, user_turn: bool = False
+) -> list[str]:
     """folkscope's prompts of ``rows``, flattened as the oracle's: per row, one per answer ordering."""
     config = PromptConfig(numeric_risk_prompting=question == "direct_numeric", cot_prompting=question == "cot")
     batch = render_prompts(task, pd.DataFrame(rows), config.with_variations(variation or []))
-    texts = [batch.user_texts(o) if user_turn or question == "cot" else batch.full_texts(o) for o in range(batch.n_slots)]
+    texts = [
+        batch.user_texts(o) if user_turn or question == "cot" else batch.full_texts(o) for o in range(batch.n_slots)
+    ]
     return [str(texts[o][i]) for i in range(len(batch)) for o in range(batch.n_slots)]
 
 
-def theirs(folktexts, task: str, rows: list[dict], question: str, variation: dict | None = None, *, user_turn: bool = False) -> list[str]:
-    return [p for row in folktexts("question_prompts", task=task, rows=rows, question=question, variation=variation,
-                                   user_turn=user_turn) for p in row]  # fmt: skip
+def theirs(
+    folktexts, task: str, rows: list[dict], question: str, variation: dict | None = None, *, user_turn: bool = False
+) -> list[str]:
+    return [
+        p
+        for row in folktexts(
+            "question_prompts", task=task, rows=rows, question=question, variation=variation, user_turn=user_turn
+        )
+        for p in row
+    ]
 
 
 def check(ours_: list[str], theirs_: list[str]) -> None:
@@ -118,15 +157,20 @@ def test_chat_user_turns_are_folktexts(folktexts, rows, question, variation):
     """The user message of chat prompts: the custom suffix ends it; without the question the answer prefill stays in it."""
     strings, theirs_dict = VARIATIONS[variation]
     for task in ACS_TASKS:
-        check(ours(task, rows[task], question, strings, user_turn=True),
-              theirs(folktexts, task, rows[task], question, theirs_dict, user_turn=True))  # fmt: skip
+        check(
+            ours(task, rows[task], question, strings, user_turn=True),
+            theirs(folktexts, task, rows[task], question, theirs_dict, user_turn=True),
+        )
 
 
 _connectors = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=4).filter(
     lambda c: c == c.strip() and "\n" not in c and "\r" not in c
 )
-_texts = st.one_of(st.none(), st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
-                   st.sampled_from(["\n", "Two lines\nhere\n\n", " ", "Be brief."]))  # fmt: skip
+_texts = st.one_of(
+    st.none(),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+    st.sampled_from(["\n", "Two lines\nhere\n\n", " ", "Be brief."]),
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,13 +189,17 @@ def test_generated_variations_are_folktexts(folktexts, rows, data):
         "custom_prompt_suffix": data.draw(_texts),
         "show_question": question == "cot" or data.draw(st.booleans()),
     }
-    config = PromptConfig(numeric_risk_prompting=question == "direct_numeric", cot_prompting=question == "cot", **variation)
+    config = PromptConfig(
+        numeric_risk_prompting=question == "direct_numeric", cot_prompting=question == "cot", **variation
+    )
     batch = render_prompts(task, pd.DataFrame(rows[task][:3]), config)
     theirs_dict = {**variation, "order": ",".join(variation["order"]) or None}
     for user_turn in (False, True) if question != "cot" else (True,):
         texts = [batch.user_texts(o) if user_turn else batch.full_texts(o) for o in range(batch.n_slots)]
-        check([str(texts[o][i]) for i in range(len(batch)) for o in range(batch.n_slots)],
-              theirs(folktexts, task, rows[task][:3], question, theirs_dict, user_turn=user_turn))  # fmt: skip
+        check(
+            [str(texts[o][i]) for i in range(len(batch)) for o in range(batch.n_slots)],
+            theirs(folktexts, task, rows[task][:3], question, theirs_dict, user_turn=user_turn),
+        )
 
 
 def test_chain_of_thought_without_its_question_is_refused_before_anything_runs():

@@ -36,10 +36,19 @@ pytest.importorskip("transformers")
 
 #: (what the step does, its code); later steps use what earlier ones made
 STEPS = [
-    ("import load_model_tokenizer", "from folkscope.engine import load_model_tokenizer  # from folktexts.llm_utils import load_model_tokenizer"),
-    ("import TransformersLLMClassifier", "from folkscope import TransformersLLMClassifier  # from folktexts.classifier import TransformersLLMClassifier"),
+    (
+        "import load_model_tokenizer",
+        "from folkscope.engine import load_model_tokenizer  # from folktexts.llm_utils import load_model_tokenizer",
+    ),
+    (
+        "import TransformersLLMClassifier",
+        "from folkscope import TransformersLLMClassifier  # from folktexts.classifier import TransformersLLMClassifier",
+    ),
     ("import ACSDataset", "from folkscope import ACSDataset  # from folktexts.acs import ACSDataset"),
-    ("import Benchmark, BenchmarkConfig", "from folkscope import Benchmark, BenchmarkConfig  # from folktexts.benchmark import Benchmark, BenchmarkConfig"),
+    (
+        "import Benchmark, BenchmarkConfig",
+        "from folkscope import Benchmark, BenchmarkConfig  # from folktexts.benchmark import Benchmark, BenchmarkConfig",
+    ),
     ("load the model", "model, tokenizer = load_model_tokenizer(MODEL)"),
     ("build the classifier", 'clf = TransformersLLMClassifier(model=model, tokenizer=tokenizer, task="ACSIncome")'),
     ("load the ACS data", 'dataset = ACSDataset.make_from_task("ACSIncome", data_file=ACS_ROWS)'),
@@ -48,15 +57,27 @@ STEPS = [
     ("take the positive class's column", "positive_scores = test_scores[:, 1]"),
     ("fit the threshold", "clf.fit(*dataset[0:100])"),
     ("predict labels", "test_preds = clf.predict(X_test)"),
-    ("use it as a scikit-learn estimator", "from sklearn.base import clone\nparams = clf.get_params()\ncopy = clone(clf)"),
-    ("build a numeric benchmark", 'bench = Benchmark.make_benchmark(\n    task="ACSIncome", dataset=dataset,\n    model=model, tokenizer=tokenizer,\n'
-                                  '    numeric_risk_prompting=True,\n)'),
+    (
+        "use it as a scikit-learn estimator",
+        "from sklearn.base import clone\nparams = clf.get_params()\ncopy = clone(clf)",
+    ),
+    (
+        "build a numeric benchmark",
+        'bench = Benchmark.make_benchmark(\n    task="ACSIncome", dataset=dataset,\n    model=model, tokenizer=tokenizer,\n'
+        "    numeric_risk_prompting=True,\n)",
+    ),
     ("run it", "bench_results = bench.run(results_root_dir=RESULTS)"),
     ("read the flat results", "ece = bench_results['ece']"),
-    ("plot, save, find the results", "plots = bench.plot_results(show_plots=False)\nbench.save_results()\nresults_dir = bench.results_dir"),
+    (
+        "plot, save, find the results",
+        "plots = bench.plot_results(show_plots=False)\nbench.save_results()\nresults_dir = bench.results_dir",
+    ),
     ("configure chain of thought", "config = BenchmarkConfig(cot_prompting=True, enable_thinking=True)"),
-    ("run a chain-of-thought benchmark", 'bench = Benchmark.make_benchmark(\n    task="ACSIncome", dataset=dataset,\n    model=model, tokenizer=tokenizer, '
-                                         'config=config,\n)\ncot_results = bench.run(results_root_dir=RESULTS)'),
+    (
+        "run a chain-of-thought benchmark",
+        'bench = Benchmark.make_benchmark(\n    task="ACSIncome", dataset=dataset,\n    model=model, tokenizer=tokenizer, '
+        "config=config,\n)\ncot_results = bench.run(results_root_dir=RESULTS)",
+    ),
 ]
 
 
@@ -76,19 +97,29 @@ def readme_inputs(tmp_path, monkeypatch):
     from transformers import AutoTokenizer
 
     import folkscope.engine.cache as cache_module
+    import folkscope.risk.run as benchmark_module
     from folkscope.data import load_bundled
     from folkscope.engine import ensure_default_model
     from folkscope.testing.models import build_random_model
 
-    import folkscope.risk.run as benchmark_module
-
     monkeypatch.setattr(cache_module, "default_cache_dir", lambda: tmp_path / "engine-cache")
     classifier = benchmark_module.LLMClassifier
-    monkeypatch.setattr(benchmark_module, "LLMClassifier", lambda *a, **kw: classifier(*a, **{**kw, "max_new_tokens": 8}))
+    monkeypatch.setattr(
+        benchmark_module, "LLMClassifier", lambda *a, **kw: classifier(*a, **{**kw, "max_new_tokens": 8})
+    )
     tokenizer = AutoTokenizer.from_pretrained(ensure_default_model())
-    model_dir = build_random_model(tmp_path / "tiny-llama", arch="llama", tokenizer=tokenizer,
-                                   config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
-                                           "num_attention_heads": 2, "num_key_value_heads": 2})  # fmt: skip
+    model_dir = build_random_model(
+        tmp_path / "tiny-llama",
+        arch="llama",
+        tokenizer=tokenizer,
+        config={
+            "hidden_size": 16,
+            "intermediate_size": 32,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 2,
+        },
+    )
     rows = load_bundled("acs-income-10")
     rows["PINCP"] = np.where(rows.pop("PINCP>50000") == 1, 75_000, 20_000)
     rows["PWGTP"] = 1
@@ -100,11 +131,15 @@ def readme_inputs(tmp_path, monkeypatch):
 def test_folktexts_readme_runs_with_its_imports_changed(readme_inputs):
     namespace = dict(readme_inputs)
     failures = run_steps(namespace)
-    assert not failures, f"{len(STEPS) - len(failures)} of {len(STEPS)} README steps pass; failing:\n" + "\n".join(failures)
+    assert not failures, f"{len(STEPS) - len(failures)} of {len(STEPS)} README steps pass; failing:\n" + "\n".join(
+        failures
+    )
     # the results mean what they mean in folktexts
     n = len(namespace["X_test"])
     assert namespace["test_scores"].shape == (n, 2) and np.allclose(namespace["test_scores"].sum(axis=1), 1)
-    assert set(namespace["test_preds"]) <= {0, 1} and namespace["copy"].get_params().keys() == namespace["params"].keys()
+    assert (
+        set(namespace["test_preds"]) <= {0, 1} and namespace["copy"].get_params().keys() == namespace["params"].keys()
+    )
     results = namespace["bench_results"]
     assert 0 <= namespace["ece"] <= 1 and results["n_samples"] == n and results["config"]["numeric_risk_prompting"]
     assert len(list(namespace["results_dir"].glob("results.bench-*.json"))) == 1  # the numeric benchmark's, saved

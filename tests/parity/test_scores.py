@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-
 from tests.parity.rows import draw_rows
 
 pytest.importorskip("transformers")
@@ -40,13 +39,27 @@ CUT = 120
 TOLERANCE = 1e-3
 
 
-def _folkscope_scores(model: Any, tokenizer: Any, task: str, X: pd.DataFrame, *, numeric: bool, corrected: bool = True,
-                      context_size: int | None = 600) -> np.ndarray:  # fmt: skip
+def _folkscope_scores(
+    model: Any,
+    tokenizer: Any,
+    task: str,
+    X: pd.DataFrame,
+    *,
+    numeric: bool,
+    corrected: bool = True,
+    context_size: int | None = 600,
+) -> np.ndarray:
     from folkscope.risk import TransformersLLMClassifier
     from folkscope.tasks import ACSTaskMetadata
 
-    clf = TransformersLLMClassifier(model=model, tokenizer=tokenizer, task=ACSTaskMetadata.get_task(task, use_numeric_qa=numeric),
-                                    correct_order_bias=corrected, context_size=context_size, use_cache=False)  # fmt: skip
+    clf = TransformersLLMClassifier(
+        model=model,
+        tokenizer=tokenizer,
+        task=ACSTaskMetadata.get_task(task, use_numeric_qa=numeric),
+        correct_order_bias=corrected,
+        context_size=context_size,
+        use_cache=False,
+    )
     clf.engine.progress = False
     proba = np.asarray(clf.predict_proba(X), dtype=float)
     return proba[:, 1] if proba.ndim == 2 else proba
@@ -71,7 +84,9 @@ def _ours_scores(rows: dict[str, tuple[list[str], list[dict[str, Any]]]]) -> dic
     for task, (features, task_rows) in rows.items():
         X = pd.DataFrame(task_rows, columns=features)
         out[task, "multiple choice"] = _folkscope_scores(model, tokenizer, task, X, numeric=False)
-        out[task, "multiple choice, uncorrected"] = _folkscope_scores(model, tokenizer, task, X, numeric=False, corrected=False)
+        out[task, "multiple choice, uncorrected"] = _folkscope_scores(
+            model, tokenizer, task, X, numeric=False, corrected=False
+        )
         out[task, "numeric"] = _folkscope_scores(model, tokenizer, task, X, numeric=True)
     features, task_rows = rows["ACSIncome"]
     X = pd.DataFrame(task_rows[: N_ROWS // 2], columns=features)
@@ -80,16 +95,26 @@ def _ours_scores(rows: dict[str, tuple[list[str], list[dict[str, Any]]]]) -> dic
     return out
 
 
-def _theirs(folktexts: Any, model: str, rows: dict[str, tuple[list[str], list[dict[str, Any]]]]) -> dict[tuple[str, str], np.ndarray]:
+def _theirs(
+    folktexts: Any, model: str, rows: dict[str, tuple[list[str], list[dict[str, Any]]]]
+) -> dict[tuple[str, str], np.ndarray]:
     out = {}
     for task, (_, task_rows) in rows.items():
         choice = folktexts("risk_scores", task=task, rows=task_rows, model=model)
         out[task, "multiple choice"] = np.asarray(choice["scores"])
         out[task, "multiple choice, uncorrected"] = np.asarray(choice["first_ordering"])
-        out[task, "numeric"] = np.asarray(folktexts("risk_scores", task=task, rows=task_rows, model=model, numeric=True)["scores"])
+        out[task, "numeric"] = np.asarray(
+            folktexts("risk_scores", task=task, rows=task_rows, model=model, numeric=True)["scores"]
+        )
     for mode, numeric in zip(CUT_MODES, (False, True)):
-        cut = folktexts("risk_scores", task="ACSIncome", rows=rows["ACSIncome"][1][: N_ROWS // 2], model=model, numeric=numeric,
-                        context_size=CUT)  # fmt: skip
+        cut = folktexts(
+            "risk_scores",
+            task="ACSIncome",
+            rows=rows["ACSIncome"][1][: N_ROWS // 2],
+            model=model,
+            numeric=numeric,
+            context_size=CUT,
+        )
         out["ACSIncome", mode] = np.asarray(cut["scores"])
     return out
 
@@ -97,10 +122,14 @@ def _theirs(folktexts: Any, model: str, rows: dict[str, tuple[list[str], list[di
 def _table(diffs: dict[tuple[str, str], float]) -> str:
     modes = [*MODES, *CUT_MODES]
     heads = ["MC", "MC uncorrected", "numeric", f"MC cut@{CUT}", f"numeric cut@{CUT}"]
-    lines = [f"max |folkscope - folktexts| over {N_ROWS} rows per task ({N_ROWS // 2} for prompts cut to {CUT} tokens)",
-             f"{'task':<18}" + "".join(f"{h:>16}" for h in heads)]  # fmt: skip
+    lines = [
+        f"max |folkscope - folktexts| over {N_ROWS} rows per task ({N_ROWS // 2} for prompts cut to {CUT} tokens)",
+        f"{'task':<18}" + "".join(f"{h:>16}" for h in heads),
+    ]
     for task in ACS_TASKS:
-        lines.append(f"{task:<18}" + "".join(f"{diffs[task, m]:>16.2e}" if (task, m) in diffs else f"{'':>16}" for m in modes))
+        lines.append(
+            f"{task:<18}" + "".join(f"{diffs[task, m]:>16.2e}" if (task, m) in diffs else f"{'':>16}" for m in modes)
+        )
     return "\n".join(lines)
 
 
@@ -130,7 +159,9 @@ def score_diffs(folktexts) -> dict[tuple[str, str], Any]:
 def test_scores_match_folktexts_own(score_diffs, task, mode):
     ours, theirs = score_diffs["ours"][task, mode], score_diffs["theirs"][task, mode]
     assert ours.shape == theirs.shape == (N_ROWS,) and np.isfinite(ours).all()
-    assert score_diffs["diffs"][task, mode] <= TOLERANCE, f"{task}, {mode}\n{score_diffs['table']}\nours   {ours}\ntheirs {theirs}"
+    assert score_diffs["diffs"][task, mode] <= TOLERANCE, (
+        f"{task}, {mode}\n{score_diffs['table']}\nours   {ours}\ntheirs {theirs}"
+    )
 
 
 @pytest.mark.slow
@@ -140,4 +171,6 @@ def test_prompts_cut_to_the_context_size_score_as_folktexts(score_diffs, mode):
     ours, theirs = score_diffs["ours"]["ACSIncome", mode], score_diffs["theirs"]["ACSIncome", mode]
     if mode.startswith("multiple"):  # the cut changed the scores (numeric ones move in steps of 0.01, so they may not)
         assert not np.allclose(ours, score_diffs["ours"]["ACSIncome", "multiple choice"][: N_ROWS // 2], atol=1e-3)
-    assert score_diffs["diffs"]["ACSIncome", mode] <= TOLERANCE, f"{mode}\n{score_diffs['table']}\nours   {ours}\ntheirs {theirs}"
+    assert score_diffs["diffs"]["ACSIncome", mode] <= TOLERANCE, (
+        f"{mode}\n{score_diffs['table']}\nours   {ours}\ntheirs {theirs}"
+    )

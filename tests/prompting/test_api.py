@@ -14,8 +14,20 @@ def test_all_lists_every_public_name_once():
     assert len(prompting.__all__) == len(set(prompting.__all__))
     for name in prompting.__all__:
         assert hasattr(prompting, name), name
-    modules = ("chat", "config", "export", "features", "fewshot", "orderings", "renderer", "screening", "shapes",
-               "templates", "types", "variations")  # fmt: skip
+    modules = (
+        "chat",
+        "config",
+        "export",
+        "features",
+        "fewshot",
+        "orderings",
+        "renderer",
+        "screening",
+        "shapes",
+        "templates",
+        "types",
+        "variations",
+    )
     for module_name in modules:
         module = getattr(prompting, module_name)
         for name in module.__all__:
@@ -27,7 +39,10 @@ def test_no_public_name_is_missing_from_all():
     import types
 
     # the package re-exports everything folkscope-made it holds; the CLI module lists what it defines
-    for module_name, owner in (("folkscope.prompting", "folkscope"), ("folkscope.cli.prompts_cmd", "folkscope.cli.prompts_cmd")):
+    for module_name, owner in (
+        ("folkscope.prompting", "folkscope"),
+        ("folkscope.cli.prompts_cmd", "folkscope.cli.prompts_cmd"),
+    ):
         module = importlib.import_module(module_name)
         public = {
             n

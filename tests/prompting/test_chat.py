@@ -9,7 +9,14 @@ import pytest
 from folkscope.data import load_bundled
 from folkscope.engine import ChatPrompt
 from folkscope.errors import ConfigError
-from folkscope.prompting import PromptConfig, PromptRenderer, fit_chat_config, render_chat, render_chats, supports_system_role
+from folkscope.prompting import (
+    PromptConfig,
+    PromptRenderer,
+    fit_chat_config,
+    render_chat,
+    render_chats,
+    supports_system_role,
+)
 from folkscope.tasks import get_task
 
 
@@ -35,7 +42,9 @@ def test_locally_trained_tokenizer_renders_chat_multiple_choice(local_tokenizer,
 
 def test_locally_trained_tokenizer_chat_without_system_prompt_and_custom_prefill(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
-    cfg = PromptConfig(use_chat_template=True, numeric_risk_prompting=True, system_prompt=None, chat_prompt="Estimate: 0.")
+    cfg = PromptConfig(
+        use_chat_template=True, numeric_risk_prompting=True, system_prompt=None, chat_prompt="Estimate: 0."
+    )
     rendered = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), cfg).render(X)[0]
     text = render_chat(rendered.to_prompt(), tokenizer)
     assert text.startswith("<|user|>\nThe following data corresponds to a survey respondent.")
@@ -46,8 +55,15 @@ def test_locally_trained_tokenizer_thinking_mode(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
     with pytest.warns(UserWarning):
         thinking = PromptConfig(enable_thinking=True)
-    on = render_chat(PromptRenderer(get_task("ACSIncome").with_wording("codebook"), thinking).render(X)[0].to_prompt(), tokenizer)
-    off = render_chat(PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(cot_prompting=True)).render(X)[0].to_prompt(), tokenizer)
+    on = render_chat(
+        PromptRenderer(get_task("ACSIncome").with_wording("codebook"), thinking).render(X)[0].to_prompt(), tokenizer
+    )
+    off = render_chat(
+        PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(cot_prompting=True))
+        .render(X)[0]
+        .to_prompt(),
+        tokenizer,
+    )
     assert on.endswith("between 0 and 100.\n\nReasoning:<|end|>\n<|assistant|>\n")
     assert off.endswith("between 0 and 100.\n\nReasoning:<|end|>\n<|assistant|>\n<think>\n\n</think>\n\n")
 
@@ -56,9 +72,13 @@ def test_text_prompts_pass_through_and_batches_render(local_tokenizer, X):
     tokenizer, _ = local_tokenizer
     batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook")).render(X)
     assert render_chats(batch.prompts(0), tokenizer) == list(batch.full_texts(0))
-    chat = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True)).render(X)
+    chat = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True)).render(
+        X
+    )
     texts = render_chats(chat.prompts(1), tokenizer)
-    assert len(texts) == len(X) and all(t.endswith("</think>\n\nIf had to select one of the options, my answer would be") for t in texts)
+    assert len(texts) == len(X) and all(
+        t.endswith("</think>\n\nIf had to select one of the options, my answer would be") for t in texts
+    )
 
 
 def test_tokenizer_without_chat_template_is_a_clear_error(local_tokenizer):
@@ -94,7 +114,9 @@ class NoSystemRole:
             raise ValueError(message)
 
         template = Environment().from_string(self.chat_template)
-        return template.render(messages=conversation, add_generation_prompt=add_generation_prompt, raise_exception=refuse, **kwargs)
+        return template.render(
+            messages=conversation, add_generation_prompt=add_generation_prompt, raise_exception=refuse, **kwargs
+        )
 
 
 def test_default_system_prompt_is_left_out_where_the_template_has_no_system_role(local_tokenizer, X):

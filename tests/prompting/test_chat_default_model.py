@@ -41,7 +41,9 @@ def test_no_system_prompt_lets_the_template_default_in(smollm_tokenizer):
     X = load_bundled("acs-income-10").drop(columns="PINCP>50000")
     cfg = PromptConfig(use_chat_template=True, system_prompt=None, chat_prompt="Answer:")
     text = render_chat(PromptRenderer("ACSIncome", cfg).render(X)[0].to_prompt(0), smollm_tokenizer)
-    assert text.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n")
+    assert text.startswith(
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+    )
     assert text.endswith("B. Above $50,000.<|im_end|>\n<|im_start|>assistant\nAnswer:")
 
 
@@ -50,4 +52,6 @@ def test_custom_system_prompt_replaces_the_template_default(smollm_tokenizer):
     cfg = PromptConfig(use_chat_template=True, system_prompt="You are a demographer.")
     text = render_chat(PromptRenderer("ACSIncome", cfg).render(X)[0].to_prompt(1), smollm_tokenizer)
     assert text.startswith("<|im_start|>system\nYou are a demographer.<|im_end|>\n<|im_start|>user\n")
-    assert "SmolLM" not in text and text.endswith("A. Above $50,000.\nB. Below $50,000.<|im_end|>\n<|im_start|>assistant\nIf had to select one of the options, my answer would be")
+    assert "SmolLM" not in text and text.endswith(
+        "A. Above $50,000.\nB. Below $50,000.<|im_end|>\n<|im_start|>assistant\nIf had to select one of the options, my answer would be"
+    )

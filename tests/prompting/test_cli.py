@@ -58,7 +58,21 @@ def test_chat_print_and_tokenizer_rendering(tmp_path, capsys, local_tokenizer):
     assert "[system]\nBe a demographer.\n[user]\nThe following data" in out
     assert "[assistant prefill]\nIf had to select one of the options, my answer would be" in out  # folktexts' prefill
     jsonl = tmp_path / "chat.jsonl"
-    assert run([*BASE, "--use-chat-template", "--tokenizer", str(folder), "--output", str(jsonl), "--chat-prompt", "Answer:"]) == 0
+    assert (
+        run(
+            [
+                *BASE,
+                "--use-chat-template",
+                "--tokenizer",
+                str(folder),
+                "--output",
+                str(jsonl),
+                "--chat-prompt",
+                "Answer:",
+            ]
+        )
+        == 0
+    )
     rec = json.loads(jsonl.read_text().splitlines()[0])
     assert rec["prompt"].startswith("<|system|>\nYou are a helpful assistant. You answer multiple-choice questions")
     assert rec["prompt"].endswith("<|assistant|>\n<think>\n\n</think>\n\nAnswer:")
@@ -67,22 +81,38 @@ def test_chat_print_and_tokenizer_rendering(tmp_path, capsys, local_tokenizer):
 def test_few_shot_flags_and_hf_export(tmp_path):
     pytest.importorskip("datasets")
     out = tmp_path / "qa"
-    argv = [*BASE, "--few-shot", "4", "--compose-few-shot-examples", "2,2", "--example-order", "3,2,1,0",
-            "--reuse-few-shot-examples", "--few-shot-hide-question", "--hf-dataset", str(out)]  # fmt: skip
+    argv = [
+        *BASE,
+        "--few-shot",
+        "4",
+        "--compose-few-shot-examples",
+        "2,2",
+        "--example-order",
+        "3,2,1,0",
+        "--reuse-few-shot-examples",
+        "--few-shot-hide-question",
+        "--hf-dataset",
+        str(out),
+    ]
     assert run(argv) == 0
     meta = json.loads((out / "prompt_config.json").read_text())
     expected = PromptConfig(
-        few_shot=FewShotConfig(n_shots=4, composition=(2, 2), example_order=(3, 2, 1, 0), reuse_examples=True,
-                               hide_question=True, seed=7)
-    )  # fmt: skip
+        few_shot=FewShotConfig(
+            n_shots=4, composition=(2, 2), example_order=(3, 2, 1, 0), reuse_examples=True, hide_question=True, seed=7
+        )
+    )
     assert meta["prompt_config_name"] == expected.name
     assert (out / "parquet" / "train.parquet").is_file() and (out / "parquet" / "test.parquet").is_file()
     import pandas as pd
 
     prompt = pd.read_parquet(out / "parquet" / "test.parquet")["prompt"].iloc[0]
     assert [line for line in prompt.splitlines() if line.startswith("Answer")] == [
-        "Answer: B", "Answer: B", "Answer: A", "Answer: A", "Answer:"
-    ]  # fmt: skip
+        "Answer: B",
+        "Answer: B",
+        "Answer: A",
+        "Answer: A",
+        "Answer:",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -124,20 +154,53 @@ def test_prompt_flags_are_reusable_on_another_parser():
     p = argparse.ArgumentParser(prog="run_acs_benchmark")
     p.add_argument("--seed", type=int, default=42)
     prompts_cmd.add_prompt_arguments(p)
-    args = p.parse_args(["--numeric-risk-prompting", "--variation", "granularity=low", "order=AGEP,SEX", "--variation", "show_question=false"])
+    args = p.parse_args(
+        [
+            "--numeric-risk-prompting",
+            "--variation",
+            "granularity=low",
+            "order=AGEP,SEX",
+            "--variation",
+            "show_question=false",
+        ]
+    )
     cfg = prompts_cmd.prompt_config_from_args(args)
-    assert cfg == PromptConfig(numeric_risk_prompting=True, granularity="low", order=("AGEP", "SEX"), show_question=False)
+    assert cfg == PromptConfig(
+        numeric_risk_prompting=True, granularity="low", order=("AGEP", "SEX"), show_question=False
+    )
     help_text = p.format_help()
-    for flag in ("--cot-prompting", "--enable-thinking", "--few-shot", "--compose-few-shot-examples", "--example-order",
-                 "--few-shot-hide-question", "--use-chat-template", "--system-prompt", "--chat-prompt",
-                 "--dont-correct-order-bias", "--reuse-few-shot-examples"):  # fmt: skip
+    for flag in (
+        "--cot-prompting",
+        "--enable-thinking",
+        "--few-shot",
+        "--compose-few-shot-examples",
+        "--example-order",
+        "--few-shot-hide-question",
+        "--use-chat-template",
+        "--system-prompt",
+        "--chat-prompt",
+        "--dont-correct-order-bias",
+        "--reuse-few-shot-examples",
+    ):
         assert flag in help_text
 
 
 def test_feature_subset_and_population_filter(tmp_path):
     out = tmp_path / "p.jsonl"
-    argv = ["prompts", "--task", "NISTIncome", "--subsampling", "0.05", "--use-feature-subset", "SEX,AGEP",
-            "--use-population-filter", "SEX=2", "--numeric-risk-prompting", "--output", str(out)]  # fmt: skip
+    argv = [
+        "prompts",
+        "--task",
+        "NISTIncome",
+        "--subsampling",
+        "0.05",
+        "--use-feature-subset",
+        "SEX,AGEP",
+        "--use-population-filter",
+        "SEX=2",
+        "--numeric-risk-prompting",
+        "--output",
+        str(out),
+    ]
     assert run(argv) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert records and all(r["ordering"] == 0 and r["mode"] == "numeric" for r in records)

@@ -64,18 +64,28 @@ def test_numeric_chat_prompt_must_end_with_zero_point():
 @pytest.mark.parametrize(
     ("mode", "system", "prefill"),
     [
-        ({}, "You are a helpful assistant. You answer multiple-choice questions based on the information provided. "
-             "Respond with a single answer choice.\n", "If had to select one of the options, my answer would be"),
-        ({"numeric_risk_prompting": True}, "You are a helpful assistant. You provide numeric probability estimates "
-                                           "based on the information provided.\n", "Answer (between 0 and 1): 0."),
+        (
+            {},
+            "You are a helpful assistant. You answer multiple-choice questions based on the information provided. "
+            "Respond with a single answer choice.\n",
+            "If had to select one of the options, my answer would be",
+        ),
+        (
+            {"numeric_risk_prompting": True},
+            "You are a helpful assistant. You provide numeric probability estimates "
+            "based on the information provided.\n",
+            "Answer (between 0 and 1): 0.",
+        ),
         ({"cot_prompting": True}, None, ""),
     ],
-)  # fmt: skip
+)
 def test_chat_defaults_are_folktexts_per_question_mode(mode, system, prefill):
     cfg = PromptConfig(use_chat_template="cot_prompting" not in mode, **mode)
     assert (cfg.system_prompt, cfg.chat_prompt) == ("default", "default")
     assert (cfg.chat_system_prompt, cfg.chat_prefill) == (system, prefill)
-    bare = PromptConfig(use_chat_template="cot_prompting" not in mode, system_prompt=None, chat_prompt="Answer: 0.", **mode)
+    bare = PromptConfig(
+        use_chat_template="cot_prompting" not in mode, system_prompt=None, chat_prompt="Answer: 0.", **mode
+    )
     assert (bare.chat_system_prompt, bare.chat_prefill) == (None, "Answer: 0.")
     assert PromptConfig.from_dict(bare.to_dict()) == bare
 
@@ -173,12 +183,20 @@ def test_names_are_deterministic_across_processes():
         "print(PromptConfig().name);"
         "print(PromptConfig(format='bullet', connector='=', few_shot=FewShotConfig(n_shots=4, composition='balanced', reuse_examples=True)).name)"
     )
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     here = f"{PromptConfig().name}\n"
-    here += PromptConfig(
-        format="bullet", connector="=", few_shot=FewShotConfig(n_shots=4, composition="balanced", reuse_examples=True)
-    ).name + "\n"
+    here += (
+        PromptConfig(
+            format="bullet",
+            connector="=",
+            few_shot=FewShotConfig(n_shots=4, composition="balanced", reuse_examples=True),
+        ).name
+        + "\n"
+    )
     assert runs[0] == here
 
 
@@ -238,7 +256,10 @@ def test_every_field_is_documented():
 
 def test_variations_lists_only_non_defaults():
     assert PromptConfig().variations() == {}
-    assert PromptConfig(granularity="low", show_question=False).variations() == {"granularity": "low", "show_question": False}
+    assert PromptConfig(granularity="low", show_question=False).variations() == {
+        "granularity": "low",
+        "show_question": False,
+    }
 
 
 def test_field_doc_serves_every_config_class_and_names_a_missing_field():

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from folkscope.data import load_bundled
-from folkscope.tasks import get_task
 from folkscope.prompting import PromptConfig, PromptRenderer
+from folkscope.tasks import get_task
 
 HEAD = (
     "The following data corresponds to a survey respondent. The survey was conducted among US residents in 2018. "
@@ -222,7 +222,9 @@ def test_prompt_ends_on_answer_prefill_without_trailing_space(batch):
 
 def test_without_order_bias_correction_there_is_one_ordering(fixture_rows):
     X, y = fixture_rows
-    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(correct_order_bias=False)).render(X, y)
+    batch = PromptRenderer(
+        get_task("ACSIncome").with_wording("codebook"), PromptConfig(correct_order_bias=False)
+    ).render(X, y)
     assert batch.n_slots == 1 and len(batch.orderings) == 1
     assert batch.full_texts(0)[0] == ROW_1_LITERAL
 

@@ -74,7 +74,9 @@ def test_jsonl_with_tokenizer_stores_the_rendered_chat(tmp_path, local_tokenizer
     write_prompts_jsonl(batch, tmp_path / "chat.jsonl", tokenizer=tokenizer)
     rec = read_jsonl(tmp_path / "chat.jsonl")[0]
     assert rec["prompt"].startswith("<|system|>\nYou are a helpful assistant. You answer multiple-choice questions")
-    assert rec["prompt"].endswith("<|assistant|>\n<think>\n\n</think>\n\nIf had to select one of the options, my answer would be")
+    assert rec["prompt"].endswith(
+        "<|assistant|>\n<think>\n\n</think>\n\nIf had to select one of the options, my answer would be"
+    )
     assert "label" not in rec  # no labels were given
 
 
@@ -146,7 +148,9 @@ def test_hf_export_rejects_empty_split(tmp_path, nist):
         export_hf_dataset(nist, None, tmp_path / "qa", splits=("val",))
 
 
-@pytest.mark.parametrize("cfg", [PromptConfig(), PromptConfig(numeric_risk_prompting=True), PromptConfig(use_chat_template=True)])
+@pytest.mark.parametrize(
+    "cfg", [PromptConfig(), PromptConfig(numeric_risk_prompting=True), PromptConfig(use_chat_template=True)]
+)
 def test_jsonl_lines_equal_the_records(tmp_path, cfg):
     from folkscope.prompting import iter_prompt_records
 

@@ -114,7 +114,9 @@ def test_two_shot_prompt_literal(fixture, small_task):
     # own order all the same (so in ordering 1 they point at the wrong option), the other wordings in that ordering
     assert letters(rendered.full_text(1)) == ["B", "A"]
     assert rendered.full_text(1).count("A. Below $50,000.\nB. Above $50,000.\nAnswer: ") == 2
-    codebook = PromptRenderer(small_task.with_wording("codebook"), PromptConfig(few_shot=fs), examples=pool).render(X.loc[[2]])[0]
+    codebook = PromptRenderer(small_task.with_wording("codebook"), PromptConfig(few_shot=fs), examples=pool).render(
+        X.loc[[2]]
+    )[0]
     assert codebook.full_text(1).count("A. Above $50,000.\nB. Below $50,000.\nAnswer: ") == 2
     assert rendered.examples_shared and batch.examples_shared
     assert rendered.rows_shared_text(0) == rendered.prefix + rendered.examples[0]
@@ -175,7 +177,9 @@ def test_reused_examples_are_one_shared_block(nist):
 
 
 def test_per_row_draws_are_seeded_by_seed_and_row_id(nist):
-    fs = FewShotConfig(n_shots=3, seed=11, draw="seeded")  # folktexts' rule would reuse them under order-bias correction
+    fs = FewShotConfig(
+        n_shots=3, seed=11, draw="seeded"
+    )  # folktexts' rule would reuse them under order-bias correction
     cfg = PromptConfig(few_shot=fs)
     X, y = nist.get_test()
     renderer = PromptRenderer(nist.task, cfg, examples=nist.get_train())
@@ -187,7 +191,9 @@ def test_per_row_draws_are_seeded_by_seed_and_row_id(nist):
     assert list(again.full_texts(0)) == list(full.full_texts(0))
     distinct = {full[i].examples[0] for i in range(len(full))}
     assert len(distinct) > len(full) * 0.9  # rows get their own examples
-    other_seed = PromptRenderer(nist.task, replace(cfg, few_shot=replace(fs, seed=12)), examples=nist.get_train()).render(X, y)
+    other_seed = PromptRenderer(
+        nist.task, replace(cfg, few_shot=replace(fs, seed=12)), examples=nist.get_train()
+    ).render(X, y)
     assert list(other_seed.full_texts(0)) != list(full.full_texts(0))
 
 
@@ -206,12 +212,16 @@ def test_a_pool_row_is_never_its_own_example():
 def test_numeric_few_shot_answers(fixture):
     X, y = fixture
     fs = FewShotConfig(n_shots=2, composition=(1, 1), example_order=(0, 1), reuse_examples=True)
-    rendered = PromptRenderer("ACSIncome", PromptConfig(few_shot=fs, numeric_risk_prompting=True), examples=(X, y)).render(X.loc[[2]])[0]
+    rendered = PromptRenderer(
+        "ACSIncome", PromptConfig(few_shot=fs, numeric_risk_prompting=True), examples=(X, y)
+    ).render(X.loc[[2]])[0]
     answers = re.findall(r"^Answer \(between 0 and 1\): (.*)$", rendered.full_text(), flags=re.M)
     assert answers == ["0. 0", "0. 1", "0."]  # folktexts writes the label after the prefill
     assert rendered.n_slots == 1 and rendered.orderings == ()
     task = get_task("ACSIncome").with_wording("codebook")  # the other wordings write the probability
-    corrected = PromptRenderer(task, PromptConfig(few_shot=fs, numeric_risk_prompting=True), examples=(X, y)).render(X.loc[[2]])[0]
+    corrected = PromptRenderer(task, PromptConfig(few_shot=fs, numeric_risk_prompting=True), examples=(X, y)).render(
+        X.loc[[2]]
+    )[0]
     assert re.findall(r"^Answer \(between 0 and 1\): (.*)$", corrected.full_text(), flags=re.M) == ["0.0", "1.0", "0."]
 
 
@@ -234,7 +244,9 @@ def test_per_class_count_more_than_available_raises(fixture):
 def test_counts_must_match_the_number_of_classes(fixture):
     X, y = fixture
     with pytest.raises(ConfigError, match="2 classes"):
-        PromptRenderer("ACSIncome", PromptConfig(few_shot=FewShotConfig(n_shots=3, composition=(1, 1, 1))), examples=(X, y))
+        PromptRenderer(
+            "ACSIncome", PromptConfig(few_shot=FewShotConfig(n_shots=3, composition=(1, 1, 1))), examples=(X, y)
+        )
 
 
 def test_few_shot_needs_examples():
@@ -277,7 +289,9 @@ def test_folktexts_draw_reuses_the_first_rows_under_order_bias_correction(fixtur
     assert not fs.reuse_examples and fs.reused(True) and not fs.reused(False)
     assert draw_for_rows(pool, fs, (0, 1), ids, correct_order_bias=True).tolist() == [[0, 1, 2]]
     assert draw_for_rows(pool, replace(fs, reuse_examples=True), (0, 1), ids).tolist() == [[0, 1, 2]]
-    assert draw_for_rows(pool, replace(fs, example_order=(2, 0, 1)), (0, 1), ids, correct_order_bias=True).tolist() == [[2, 0, 1]]
+    assert draw_for_rows(pool, replace(fs, example_order=(2, 0, 1)), (0, 1), ids, correct_order_bias=True).tolist() == [
+        [2, 0, 1]
+    ]
     per_row = draw_for_rows(pool, fs, (0, 1), ids, correct_order_bias=False)  # no reuse: a seeded draw per row
     assert per_row.shape == (3, 3) and len({tuple(r) for r in per_row.tolist()}) > 1
     seeded = replace(fs, draw="seeded")  # folkscope's draw: order-bias correction does not force reuse

@@ -33,9 +33,9 @@ from folkscope.tasks.columns import folktexts_table
 TABLE = folktexts_table()
 COLUMNS = {spec["name"]: spec for spec in TABLE["columns"].values()}
 HEAD = (
-    Template(TABLE["task_description_template"]).substitute(
-        respondent="a survey respondent", year=2018, question_phrase="the question", suffix=""
-    ).strip()
+    Template(TABLE["task_description_template"])
+    .substitute(respondent="a survey respondent", year=2018, question_phrase="the question", suffix="")
+    .strip()
     + "\n\nInformation:\n"
 )
 
@@ -87,35 +87,54 @@ def test_every_code_of_every_column_reads_as_folktexts_reads_it(name):
     """Every code of every coded column, and 0..99 (and more) of every number: ours is folktexts' prompt line."""
     spec = COLUMNS[name]
     column = column_set("acs")[name]
-    wrong = {code: (column.sentence(int(code)), _prompt_line(spec, text)) for code, text in spec["texts"].items()
-             if column.sentence(int(code)) != _prompt_line(spec, text)}  # fmt: skip
+    wrong = {
+        code: (column.sentence(int(code)), _prompt_line(spec, text))
+        for code, text in spec["texts"].items()
+        if column.sentence(int(code)) != _prompt_line(spec, text)
+    }
     assert not wrong, list(wrong.items())[:3]
     assert column.sentence(None) == f"The {spec['short_description']} is: {spec['missing_value_fill']}."
 
 
 def test_statement_columns_read_as_folktexts_prompts_read_them():
     fer = column_set("acs")["FER"]
-    assert fer.sentence(1) == "The person has given birth within the last year is: Person has given birth within the last year.."
+    assert (
+        fer.sentence(1)
+        == "The person has given birth within the last year is: Person has given birth within the last year.."
+    )
     assert fer.sentence(None) == (
         "The person has given birth within the last year is: N/A (less than 15 years old, or greater than 50 years old, or male)."
     )
-    assert column_set("acs")["PUMA"].sentence(3700) == "The Public Use Microdata Area (PUMA) code is: Public Use Microdata Area (PUMA) code: 3700.."
+    assert (
+        column_set("acs")["PUMA"].sentence(3700)
+        == "The Public Use Microdata Area (PUMA) code is: Public Use Microdata Area (PUMA) code: 3700.."
+    )
 
 
 def test_the_folkscope_wording_corrects_folktexts_inconsistencies():
     ours = column_set("acs-folkscope")
     assert ours["FER"].sentence(1) == "Person has given birth within the last year."
-    assert ours["FER"].sentence(None) == "The person has given birth within the last year is: N/A (less than 15 years old, or greater than 50 years old, or male)."
+    assert (
+        ours["FER"].sentence(None)
+        == "The person has given birth within the last year is: N/A (less than 15 years old, or greater than 50 years old, or male)."
+    )
     assert ours["PUMA"].sentence(3700) == "Public Use Microdata Area (PUMA) code: 3700."
     assert ours["GCL"].sentence(1) == "Household includes grandparent living with grandchildren."
     assert ours["WKHP"].value_text(60, granularity="low") == "60 or more hours"
     assert ours["RELP"].value_text(2, granularity="low") == "Child (biological, adopted or stepchild)"
     assert ours["AGEP"].sentence(42) == column_set("acs")["AGEP"].sentence(42)  # the rest is folktexts' wording
-    income, travel = get_task("ACSIncome").with_wording("folkscope"), get_task("ACSTravelTime").with_wording("folkscope")
+    income, travel = (
+        get_task("ACSIncome").with_wording("folkscope"),
+        get_task("ACSTravelTime").with_wording("folkscope"),
+    )
     assert income.numeric_question.endswith("above $50,000?") and income.question == get_task("ACSIncome").question
     assert [(c.text, c.label) for c in travel.choices] == [("Longer than 20 minutes", 1), ("20 minutes or less", 0)]
     X = pd.DataFrame([{f: 1 for f in get_task("ACSPublicCoverage").features} | {"AGEP": 30, "PINCP": 1000, "ST": 6}])
-    text = PromptRenderer(get_task("ACSPublicCoverage").with_wording("folkscope"), PromptConfig()).render(X)[0].full_text(0)
+    text = (
+        PromptRenderer(get_task("ACSPublicCoverage").with_wording("folkscope"), PromptConfig())
+        .render(X)[0]
+        .full_text(0)
+    )
     assert "\n- Person has given birth within the last year.\n" in text and ".." not in text
 
 

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folkscope.data import load_bundled
-from folkscope.engine import ChatPrompt, Message as ChatMessage
+from folkscope.engine import ChatPrompt
+from folkscope.engine import Message as ChatMessage
 from folkscope.errors import ConfigError
 from folkscope.prompting import (
     LIKELIHOOD_BINS,
@@ -31,7 +32,9 @@ def X():
 
 
 def test_numeric_prompt_ends_with_prefilled_zero_point(X):
-    rendered = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(numeric_risk_prompting=True)).render(X)[0]
+    rendered = PromptRenderer(
+        get_task("ACSIncome").with_wording("codebook"), PromptConfig(numeric_risk_prompting=True)
+    ).render(X)[0]
     assert rendered.full_text().endswith(
         ROW_1_FEATURES_TAIL
         + "Question: What is the probability that this person's estimated yearly income is above $50,000?\n"
@@ -77,14 +80,28 @@ def test_chat_multiple_choice_prompt_structure(X):
     prompt = batch[0].to_prompt(1)
     assert [m.role for m in prompt.messages] == ["system", "user"]
     user = prompt.messages[1].content
-    assert user.endswith("Question: What is this person's estimated yearly income?\nA. Above $50,000.\nB. Below $50,000.")
+    assert user.endswith(
+        "Question: What is this person's estimated yearly income?\nA. Above $50,000.\nB. Below $50,000."
+    )
     assert prompt.prefill == "If had to select one of the options, my answer would be"  # folktexts' (sic)
     assert batch.user_texts(1)[0] == user
-    assert PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True, chat_prompt="My answer is")).render(X)[0].to_prompt().prefill == "My answer is"
+    assert (
+        PromptRenderer(
+            get_task("ACSIncome").with_wording("codebook"),
+            PromptConfig(use_chat_template=True, chat_prompt="My answer is"),
+        )
+        .render(X)[0]
+        .to_prompt()
+        .prefill
+        == "My answer is"
+    )
 
 
 def test_chat_numeric_user_turn_has_no_trailing_newline(X):
-    batch = PromptRenderer(get_task("ACSIncome").with_wording("codebook"), PromptConfig(use_chat_template=True, numeric_risk_prompting=True)).render(X)
+    batch = PromptRenderer(
+        get_task("ACSIncome").with_wording("codebook"),
+        PromptConfig(use_chat_template=True, numeric_risk_prompting=True),
+    ).render(X)
     prompt = batch[0].to_prompt()
     assert prompt.messages[-1].content.endswith("above $50,000?")
     assert prompt.prefill == "Answer (between 0 and 1): 0."
@@ -152,8 +169,38 @@ def test_parse_probability(text, expected):
 
 
 #: text built from the pieces the parser reacts to, so the fuzzer reaches its branches instead of plain noise
-_PIECES = st.sampled_from(["Probability", "probability", "PROBABILITY", " ", "  ", "\n", "\t", "*", "**", ":", "=", "-",
-                           "is", "of", "%", "percent", "/", ".", ",", "0", "3", "45", "100", "150", "x", "\u2212", "<think>", "</think>"])
+_PIECES = st.sampled_from(
+    [
+        "Probability",
+        "probability",
+        "PROBABILITY",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "*",
+        "**",
+        ":",
+        "=",
+        "-",
+        "is",
+        "of",
+        "%",
+        "percent",
+        "/",
+        ".",
+        ",",
+        "0",
+        "3",
+        "45",
+        "100",
+        "150",
+        "x",
+        "\u2212",
+        "<think>",
+        "</think>",
+    ]
+)
 
 
 @settings(max_examples=2000, deadline=200)
@@ -164,13 +211,16 @@ def test_parse_probability_never_raises_and_stays_in_range(text):
     assert got is None or 0.0 <= got <= 1.0
 
 
-@pytest.mark.parametrize("blowup", [
-    "Probability" + " " * 100_000 + "x",
-    "probability " * 50_000,
-    "Probability: " + "1" * 100_000 + "x",
-    "Probability is is is " * 20_000,
-    "**" * 50_000 + "Probability" + "*" * 50_000,
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "blowup",
+    [
+        "Probability" + " " * 100_000 + "x",
+        "probability " * 50_000,
+        "Probability: " + "1" * 100_000 + "x",
+        "Probability is is is " * 20_000,
+        "**" * 50_000 + "Probability" + "*" * 50_000,
+    ],
+)
 def test_parse_probability_is_linear_on_pathological_generations(blowup):
     """'Probability' + 500 spaces + 'x' took 74 s with the backtracking regex; 100,000 must take well under a second."""
     import time

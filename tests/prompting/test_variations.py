@@ -123,7 +123,9 @@ _values = st.fixed_dictionaries(
     {},
     optional={
         "format": st.sampled_from(["textbullet", "bullet", "comma", "text"]),
-        "connector": st.text(min_size=1, max_size=5).filter(lambda s: s == s.strip() and "\n" not in s and "\r" not in s),
+        "connector": st.text(min_size=1, max_size=5).filter(
+            lambda s: s == s.strip() and "\n" not in s and "\r" not in s
+        ),
         "granularity": st.sampled_from(["original", "low"]),
         "order": st.lists(_names, min_size=1, max_size=4, unique=True).map(tuple),
         "custom_prompt_prefix": st.text(max_size=20),
@@ -230,7 +232,9 @@ def test_order_with_unknown_column_raises_when_bound_to_the_task(small_task):
 
 
 def test_custom_prompt_prefix_and_suffix(small_task, row_1):
-    rendered = render(small_task, row_1, custom_prompt_prefix="Think like an economist.", custom_prompt_suffix="Reply with A or B.")
+    rendered = render(
+        small_task, row_1, custom_prompt_prefix="Think like an economist.", custom_prompt_suffix="Reply with A or B."
+    )
     head = DESCRIPTION.removesuffix("\n")  # the prefix is on the line after the description, then one blank line
     assert rendered.prefix == head + "Think like an economist.\n\n"
     assert rendered.suffix(0) == OPTIONS + "Answer:Reply with A or B."  # folktexts: right after the prefill
@@ -244,7 +248,9 @@ def test_show_question_false_drops_question_and_options(small_task, row_1):
     rendered = render(small_task, row_1, show_question=False)
     assert "Question:" not in rendered.full_text(0) and "A. " not in rendered.full_text(1)
     assert rendered.full_text(0).endswith("- The sex is: Female.\n\nAnswer:")
-    assert rendered.user_text(0).endswith("- The sex is: Female.\n\nAnswer:")  # chat: the prefill stays in the user turn
+    assert rendered.user_text(0).endswith(
+        "- The sex is: Female.\n\nAnswer:"
+    )  # chat: the prefill stays in the user turn
 
 
 def test_show_question_false_numeric(small_task, row_1):

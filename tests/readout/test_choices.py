@@ -46,7 +46,11 @@ def test_one_ordering_by_default_and_chat_prompts():
     chat = ChatPrompt([("user", "Heads (H) or tails (T)?")], prefill="Call:")
 
     def rule(text):  # word variants: as written, lower-case, with and without a space
-        return {" H": 0.3, "H": 0.1, " h": 0.0, "h": 0.0, " T": 0.05, "T": 0.0, " t": 0.05, "t": 0.0} if text.endswith("Call:") else None
+        return (
+            {" H": 0.3, "H": 0.1, " h": 0.0, "h": 0.0, " T": 0.05, "T": 0.0, " t": 0.05, "t": 0.0}
+            if text.endswith("Call:")
+            else None
+        )
 
     out = read_choices(engine_with(rule), [[chat], [chat]], ("H", "T"), variants=word_variants)
     assert out.raw.shape == (2, 1, 2)
@@ -59,8 +63,12 @@ def test_unscored_orderings_are_nan_never_a_guess_and_zero_mass_is_nan_too():
 
     def lossy(requests, **labels):  # the web-API case: variants missing from the top log-probabilities, no bound
         out = real(requests, **labels)
-        return [dataclasses.replace(r, logprobs=tuple([float("nan")] * len(r.logprobs)), bound=None)
-                if "z\nB" in str(q.prompt) else r for q, r in zip(requests, out)]  # fmt: skip
+        return [
+            dataclasses.replace(r, logprobs=tuple([float("nan")] * len(r.logprobs)), bound=None)
+            if "z\nB" in str(q.prompt)
+            else r
+            for q, r in zip(requests, out)
+        ]
 
     engine.score = lossy
     out = read_choices(engine, PROMPTS, ("A", "B", "C"), orderings=ORDERINGS)
@@ -91,7 +99,9 @@ def test_the_averaged_answer_does_not_depend_on_how_the_orderings_are_listed(wei
     rule = {" A": weights[0] / total, " B": weights[1] / total, " C": weights[2] / total, "A": 0.0, "B": 0.0, "C": 0.0}
     engine = engine_with(lambda t: rule if t.endswith("Answer:") else None)
     orderings = [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
-    texts = {o: "Q\n" + "".join(f"{l}. {'xyz'[i]}\n" for l, i in zip("ABC", o)) + "Answer:" for o in orderings}
+    texts = {
+        o: "Q\n" + "".join(f"{letter}. {'xyz'[i]}\n" for letter, i in zip("ABC", o)) + "Answer:" for o in orderings
+    }
     listed = [orderings[i] for i in perm]
     a = read_choices(engine, [[texts[o] for o in orderings]], ("A", "B", "C"), orderings=orderings)
     b = read_choices(engine, [[texts[o] for o in listed]], ("A", "B", "C"), orderings=listed, shared=["Q\n"])
@@ -103,7 +113,11 @@ def test_the_averaged_answer_does_not_depend_on_how_the_orderings_are_listed(wei
 
 def test_score_options_reads_each_items_own_options_raw_and_counts_variants():
     def rule(text):  # one-letter colour words, so each variant is one fake token
-        return {" r": 0.5, "r": 0.1, " R": 0.05, "R": 0.0, " b": 0.2, "b": 0.0, " B": 0.0, "B": 0.0} if text.endswith("it is") else None
+        return (
+            {" r": 0.5, "r": 0.1, " R": 0.05, "R": 0.0, " b": 0.2, "b": 0.0, " B": 0.0, "B": 0.0}
+            if text.endswith("it is")
+            else None
+        )
 
     engine = engine_with(rule)
     prompts = ["The marble is r or b; it is", "The coin is r, b or g; it is"]

@@ -25,32 +25,119 @@ CAMPAIGN = settings(max_examples=2000, deadline=2000, database=None, suppress_he
 # ---------------------------------------------------------------- parse_choice
 #: an answer stating {X}, with {Y} another option; each a phrasing a model uses
 STATED = [
-    "Answer: {X}", "Answer: {X}.", "The answer is {X}.", "The answer is ({X})", "**{X}**", "({X})", "{X}", "{X}.", "{X})",
-    "{X} is better than {Y}.", "{X} is stronger than {Y}.", "{X} has more experience than {Y}.",
-    "{X}\nbecause {X} has more experience than {Y}.", "Answer: {X} is better than {Y}.", "Answer: {X}\nwhich is the stronger resume",
-    "I choose {X}.", "I would pick candidate {X} over {Y}.", "I'd go with {X}.", "Option {X} is the better fit.",
-    "Between {Y} and {X}, {X} is stronger.", "Compared to {Y}, {X} has more experience.", "My choice: **{X}**",
-    "Candidate {Y}: 3 years of Python. Candidate {X}: 10 years. {X} is better.", "Final answer: {X}", "## Answer\n{X}",
-    "The stronger resume is {X}.", "Definitely {X}!", "Both are good, but {X} edges out {Y}.", "{Y} is fine, but the answer is {X}.",
-    "{X} - more relevant experience.", "{X}: more relevant experience", "the answer is {x}.", "Option {Y} has gaps; I prefer option {X}.",
-    "A good candidate is {X}.", "A better fit would be {X}.", "I think {X} is the stronger hire.", "Answer: **{X}**\n",
-    "{Y} and {X} are close, and {X} is stronger.", "Neither is perfect. {X}, because of the SQL work.",
-]  # fmt: skip
+    "Answer: {X}",
+    "Answer: {X}.",
+    "The answer is {X}.",
+    "The answer is ({X})",
+    "**{X}**",
+    "({X})",
+    "{X}",
+    "{X}.",
+    "{X})",
+    "{X} is better than {Y}.",
+    "{X} is stronger than {Y}.",
+    "{X} has more experience than {Y}.",
+    "{X}\nbecause {X} has more experience than {Y}.",
+    "Answer: {X} is better than {Y}.",
+    "Answer: {X}\nwhich is the stronger resume",
+    "I choose {X}.",
+    "I would pick candidate {X} over {Y}.",
+    "I'd go with {X}.",
+    "Option {X} is the better fit.",
+    "Between {Y} and {X}, {X} is stronger.",
+    "Compared to {Y}, {X} has more experience.",
+    "My choice: **{X}**",
+    "Candidate {Y}: 3 years of Python. Candidate {X}: 10 years. {X} is better.",
+    "Final answer: {X}",
+    "## Answer\n{X}",
+    "The stronger resume is {X}.",
+    "Definitely {X}!",
+    "Both are good, but {X} edges out {Y}.",
+    "{Y} is fine, but the answer is {X}.",
+    "{X} - more relevant experience.",
+    "{X}: more relevant experience",
+    "the answer is {x}.",
+    "Option {Y} has gaps; I prefer option {X}.",
+    "A good candidate is {X}.",
+    "A better fit would be {X}.",
+    "I think {X} is the stronger hire.",
+    "Answer: **{X}**\n",
+    "{Y} and {X} are close, and {X} is stronger.",
+    "Neither is perfect. {X}, because of the SQL work.",
+]
 #: answers that state no option
 UNSTATED = [
-    "I think both are equally strong.", "A tough call.", "Both {X} and {Y} are good candidates.", "Between {X} and {Y}, neither stands out.",
-    "I cannot decide between {X} and {Y}.", "Neither {X} nor {Y} fits the role.", "a good fit either way", "I'd need more information.",
-    "{X} or {Y}? Hard to say.", "{X}, {Y} and the others look alike.", "I would not choose.", "",
-]  # fmt: skip
+    "I think both are equally strong.",
+    "A tough call.",
+    "Both {X} and {Y} are good candidates.",
+    "Between {X} and {Y}, neither stands out.",
+    "I cannot decide between {X} and {Y}.",
+    "Neither {X} nor {Y} fits the role.",
+    "a good fit either way",
+    "I'd need more information.",
+    "{X} or {Y}? Hard to say.",
+    "{X}, {Y} and the others look alike.",
+    "I would not choose.",
+    "",
+]
 #: text that names no option, before the answer: sentence openers "I" and "A", lower-case words, markdown, line breaks
-OPENERS = st.sampled_from(["", "I think ", "I think that ", "After comparing both resumes, ", "Hmm.\n", "**", "\n", "Well,\n",
-                           "I'd say ", "A tough call, but ", "In my view, ", "Let me think.\n\n", "A good question.\n", "I believe "])  # fmt: skip
+OPENERS = st.sampled_from(
+    [
+        "",
+        "I think ",
+        "I think that ",
+        "After comparing both resumes, ",
+        "Hmm.\n",
+        "**",
+        "\n",
+        "Well,\n",
+        "I'd say ",
+        "A tough call, but ",
+        "In my view, ",
+        "Let me think.\n\n",
+        "A good question.\n",
+        "I believe ",
+    ]
+)
 #: words of plain prose (no cue, no capital letter) to pad with
-WORDS = st.lists(st.sampled_from(["the", "resume", "shows", "a", "good", "experience", "in", "python", "team", "i", "both",
-                                  "strong", "is", "skills", "**", "with"]), max_size=8).map(" ".join)  # fmt: skip
+WORDS = st.lists(
+    st.sampled_from(
+        [
+            "the",
+            "resume",
+            "shows",
+            "a",
+            "good",
+            "experience",
+            "in",
+            "python",
+            "team",
+            "i",
+            "both",
+            "strong",
+            "is",
+            "skills",
+            "**",
+            "with",
+        ]
+    ),
+    max_size=8,
+).map(" ".join)
 #: a later part naming other options in passing or as the subject of a weaker statement: the earlier answer must win
-DISTRACTORS = st.sampled_from(["", "\n{Y} is weaker.", " {Y} has less experience.", " Candidate {Y} lacks SQL.", "\nBoth {X} and {Y} are qualified.",
-                               " ({Y} is close.)", " I also considered {Y}.", "\n{Y}.", " {X} beats {Y}.", "\nA note: {Y} is junior."])  # fmt: skip
+DISTRACTORS = st.sampled_from(
+    [
+        "",
+        "\n{Y} is weaker.",
+        " {Y} has less experience.",
+        " Candidate {Y} lacks SQL.",
+        "\nBoth {X} and {Y} are qualified.",
+        " ({Y} is close.)",
+        " I also considered {Y}.",
+        "\n{Y}.",
+        " {X} beats {Y}.",
+        "\nA note: {Y} is junior.",
+    ]
+)
 TAILS = st.sampled_from(["", ".", "\n", " I think.", " A strong fit.", "**", "\n\nI hope this helps."])
 
 
@@ -77,9 +164,15 @@ def test_parse_choice_returns_the_option_the_answer_states(case):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("Answer: C is better than B.", 2), ("B is stronger than A.", 1), ("B\nbecause B has more experience than A.", 1),
-     ("Answer: A\nwhich is the stronger resume", 0), ("I think the stronger one is I.", 8), ("A better fit would be B.", 1)],
-)  # fmt: skip
+    [
+        ("Answer: C is better than B.", 2),
+        ("B is stronger than A.", 1),
+        ("B\nbecause B has more experience than A.", 1),
+        ("Answer: A\nwhich is the stronger resume", 0),
+        ("I think the stronger one is I.", 8),
+        ("A better fit would be B.", 1),
+    ],
+)
 def test_parse_choice_reads_a_letter_before_a_lower_case_word(text, expected):
     """Issue 28's answers (read as B, A, A and None before): a letter followed by a lower-case word is still the answer."""
     assert parse_choice(text, list("ABCDEFGHI")) == expected
@@ -87,7 +180,9 @@ def test_parse_choice_reads_a_letter_before_a_lower_case_word(text, expected):
 
 # ---------------------------------------------------------------- parse_probability
 #: characters whose lower case or case fold has another length than themselves (or that fold to "i"/"s"/"k")
-SHIFTERS = st.sampled_from(["İ", "ẞ", "ß", "ﬁ", "ﬀ", "ŉ", "ΐ", "ǰ", "İzmir", "ſ", "K", "Σ", "ς", "ǅ", "\u0130\u0130\u0130", "é", "\U0001f600"])
+SHIFTERS = st.sampled_from(
+    ["İ", "ẞ", "ß", "ﬁ", "ﬀ", "ŉ", "ΐ", "ǰ", "İzmir", "ſ", "K", "Σ", "ς", "ǅ", "\u0130\u0130\u0130", "é", "\U0001f600"]
+)
 #: a probability statement and the exact value it states
 STATEMENTS = st.one_of(
     st.integers(0, 100).map(lambda p: (f"Probability: {p}%", p / 100.0)),
@@ -102,16 +197,27 @@ def _mentions_probability(text: str) -> bool:
 
 
 @CAMPAIGN
-@given(st.lists(st.one_of(SHIFTERS, st.text(max_size=10)), max_size=6).map("".join).filter(lambda s: "<think>" not in s.lower()), STATEMENTS,
-       st.text(max_size=30).filter(lambda s: not _mentions_probability(s)))  # fmt: skip
+@given(
+    st.lists(st.one_of(SHIFTERS, st.text(max_size=10)), max_size=6)
+    .map("".join)
+    .filter(lambda s: "<think>" not in s.lower()),
+    STATEMENTS,
+    st.text(max_size=30).filter(lambda s: not _mentions_probability(s)),
+)
 def test_parse_probability_reads_the_exact_value_after_any_unicode(prefix, statement, suffix):
     """The statement is read where it is, whatever the text before it lower-cases to ('İ' lowers to two code points)."""
     said, value = statement
     assert parse_probability(f"{prefix}{said}\n{suffix}") == value
 
 
-@pytest.mark.parametrize(("text", "value"), [("Born in İzmir, moved to İstanbul, then İnegöl. Probability: 35%", 0.35), ("İİİProbability: 30%", 0.30),
-                                             ("STRAẞE ﬁne. Probability: 12%", 0.12)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Born in İzmir, moved to İstanbul, then İnegöl. Probability: 35%", 0.35),
+        ("İİİProbability: 30%", 0.30),
+        ("STRAẞE ﬁne. Probability: 12%", 0.12),
+    ],
+)
 def test_parse_probability_after_letters_whose_lower_case_is_longer(text, value):
     """Read as 0.05 and 0.0 before: the keyword's place in text.lower() was used in the original text."""
     assert parse_probability(text) == value
@@ -165,8 +271,12 @@ def stated_rankings(draw):
         style = draw(st.sampled_from(NUMBERED_STYLES))
         rows = [(k + 1, n) for k, n in enumerate(names)]
         full = all(written_name.casefold() == pool[i].casefold() for written_name, i in zip(names, order))
-        if full and len(order) > 1 and draw(st.booleans()):  # a hallucinated name on top, sharing a last name with one named in full
-            rows = [(1, f"{draw(st.sampled_from(HALLUCINATED))} {pool[order[-1]].split()[-1]}")] + [(k + 1, n) for k, n in rows]
+        if (
+            full and len(order) > 1 and draw(st.booleans())
+        ):  # a hallucinated name on top, sharing a last name with one named in full
+            rows = [(1, f"{draw(st.sampled_from(HALLUCINATED))} {pool[order[-1]].split()[-1]}")] + [
+                (k + 1, n) for k, n in rows
+            ]
         lines = [style.format(i=k, n=n, th=_th(k)) + rnd.choice(COMMENTS) for k, n in rows]
         if len(order) == 1:
             lines.append("2. ...")  # cut off after the first place
@@ -178,17 +288,39 @@ def stated_rankings(draw):
         body = "\n".join(f"{bullet}{n}{'**' if bullet == '**' else ''}" for n in names)
     elif fmt == "prose":
         first, rest = names[0], names[1:]
-        body = draw(st.sampled_from([
-            f"I would rank {first} first" + "".join(f", then {n}" for n in rest) + ".",
-            f"{first} is the strongest candidate, followed by " + (", ".join(rest[:-1]) + " and " if len(rest) > 1 else "") + f"{rest[-1]}.",
-            " > ".join(names),
-            "My ranking: " + ", ".join(names) + ".",
-            "My ranking:\n\n" + ", ".join(names),
-        ]))  # fmt: skip
+        body = draw(
+            st.sampled_from(
+                [
+                    f"I would rank {first} first" + "".join(f", then {n}" for n in rest) + ".",
+                    f"{first} is the strongest candidate, followed by "
+                    + (", ".join(rest[:-1]) + " and " if len(rest) > 1 else "")
+                    + f"{rest[-1]}.",
+                    " > ".join(names),
+                    "My ranking: " + ", ".join(names) + ".",
+                    "My ranking:\n\n" + ", ".join(names),
+                ]
+            )
+        )
     else:
-        body = draw(st.sampled_from([f"The most qualified candidate is {names[0]}.", f"I would hire {names[0]}.", f"{names[0]} is the best fit."]))
-    preamble = draw(st.sampled_from(["", "Here is my ranking:\n\n", "Based on the resumes provided, here is the ranking.\n\n", "Sure!\n"]))
-    postamble = draw(st.sampled_from(["", "\n\nAll candidates are qualified.", "\n\nNote: this ranking is based on the resumes alone."]))
+        body = draw(
+            st.sampled_from(
+                [
+                    f"The most qualified candidate is {names[0]}.",
+                    f"I would hire {names[0]}.",
+                    f"{names[0]} is the best fit.",
+                ]
+            )
+        )
+    preamble = draw(
+        st.sampled_from(
+            ["", "Here is my ranking:\n\n", "Based on the resumes provided, here is the ranking.\n\n", "Sure!\n"]
+        )
+    )
+    postamble = draw(
+        st.sampled_from(
+            ["", "\n\nAll candidates are qualified.", "\n\nNote: this ranking is based on the resumes alone."]
+        )
+    )
     n, m = len(pool), len(order)
     ranks = [(m + 1 + n) / 2.0] * n
     for place, i in enumerate(order, start=1):

@@ -29,8 +29,16 @@ BLOOMBERG = SHARED_DATA / "bloomberg-gpt-hiring-audit"
         ("Ranking:\n\n1) TOM LEE\n2) jane smith", [2, 3.5, 1, 3.5], True),  # upper/lower case; the rest tie below
         ("**1.** Ann Wu - strong\n**2.** Bo Park\nNotes: Tom Lee lacks SQL.", [3.5, 1, 3.5, 2], True),
         ("#2 - Jane Smith\n#1 - Bo Park", [2, 3.5, 3.5, 1], True),  # the numbers, not the line order, rank
-        ("I would pick Park first, then Smith. Wu is fine.", [2, 3.5, 3.5, 1], False),  # partial names; "fine" ranks nobody
-        ("Tom Lee stands out; Jane Smith next.\n1. Not a name here", [2, 3.5, 1, 3.5], False),  # a numbered line naming nobody
+        (
+            "I would pick Park first, then Smith. Wu is fine.",
+            [2, 3.5, 3.5, 1],
+            False,
+        ),  # partial names; "fine" ranks nobody
+        (
+            "Tom Lee stands out; Jane Smith next.\n1. Not a name here",
+            [2, 3.5, 1, 3.5],
+            False,
+        ),  # a numbered line naming nobody
     ],
 )
 def test_rankings_from_messy_text(text, ranks, numbered):
@@ -67,7 +75,11 @@ def test_any_text_gives_a_ranking_of_the_pool_or_none(text, pool):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.permutations(POOL), st.sampled_from(["{i}. {n}", "{i}) {n}", "#{i}: {n}", "{i} - {n}"]), st.text(alphabet="abc .,\n", max_size=30))
+@given(
+    st.permutations(POOL),
+    st.sampled_from(["{i}. {n}", "{i}) {n}", "#{i}: {n}", "{i} - {n}"]),
+    st.text(alphabet="abc .,\n", max_size=30),
+)
 def test_a_numbered_list_in_any_style_is_read_in_its_order(order, style, noise):
     text = noise + "\n" + "\n".join(style.format(i=i + 1, n=n) for i, n in enumerate(order))
     got = parse_ranking(text, POOL)
@@ -77,12 +89,32 @@ def test_a_numbered_list_in_any_style_is_read_in_its_order(order, style, noise):
 @pytest.mark.parametrize(
     ("text", "pool", "first"),
     [
-        ("1) Li Smith-Jones\n2) Li Smith", ["Li Smith", "Li Smith-Jones"], "Li Smith-Jones"),  # was read the other way round
+        (
+            "1) Li Smith-Jones\n2) Li Smith",
+            ["Li Smith", "Li Smith-Jones"],
+            "Li Smith-Jones",
+        ),  # was read the other way round
         ("1. Ann Lee Park\n2. Ann Lee", ["Ann Lee", "Ann Lee Park"], "Ann Lee Park"),
-        ("1. Austin O'Connell\n2. Austin Pham", ["Austin Pham", "AUSTIN OCONNELL"], "AUSTIN OCONNELL"),  # was never found
-        ("Ranking:\n1. MARIA YANG\n2. ANNE YODER\n3. JAVIER TREJO\n4. MAYA YANG", ["MAYA YANG", "JAVIER TREJO", "ANNE YODER"], "ANNE YODER"),
-        ("1. Jo Smith's resume is strongest\n2. Jo Smith-Jones", ["Jo Smith-Jones", "Jo Smith"], "Jo Smith"),  # a possessive
-        ("1. Natalia Vu\n2. Ann Yoder", ["Ann Yoder", "Natalie Vu"], "Natalie Vu"),  # a misspelt first name: its unique surname
+        (
+            "1. Austin O'Connell\n2. Austin Pham",
+            ["Austin Pham", "AUSTIN OCONNELL"],
+            "AUSTIN OCONNELL",
+        ),  # was never found
+        (
+            "Ranking:\n1. MARIA YANG\n2. ANNE YODER\n3. JAVIER TREJO\n4. MAYA YANG",
+            ["MAYA YANG", "JAVIER TREJO", "ANNE YODER"],
+            "ANNE YODER",
+        ),
+        (
+            "1. Jo Smith's resume is strongest\n2. Jo Smith-Jones",
+            ["Jo Smith-Jones", "Jo Smith"],
+            "Jo Smith",
+        ),  # a possessive
+        (
+            "1. Natalia Vu\n2. Ann Yoder",
+            ["Ann Yoder", "Natalie Vu"],
+            "Natalie Vu",
+        ),  # a misspelt first name: its unique surname
     ],
 )
 def test_names_are_found_whole_and_a_full_name_wins_over_a_surname(text, pool, first):
@@ -98,17 +130,23 @@ SHOWN = ["Colby Schroeder", "Abigail Schwartz", "Ross Friedman"]
     "text",
     [
         # the default model described the candidates in the order shown ...
-        ("Colby Schroeder is a software engineer at Google with five years of Python.\nAbigail Schwartz worked at IBM on cloud "
-         "systems.\nRoss Friedman built payment services at Microsoft."),
+        (
+            "Colby Schroeder is a software engineer at Google with five years of Python.\nAbigail Schwartz worked at IBM on cloud "
+            "systems.\nRoss Friedman built payment services at Microsoft."
+        ),
         "Colby Schroeder: led a team at Google.\n\nAbigail Schwartz: five years at IBM.\n\nRoss Friedman: payments at Microsoft.",
         # ... or echoed a resume (numbered jobs, ranking words, one name)
-        ("**Candidate: Colby Schroeder**\n\n**Work Experience:**\n\n**1. Senior Software Engineer, Google**\n- Contributed to the "
-         "team ranking among the top 10% nationwide\n\n**2. Software Developer, IBM**"),
+        (
+            "**Candidate: Colby Schroeder**\n\n**Work Experience:**\n\n**1. Senior Software Engineer, Google**\n- Contributed to the "
+            "team ranking among the top 10% nationwide\n\n**2. Software Developer, IBM**"
+        ),
         "Ross Friedman\n\nWork Experience:\n\n1. Senior Software Engineer, Google\n2. Led the best team",
         "Ross Friedman",
         "I will not rank people by their resumes.",
-        ("Based on the given information, it is difficult to rank the candidates. However, candidates COLBY SCHROEDER and ROSS "
-         "FRIEDMAN seem to have relevant experience."),  # Bloomberg's one logged answer that does not rank
+        (
+            "Based on the given information, it is difficult to rank the candidates. However, candidates COLBY SCHROEDER and ROSS "
+            "FRIEDMAN seem to have relevant experience."
+        ),  # Bloomberg's one logged answer that does not rank
     ],
 )
 def test_an_answer_that_does_not_rank_is_no_ranking(text):
@@ -125,9 +163,15 @@ def test_an_answer_that_does_not_rank_is_no_ranking(text):
         ("Ross Friedman\nColby Schroeder\nAbigail Schwartz", [2, 3, 1]),  # a bare list of the names
         ("I would rank Ross Friedman first, then Colby Schroeder, then Abigail Schwartz.", [2, 3, 1]),
         ("Ross Friedman > Colby Schroeder > Abigail Schwartz", [2, 3, 1]),
-        ("Abigail Schwartz has five years at IBM. Ross Friedman is stronger than Colby Schroeder.", [2, 3, 1]),  # only the comparison ranks
+        (
+            "Abigail Schwartz has five years at IBM. Ross Friedman is stronger than Colby Schroeder.",
+            [2, 3, 1],
+        ),  # only the comparison ranks
         ("My ranking:\n\nRoss Friedman, Colby Schroeder", [2, 3, 1]),
-        ("The most qualified candidate for the role is Ross Friedman.", [2.5, 2.5, 1]),  # a pick: first, the rest tie below
+        (
+            "The most qualified candidate for the role is Ross Friedman.",
+            [2.5, 2.5, 1],
+        ),  # a pick: first, the rest tie below
         ("1. Ross Friedman\n2. Col", [2.5, 2.5, 1]),  # cut off after the first place
     ],
 )
@@ -141,14 +185,26 @@ def test_listwise_scoring_counts_an_answer_that_does_not_rank_as_unparsed():
     from folkscope.engine import Engine
     from folkscope.engine.backends.fake import FakeBackend
 
-    frame = pd.DataFrame({"candidate_id": ["a", "b", "c"], "group": ["W", "B", "A"], "qualified": [1, 1, 1], "name": SHOWN,
-                          "text": ["Resume 1", "Resume 2", "Resume 3"]})  # fmt: skip
-    candidates = CandidateSet(task="resumes", subtask="job", context="A job.", frame=frame, provenance={"source": "test"})
+    frame = pd.DataFrame(
+        {
+            "candidate_id": ["a", "b", "c"],
+            "group": ["W", "B", "A"],
+            "qualified": [1, 1, 1],
+            "name": SHOWN,
+            "text": ["Resume 1", "Resume 2", "Resume 3"],
+        }
+    )
+    candidates = CandidateSet(
+        task="resumes", subtask="job", context="A job.", frame=frame, provenance={"source": "test"}
+    )
     described = "Colby Schroeder works at Google. Abigail Schwartz worked at IBM. Ross Friedman is at Microsoft."
     engine = Engine(FakeBackend("describing", responses=lambda prompt: described), cache=None)
-    scores, answers = listwise_scores(engine, candidates, pd.DataFrame({"pool": [0, 0, 0], "candidate_id": ["a", "b", "c"]}),
-                                      load_template("resumes"))  # fmt: skip
-    assert answers["parsed"].tolist() == [False] and answers["mentioned"].tolist() == [0] and scores["score"].isna().all()
+    scores, answers = listwise_scores(
+        engine, candidates, pd.DataFrame({"pool": [0, 0, 0], "candidate_id": ["a", "b", "c"]}), load_template("resumes")
+    )
+    assert (
+        answers["parsed"].tolist() == [False] and answers["mentioned"].tolist() == [0] and scores["score"].isna().all()
+    )
 
 
 def _bloomberg_rankings():
@@ -159,7 +215,9 @@ def _bloomberg_rankings():
                 yield run["context"]["default_order"], run["choices"][0]["message"]["content"]
 
 
-@pytest.mark.skipif(not BLOOMBERG.is_dir(), reason=f"the Bloomberg hiring-audit data is not at {BLOOMBERG} (set FOLKSCOPE_SHARED_DATA)")
+@pytest.mark.skipif(
+    not BLOOMBERG.is_dir(), reason=f"the Bloomberg hiring-audit data is not at {BLOOMBERG} (set FOLKSCOPE_SHARED_DATA)"
+)
 def test_bloomberg_logged_gpt_rankings_all_rank_but_one():
     """Of 8,000 logged GPT rankings one is no ranking ("it is difficult to rank ..., however X, Y and Z seem to have
     relevant experience"); the hallucinated "1. MARIA YANG" above "4. MAYA YANG" no longer puts Maya Yang first."""
@@ -171,7 +229,11 @@ def test_bloomberg_logged_gpt_rankings_all_rank_but_one():
             unparsed.append(response)
         elif "1. MARIA YANG" in response:
             assert pool[int(np.argmin(got.ranks))] == "ANNE YODER" and got.mentioned == 8
-    assert read == 8000 and len(unparsed) == 1 and unparsed[0].startswith("Based on the given information, it is difficult to rank")
+    assert (
+        read == 8000
+        and len(unparsed) == 1
+        and unparsed[0].startswith("Based on the given information, it is difficult to rank")
+    )
 
 
 @pytest.mark.parametrize(

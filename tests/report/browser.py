@@ -50,8 +50,10 @@ def find_chromium() -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise BrowserUnavailable("no Chromium on PATH; install Debian's chromium package (apt-get install chromium) "
-                             "or point $FOLKSCOPE_CHROMIUM at a Chromium or Chrome executable")  # fmt: skip
+    raise BrowserUnavailable(
+        "no Chromium on PATH; install Debian's chromium package (apt-get install chromium) "
+        "or point $FOLKSCOPE_CHROMIUM at a Chromium or Chrome executable"
+    )
 
 
 @dataclass
@@ -65,7 +67,9 @@ class PageLoad:
 class Browser:
     """One headless Chromium process and one tab, driven over the DevTools pipe."""
 
-    def __init__(self, *, executable: str | None = None, width: int = 1280, height: int = 900, timeout: float = 60.0) -> None:
+    def __init__(
+        self, *, executable: str | None = None, width: int = 1280, height: int = 900, timeout: float = 60.0
+    ) -> None:
         self._exe = executable or find_chromium()
         self._size = (width, height)
         self._timeout = timeout
@@ -85,11 +89,29 @@ class Browser:
             os.dup2(commands_r, 3)
             os.dup2(replies_w, 4)
 
-        args = [self._exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
-                "--disable-extensions", "--disable-background-networking", "--disable-sync", "--disable-dev-shm-usage",
-                f"--user-data-dir={self._profile.name}", f"--window-size={self._size[0]},{self._size[1]}", "about:blank"]  # fmt: skip
-        self._process = subprocess.Popen(args, preexec_fn=wire, pass_fds=(3, 4), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        args = [
+            self._exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-pipe",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={self._profile.name}",
+            f"--window-size={self._size[0]},{self._size[1]}",
+            "about:blank",
+        ]
+        self._process = subprocess.Popen(
+            args,
+            preexec_fn=wire,
+            pass_fds=(3, 4),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(commands_r)
         os.close(replies_w)
         self._out, self._in = commands_w, replies_r
@@ -99,7 +121,9 @@ class Browser:
             self._call(f"{domain}.enable", session=True)
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -147,7 +171,9 @@ class Browser:
         raw, _, self._buffer = self._buffer.partition(b"\0")
         return json.loads(raw)  # type: ignore[no-any-return]
 
-    def _call(self, method: str, params: Mapping[str, Any] | None = None, *, session: bool = False) -> Mapping[str, Any]:
+    def _call(
+        self, method: str, params: Mapping[str, Any] | None = None, *, session: bool = False
+    ) -> Mapping[str, Any]:
         wanted = self._send(method, params, session)
         deadline = time.monotonic() + self._timeout
         while True:
@@ -190,15 +216,21 @@ class Browser:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (JSON-serialisable values only)."""
-        result = self._call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session=True)
+        result = self._call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session=True
+        )
         if "exceptionDetails" in result:
             details = result["exceptionDetails"]
-            raise RuntimeError(f"the page's JavaScript failed: {(details.get('exception') or {}).get('description') or details.get('text')}")
+            raise RuntimeError(
+                f"the page's JavaScript failed: {(details.get('exception') or {}).get('description') or details.get('text')}"
+            )
         return result.get("result", {}).get("value")
 
     def screenshot(self, path: Path) -> Path:
         """A PNG of the whole page (beyond the window), written to ``path``."""
-        data = self._call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session=True)["data"]
+        data = self._call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session=True)[
+            "data"
+        ]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path
@@ -211,7 +243,9 @@ def _error_text(event: Mapping[str, Any]) -> str | None:
         details = params.get("exceptionDetails") or {}
         return f"uncaught exception: {(details.get('exception') or {}).get('description') or details.get('text')}"
     if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-        return "console error: " + " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args") or [])
+        return "console error: " + " ".join(
+            str(a.get("value", a.get("description", ""))) for a in params.get("args") or []
+        )
     if method == "Log.entryAdded":
         entry = params.get("entry") or {}
         if entry.get("level") == "error":

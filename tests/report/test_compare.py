@@ -44,7 +44,17 @@ def _run(root: Path, argv: list[str]) -> Path:
 
 ALLOCATION = ["allocation", "run", *FAKE, "--model", "fake", "--rounds", "4", "--n-bootstrap", "10"]
 EPIDEMIOLOGY = ["epidemiology", "run", *FAKE, "--model", "fake", "--tasks", "acs_income_by_sex,anes96_vote_by_party"]
-HIGH = ["epidemiology", "run", *FAKE, "--model", "fake", "--tasks", "acs_walking_difficulty_by_sex_age", "--refits", "3"]
+HIGH = [
+    "epidemiology",
+    "run",
+    *FAKE,
+    "--model",
+    "fake",
+    "--tasks",
+    "acs_walking_difficulty_by_sex_age",
+    "--refits",
+    "3",
+]
 NUMERIC = ["numeric", "run", *FAKE, "--model", "fake", "--limit", "20", "--no-heatmap"]
 #: run name -> its command line
 RUNS = {
@@ -92,8 +102,16 @@ P_B = [0.1, 0.8, 0.35, 0.4]
 def _tiny_run(folder: Path, scores: list[float], *, task: str = "T", weight: list[float] | None = None) -> Path:
     folder.mkdir(parents=True)
     Manifest(part="risk", fingerprint=folder.name * 8, config={"task": {"name": task}}).write(folder)
-    table = pd.DataFrame({"row_id": [10, 11, 12, 13], "split": "test", "label": Y, "weight": weight or [1.0] * 4,
-                          "SEX": [1, 2, 1, 2], "risk_score": scores})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "row_id": [10, 11, 12, 13],
+            "split": "test",
+            "label": Y,
+            "weight": weight or [1.0] * 4,
+            "SEX": [1, 2, 1, 2],
+            "risk_score": scores,
+        }
+    )
     table.to_parquet(folder / "scores.parquet", index=False)
     settings_ = {"threshold": 0.5, "n_bins": 10, "group_cols": ["SEX"]}
     (folder / "metrics.json").write_text(json.dumps({"model": {"settings": settings_}}))
@@ -152,7 +170,9 @@ def test_identical_runs_differ_by_zero_with_zero_width_intervals(runs):
     defined = res.differences.dropna(subset=["low"])
     assert len(defined) == len(RISK_METRICS) and (defined["low"] == 0).all() and (defined["high"] == 0).all()
     ranked = res.differences["better"] != "none"  # PPR is a rate with no better direction: "n/a"
-    assert set(res.differences.loc[ranked, "favours"]) == {"neither"} and set(res.differences.loc[~ranked, "favours"]) <= {"n/a"}
+    assert set(res.differences.loc[ranked, "favours"]) == {"neither"} and set(
+        res.differences.loc[~ranked, "favours"]
+    ) <= {"n/a"}
     assert (res.moved["difference"] == 0).all()
     assert "AUC is the same" in res.lead()
 
@@ -172,8 +192,11 @@ def test_runs_of_different_tasks_are_refused(runs):
 def test_rows_with_other_labels_are_refused_with_the_counts(runs, tmp_path):
     flipped = _copy_with_scores(runs["risk"], tmp_path / "flipped", lambda s: s.assign(label=1 - s["label"]))
     n = len(pd.read_parquet(flipped / "scores.parquet"))
-    with pytest.raises(DataError, match=rf"A holds {n} rows, B {n} rows, {n} shared by key, but {n} of those have another "
-                                        "label"):  # fmt: skip
+    with pytest.raises(
+        DataError,
+        match=rf"A holds {n} rows, B {n} rows, {n} shared by key, but {n} of those have another "
+        "label",
+    ):
         compare_runs(runs["risk"], flipped)
 
 
@@ -234,8 +257,12 @@ def test_allocation_rabbi_is_the_runs_own_and_paired_by_candidate(runs):
             assert _row(res, "rabbi", g["group"])[side] == pytest.approx(g["rabbi"])
     rabbi = res.differences[res.differences["metric"] == "rabbi"]
     assert _row(res, "mean_abs_rabbi")["a"] == pytest.approx(rabbi["a"].abs().mean())
-    sa, sb = (pd.read_parquet(f / "scores.parquet").drop_duplicates("candidate_id").set_index("candidate_id") for f in (a, b))
-    assert res.n_shared == len(sa) and _row(res, "mean_score")["difference"] == pytest.approx((sb["score"] - sa["score"]).mean())
+    sa, sb = (
+        pd.read_parquet(f / "scores.parquet").drop_duplicates("candidate_id").set_index("candidate_id") for f in (a, b)
+    )
+    assert res.n_shared == len(sa) and _row(res, "mean_score")["difference"] == pytest.approx(
+        (sb["score"] - sa["score"]).mean()
+    )
 
 
 def test_allocation_across_scoring_modes_compares_ranks_only(runs):
@@ -280,7 +307,9 @@ def test_cli_leads_with_the_answer_and_writes_csv_and_json(capsys, runs, tmp_pat
     assert out[0].startswith("B's AUC is ") and "(95% CI " in out[0] and "shared rows; ECE " in out[0]
     assert out[1] == f"A: {runs['risk']}" and "rows that moved most (B minus A):" in out
     table = pd.read_csv(tmp_path / "diff.csv")
-    assert len(table) == len(RISK_METRICS) and {"metric", "a", "b", "difference", "low", "high", "favours"} <= set(table.columns)
+    assert len(table) == len(RISK_METRICS) and {"metric", "a", "b", "difference", "low", "high", "favours"} <= set(
+        table.columns
+    )
     assert len(pd.read_csv(tmp_path / "diff-moved.csv")) == 3
     assert main([*argv, "--output", str(tmp_path / "diff.json")]) == 0
     capsys.readouterr()
@@ -309,11 +338,15 @@ def test_swapping_runs_negates_the_difference_and_mirrors_its_interval(pairs, se
         return float(np.dot(values[side], counts) / counts.sum())
 
     forward = paired_differences([PairedMetric("m", "M", "higher", mean)], values.shape[1], replicates=30, seed=seed)
-    swapped = paired_differences([PairedMetric("m", "M", "higher", lambda s, c: mean(1 - s, c))], values.shape[1],
-                                 replicates=30, seed=seed)  # fmt: skip
+    swapped = paired_differences(
+        [PairedMetric("m", "M", "higher", lambda s, c: mean(1 - s, c))], values.shape[1], replicates=30, seed=seed
+    )
     assert swapped.loc[0, "difference"] == pytest.approx(-forward.loc[0, "difference"], abs=1e-12)
     assert swapped.loc[0, "low"] == pytest.approx(-forward.loc[0, "high"], abs=1e-9)
     assert forward.loc[0, "low"] <= forward.loc[0, "high"]
-    same = paired_differences([PairedMetric("m", "M", "zero", lambda s, c: mean(0, c))], values.shape[1], replicates=30,
-                              seed=seed)  # fmt: skip
-    assert same.loc[0, ["difference", "low", "high"]].tolist() == [0.0, 0.0, 0.0] and same.loc[0, "favours"] == "neither"
+    same = paired_differences(
+        [PairedMetric("m", "M", "zero", lambda s, c: mean(0, c))], values.shape[1], replicates=30, seed=seed
+    )
+    assert (
+        same.loc[0, ["difference", "low", "high"]].tolist() == [0.0, 0.0, 0.0] and same.loc[0, "favours"] == "neither"
+    )

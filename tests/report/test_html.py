@@ -6,7 +6,6 @@ import os
 from html.parser import HTMLParser
 
 import numpy as np
-
 import pytest
 
 from folkscope.errors import ConfigError
@@ -31,15 +30,25 @@ def parse(text: str) -> list[tuple[str, dict[str, str | None]]]:
     return parser.tags
 
 
-CONFIG = {"model": EVIL, "task": "ACSIncome <i>", "prompt": {"system": "</pre><script>x()</script>"},
-          "versions": {"folkscope": "0.1.0"}}
+CONFIG = {
+    "model": EVIL,
+    "task": "ACSIncome <i>",
+    "prompt": {"system": "</pre><script>x()</script>"},
+    "versions": {"folkscope": "0.1.0"},
+}
 
 
 @pytest.fixture(scope="module")
 def page(run_dir, model_metrics, baseline_metrics):
     run, plots = run_dir
-    path = write_report(run, config=CONFIG, metrics=model_metrics, plots=plots,
-                        baselines=baseline_metrics, notes=["note with <img src=x onerror=1>"])
+    path = write_report(
+        run,
+        config=CONFIG,
+        metrics=model_metrics,
+        plots=plots,
+        baselines=baseline_metrics,
+        notes=["note with <img src=x onerror=1>"],
+    )
     return path, path.read_text(encoding="utf-8")
 
 
@@ -70,9 +79,16 @@ def test_every_plot_is_linked_and_shown(page, run_dir):
 
 def test_sections_counts_and_tables(page, model_metrics):
     _, text = page
-    for heading in ("All metrics", "Per-group metrics and gaps (unweighted)",
-                    "Per-group metrics and gaps (survey-weighted)", "Model vs baselines",
-                    "Configuration", "By RAC1P", "By SEX", "ΔSCE"):
+    for heading in (
+        "All metrics",
+        "Per-group metrics and gaps (unweighted)",
+        "Per-group metrics and gaps (survey-weighted)",
+        "Model vs baselines",
+        "Configuration",
+        "By RAC1P",
+        "By SEX",
+        "ΔSCE",
+    ):
         assert heading in text
     assert "excluded: NaN score</td><td>3 " in text
     assert "logistic_regression" in text and "[" in text  # baseline row and intervals
@@ -87,10 +103,8 @@ def test_no_temporary_files_left(page, run_dir):
 
 
 def test_undefined_and_unweighted_only_runs(tmp_path, scores):
-    metrics = evaluate_scores(scores.drop(columns="weight").assign(label=1), n_bootstrap=0,
-                              group_labels=GROUP_LABELS)
-    path = write_report(tmp_path, config={}, metrics=metrics, plots={"roc": "plots/roc.png"},
-                        baselines=None, notes=[])
+    metrics = evaluate_scores(scores.drop(columns="weight").assign(label=1), n_bootstrap=0, group_labels=GROUP_LABELS)
+    path = write_report(tmp_path, config={}, metrics=metrics, plots={"roc": "plots/roc.png"}, baselines=None, notes=[])
     text = path.read_text(encoding="utf-8")
     assert "No survey weights" in text and "No baselines" in text
     assert 'title="undefined">n/a' in text and "Single-class groups" in text
@@ -105,12 +119,24 @@ def test_plot_paths_must_stay_in_the_run_folder(tmp_path, model_metrics, bad):
 
 
 def test_run_folder_metrics_with_scoring_counts(tmp_path, model_metrics, baseline_metrics):
-    wrapped = {"model": model_metrics, "baselines": baseline_metrics,
-               "scoring": {"rows": 240, "nan_scores": 3, "unparseable": 2,
-                           "notes": ["2 answers had no <parseable> probability"],
-                           "engine": {"backend": "<fake>"}}}
-    path = write_report(tmp_path, config={"model_name": "m", "task": {"name": "ACSIncome"}},
-                        metrics=wrapped, plots={}, notes=wrapped["scoring"]["notes"])
+    wrapped = {
+        "model": model_metrics,
+        "baselines": baseline_metrics,
+        "scoring": {
+            "rows": 240,
+            "nan_scores": 3,
+            "unparseable": 2,
+            "notes": ["2 answers had no <parseable> probability"],
+            "engine": {"backend": "<fake>"},
+        },
+    }
+    path = write_report(
+        tmp_path,
+        config={"model_name": "m", "task": {"name": "ACSIncome"}},
+        metrics=wrapped,
+        plots={},
+        notes=wrapped["scoring"]["notes"],
+    )
     text = path.read_text(encoding="utf-8")
     assert "<h1>m on ACSIncome</h1>" in text
     assert "<td>unparseable</td><td>2</td>" in text and "&lt;fake&gt;" in text
@@ -127,10 +153,18 @@ def test_the_answer_comes_first(page, model_metrics, baseline_metrics):
     reading = text[headline : text.index("</p>", headline)]
     assert f"{overall['roc_auc']:.3f}" in reading and f"{overall['ece']:.3f}" in reading
     best = max(baseline_metrics.items(), key=lambda kv: kv[1]["unweighted"]["overall"]["roc_auc"])
-    assert f"The {best[0].replace('_', '-')} baseline reaches AUC {best[1]['unweighted']['overall']['roc_auc']:.3f}" in reading
-    order = [headline, text.index("<h2>Model vs baselines</h2>"), text.index('alt="calibration"'),
-             text.index("<h2>Per-group metrics and gaps (unweighted)</h2>"), text.index("<h2>All metrics</h2>"),
-             text.index("<h2>Rows, exclusions and undefined metrics</h2>")]
+    assert (
+        f"The {best[0].replace('_', '-')} baseline reaches AUC {best[1]['unweighted']['overall']['roc_auc']:.3f}"
+        in reading
+    )
+    order = [
+        headline,
+        text.index("<h2>Model vs baselines</h2>"),
+        text.index('alt="calibration"'),
+        text.index("<h2>Per-group metrics and gaps (unweighted)</h2>"),
+        text.index("<h2>All metrics</h2>"),
+        text.index("<h2>Rows, exclusions and undefined metrics</h2>"),
+    ]
     assert order == sorted(order)
 
 

@@ -36,11 +36,53 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = ["--cache-dir", str(root.parent / "cache")]
     _run(["run", "--model", "default", *RISK, "--results-dir", str(root), *cache])
     _run(["run", "--model", "fake", "--inference-backend", "fake", *RISK, "--results-dir", str(root), "--no-cache"])
-    _run(["numeric", "run", "--model", "fake", "--inference-backend", "fake", "--limit", "20", "--results-dir", str(root), "--no-cache"])
-    _run(["allocation", "run", "--model", "fake", "--inference-backend", "fake", "--rounds", "4", "--n-bootstrap", "50",
-          "--results-dir", str(root), "--no-cache"])  # fmt: skip
-    _run(["epidemiology", "run", "--model", "fake", "--inference-backend", "fake", "--tasks",
-          "acs_income_by_sex,anes96_vote_by_party", "--results-dir", str(root), "--no-cache"])  # fmt: skip
+    _run(
+        [
+            "numeric",
+            "run",
+            "--model",
+            "fake",
+            "--inference-backend",
+            "fake",
+            "--limit",
+            "20",
+            "--results-dir",
+            str(root),
+            "--no-cache",
+        ]
+    )
+    _run(
+        [
+            "allocation",
+            "run",
+            "--model",
+            "fake",
+            "--inference-backend",
+            "fake",
+            "--rounds",
+            "4",
+            "--n-bootstrap",
+            "50",
+            "--results-dir",
+            str(root),
+            "--no-cache",
+        ]
+    )
+    _run(
+        [
+            "epidemiology",
+            "run",
+            "--model",
+            "fake",
+            "--inference-backend",
+            "fake",
+            "--tasks",
+            "acs_income_by_sex,anes96_vote_by_party",
+            "--results-dir",
+            str(root),
+            "--no-cache",
+        ]
+    )
     return root
 
 
@@ -61,8 +103,14 @@ def _run_dir(results: Path, *parts: str) -> Path:
 def test_every_part_is_found_and_tabled(site) -> None:
     assert site.runs_by_part == {"risk": 2, "numeric": 1, "allocation": 1, "epidemiology": 1}
     keys = {t.key for t in site.tables}
-    assert {"risk-nistincome", "numeric-colors", "allocation-metric-validity", "epidemiology-summary",
-            "epidemiology-nist-acs", "epidemiology-anes96"} <= keys  # fmt: skip
+    assert {
+        "risk-nistincome",
+        "numeric-colors",
+        "allocation-metric-validity",
+        "epidemiology-summary",
+        "epidemiology-nist-acs",
+        "epidemiology-anes96",
+    } <= keys
     assert not site.notes
 
 
@@ -186,16 +234,22 @@ def browser():
 def test_browser_reports_errors_it_sees(browser, tmp_path: Path) -> None:
     """The checks below mean something: a console error and a missing image are caught."""
     page = tmp_path / "broken.html"
-    page.write_text('<!DOCTYPE html><html><body><img src="missing.png"><script>console.error("boom")</script></body></html>')
+    page.write_text(
+        '<!DOCTYPE html><html><body><img src="missing.png"><script>console.error("boom")</script></body></html>'
+    )
     errors = browser.open(page).errors
-    assert any("boom" in e for e in errors) and any("missing.png" in e or "ERR_FILE_NOT_FOUND" in e for e in errors), errors
+    assert any("boom" in e for e in errors) and any("missing.png" in e or "ERR_FILE_NOT_FOUND" in e for e in errors), (
+        errors
+    )
 
 
 def test_site_opens_without_errors_images_links_and_sorting(browser, site) -> None:
     load = browser.open(site.index)
     assert load.errors == []
-    images = browser.evaluate("Promise.all(Array.from(document.images).map(i => { i.loading = 'eager'; "
-                              "return i.decode().then(() => [i.src, true], () => [i.src, false]); }))")  # fmt: skip
+    images = browser.evaluate(
+        "Promise.all(Array.from(document.images).map(i => { i.loading = 'eager'; "
+        "return i.decode().then(() => [i.src, true], () => [i.src, false]); }))"
+    )
     assert len(images) == len(site.figures) >= 4 and all(ok for _, ok in images), images
     links = browser.evaluate("Array.from(document.links).map(a => a.href)")
     assert links and not [u for u in links if not u.startswith("file://")]
@@ -205,8 +259,10 @@ def test_site_opens_without_errors_images_links_and_sorting(browser, site) -> No
         if anchor:
             assert browser.evaluate(f"document.getElementById({json.dumps(anchor)}) !== null"), url
     table = "document.querySelector('table[data-key=risk-nistincome]')"
-    read_auc = (f"(() => {{ const t = {table}; const col = Array.from(t.tHead.rows[0].cells).findIndex(c => c.textContent.trim() === 'AUC');"
-                " return [col, Array.from(t.tBodies[0].rows).map(r => r.cells[col].getAttribute('data-sort'))]; })()")  # fmt: skip
+    read_auc = (
+        f"(() => {{ const t = {table}; const col = Array.from(t.tHead.rows[0].cells).findIndex(c => c.textContent.trim() === 'AUC');"
+        " return [col, Array.from(t.tBodies[0].rows).map(r => r.cells[col].getAttribute('data-sort'))]; })()"
+    )
     col, before = browser.evaluate(read_auc)
     values = sorted(float(v) for v in before if v)
     browser.evaluate(f"{table}.tHead.rows[0].cells[{col}].click()")
@@ -223,7 +279,9 @@ def test_every_run_page_opens_without_errors(browser, results: Path) -> None:
     for page in pages:
         load = browser.open(page)
         assert load.errors == [], page
-        assert browser.evaluate("Array.from(document.images).every(i => i.getAttribute('src') && !i.src.startsWith('http'))")
+        assert browser.evaluate(
+            "Array.from(document.images).every(i => i.getAttribute('src') && !i.src.startsWith('http'))"
+        )
     risk_page = next(p for p in pages if "NISTIncome" in p.parts and "fake" not in p.parts)
     browser.open(risk_page)
     browser.screenshot(ARTIFACTS / "risk-run-page.png")
@@ -237,7 +295,9 @@ def test_compare_the_two_risk_runs_of_the_site(results: Path, tmp_path: Path, ca
     printed = capsys.readouterr().out
     table = pd.read_csv(out)
     auc = table[table["title"] == "AUC"].iloc[0]
-    metrics = [json.loads((f / "metrics.json").read_text())["model"]["unweighted"]["overall"]["roc_auc"] for f in (a, b)]
+    metrics = [
+        json.loads((f / "metrics.json").read_text())["model"]["unweighted"]["overall"]["roc_auc"] for f in (a, b)
+    ]
     assert auc["a"] == pytest.approx(metrics[0]) and auc["difference"] == pytest.approx(metrics[1] - metrics[0])
     assert auc["low"] <= auc["difference"] <= auc["high"]
     lines = printed.splitlines()
@@ -262,7 +322,10 @@ def test_a_collapsed_run_is_marked_wherever_its_numbers_are_shown(site, results:
     marked = page.split('data-key="risk-nistincome"')[1].split("</table>")[0]
     smol = next(r for r in marked.split("<tr") if "SmolLM2-135M-Instruct" in r)
     assert smol.count('class="caveat"') == len(_table(site, "risk-nistincome").metric_columns) and "caveat-mark" in smol
-    assert "Caveats: the marked numbers may not mean what they seem." in page and "with caveats, marked in the table" in page
+    assert (
+        "Caveats: the marked numbers may not mean what they seem." in page
+        and "with caveats, marked in the table" in page
+    )
 
 
 def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> None:
@@ -270,14 +333,39 @@ def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> Non
     from folkscope.epidemiology.board import _summary, _task_rows
 
     def metrics(readout: str, scores: list[float]) -> dict:
-        rows = [{"task": f"t{i}", "score": s, "score_low": s, "score_high": s, "distance": 0.1, "mean_baseline": 0.2,
-                 "worst": 0.5, "best": 0.01, "dataset": "d", "dimension": "low"} for i, s in enumerate(scores)]  # fmt: skip
-        return {"model": "m", "mode": "likelihood", "config": {"mode": "likelihood", "likelihood_readout": readout}, "scores": rows}
+        rows = [
+            {
+                "task": f"t{i}",
+                "score": s,
+                "score_low": s,
+                "score_high": s,
+                "distance": 0.1,
+                "mean_baseline": 0.2,
+                "worst": 0.5,
+                "best": 0.01,
+                "dataset": "d",
+                "dimension": "low",
+            }
+            for i, s in enumerate(scores)
+        ]
+        return {
+            "model": "m",
+            "mode": "likelihood",
+            "config": {"mode": "likelihood", "likelihood_readout": readout},
+            "scores": rows,
+        }
 
-    frame = pd.concat([_task_rows(Path("a"), metrics("argmax", [float("nan"), 4.0])), _task_rows(Path("b"), metrics("expected", [1.0, 3.0]))])
+    frame = pd.concat(
+        [
+            _task_rows(Path("a"), metrics("argmax", [float("nan"), 4.0])),
+            _task_rows(Path("b"), metrics("expected", [1.0, 3.0])),
+        ]
+    )
     summary = _summary(frame).frame.set_index("mode")
     assert summary.loc["likelihood", "mean score"] == 4.0 and summary.loc["likelihood", "unscored"] == 1
-    assert summary.loc["likelihood (expected)", "mean score"] == 2.0 and summary.loc["likelihood (expected)", "tasks"] == 2
+    assert (
+        summary.loc["likelihood (expected)", "mean score"] == 2.0 and summary.loc["likelihood (expected)", "tasks"] == 2
+    )
 
 
 def test_one_model_has_one_name_on_every_parts_board(tmp_path: Path) -> None:
@@ -288,9 +376,15 @@ def test_one_model_has_one_name_on_every_parts_board(tmp_path: Path) -> None:
     from folkscope.numeric.board import _row
     from folkscope.runs import Manifest
 
-    manifest = Manifest(part="numeric", fingerprint="ab" * 32, config={"model": "default", "dataset": "colors"},
-                        engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}})  # fmt: skip
+    manifest = Manifest(
+        part="numeric",
+        fingerprint="ab" * 32,
+        config={"model": "default", "dataset": "colors"},
+        engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}},
+    )
     row = _row(tmp_path, manifest, {"config": {"model": "default", "chat": True}, "n_problems": 4})
     assert row["model"] == "SmolLM2-135M-Instruct" == manifest.model_name
-    assert Manifest(part="numeric", fingerprint="ab", config={"model": "gpt2"}).model_name == "gpt2"  # no engine recorded
+    assert (
+        Manifest(part="numeric", fingerprint="ab", config={"model": "gpt2"}).model_name == "gpt2"
+    )  # no engine recorded
     assert doctest.testmod(manifests).failed == 0

@@ -35,8 +35,9 @@ def test_tables_escape_headers_and_frame_cells():
     assert page.bullet_list([]) == "" and page.bullet_list([EVIL], css_class="warn").startswith('<ul class="warn">')
 
 
-@pytest.mark.parametrize("bad", ["/etc/passwd", "../outside.png", "a/../../b.png", "javascript:alert(1)",
-                                 "http://example.org/x.png"])
+@pytest.mark.parametrize(
+    "bad", ["/etc/passwd", "../outside.png", "a/../../b.png", "javascript:alert(1)", "http://example.org/x.png"]
+)
 def test_figure_paths_must_stay_in_the_run_folder(bad):
     with pytest.raises(ConfigError):
         page.figure_block({"x": bad})
@@ -52,8 +53,13 @@ def test_figure_block_links_quotes_and_flags_missing_files(tmp_path):
 
 
 def test_render_page_is_self_contained_and_written_atomically(tmp_path):
-    html = page.render_page(EVIL, heading=EVIL, subtitle=EVIL, body=[page.section(EVIL, "<p>body</p>")],
-                            config={"model": EVIL, "x": math.nan})
+    html = page.render_page(
+        EVIL,
+        heading=EVIL,
+        subtitle=EVIL,
+        body=[page.section(EVIL, "<p>body</p>")],
+        config={"model": EVIL, "x": math.nan},
+    )
     assert "<script>" not in html and "Content-Security-Policy" in html
     assert "http://" not in html and "https://" not in html
     assert "<h2>Configuration</h2>" in html and "<h3>Software</h3>" in html and "&quot;x&quot;: null" in html
@@ -67,17 +73,20 @@ def test_plain_text_keeps_dollars_literal():
 
 
 def test_public_names():
-    assert set(report.__all__) == {n for n in vars(report) if not n.startswith("_")
-                                   and callable(getattr(report, n))}
+    assert set(report.__all__) == {n for n in vars(report) if not n.startswith("_") and callable(getattr(report, n))}
     for module in (page, figures, board, leaderboard):
         for name in module.__all__:
             assert getattr(report, name) is getattr(module, name)
 
 
 def test_the_shell_imports_no_part():
-    code = ("import sys, folkscope.report; "
-            "print(sorted(m for m in sys.modules if m.startswith(('folkscope.risk', 'folkscope.numeric', 'folkscope.allocation', 'folkscope.epidemiology', 'matplotlib'))))")
+    code = (
+        "import sys, folkscope.report; "
+        "print(sorted(m for m in sys.modules if m.startswith(('folkscope.risk', 'folkscope.numeric', 'folkscope.allocation', 'folkscope.epidemiology', 'matplotlib'))))"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

@@ -23,8 +23,14 @@ def assert_png(path: Path) -> None:
 
 def test_make_all_plots_writes_every_png_and_no_temporary_file(run_dir):
     run, paths = run_dir
-    assert set(paths) == {"calibration", "calibration_RAC1P", "calibration_SEX",
-                          "score_histogram", "roc", "selective_accuracy"}
+    assert set(paths) == {
+        "calibration",
+        "calibration_RAC1P",
+        "calibration_SEX",
+        "score_histogram",
+        "roc",
+        "selective_accuracy",
+    }
     for rel in paths.values():
         assert not Path(rel).is_absolute() and rel.startswith("plots/")
         assert_png(run / rel)
@@ -32,8 +38,7 @@ def test_make_all_plots_writes_every_png_and_no_temporary_file(run_dir):
 
 
 def test_each_plot_function_returns_its_path(tmp_path, scores, baseline_scores):
-    out = plots.plot_roc(scores, tmp_path / "sub" / "roc.png", baselines=baseline_scores,
-                         model_name="m$")
+    out = plots.plot_roc(scores, tmp_path / "sub" / "roc.png", baselines=baseline_scores, model_name="m$")
     assert out == tmp_path / "sub" / "roc.png"
     assert_png(out)
     # a second call replaces the file in place
@@ -45,8 +50,7 @@ def test_single_class_and_unscored_tables_still_draw(tmp_path, scores):
     one = scores.assign(label=1)
     assert_png(plots.plot_roc(one, tmp_path / "roc.png"))
     assert_png(plots.plot_group_calibration(one, tmp_path / "g.png", group_col="SEX"))
-    assert_png(plots.plot_calibration(scores.assign(risk_score=float("nan")),
-                                      tmp_path / "c.png"))
+    assert_png(plots.plot_calibration(scores.assign(risk_score=float("nan")), tmp_path / "c.png"))
 
 
 def test_failed_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
@@ -66,19 +70,23 @@ def test_failed_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
 
 
 def test_public_names():
-    assert set(plots.__all__) == {n for n, v in vars(plots).items() if not n.startswith("_")
-                                  and callable(v) and getattr(v, "__module__", "") == plots.__name__}
+    assert set(plots.__all__) == {
+        n
+        for n, v in vars(plots).items()
+        if not n.startswith("_") and callable(v) and getattr(v, "__module__", "") == plots.__name__
+    }
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_import_does_not_load_matplotlib():
-    out = _python("import sys, folkscope.report, folkscope.risk.plots, folkscope.risk.report; "
-                  "print(sorted(n for n in sys.modules if n.startswith('matplotlib')))")
+    out = _python(
+        "import sys, folkscope.report, folkscope.risk.plots, folkscope.risk.report; "
+        "print(sorted(n for n in sys.modules if n.startswith('matplotlib')))"
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 

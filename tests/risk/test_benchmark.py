@@ -11,8 +11,8 @@ import pytest
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
 from folkscope.risk.analysis import rescore
-from folkscope.risk.run import Benchmark
 from folkscope.risk.config import BenchmarkConfig
+from folkscope.risk.run import Benchmark
 
 
 @pytest.fixture(scope="module")
@@ -67,17 +67,28 @@ def test_results_hold_folktexts_flat_keys_and_files_beside_metrics_json(finished
 
     bench, results, root = finished_run
     table = pd.read_parquet(bench.run_dir / "scores.parquet")
-    flat = evaluate_predictions(table["label"], table["risk_score"], sensitive_attribute=table["RAC1P"],
-                                threshold=results["threshold"], model_name=bench.model_name)  # fmt: skip
+    flat = evaluate_predictions(
+        table["label"],
+        table["risk_score"],
+        sensitive_attribute=table["RAC1P"],
+        threshold=results["threshold"],
+        model_name=bench.model_name,
+    )
     for key, value in flat.items():
         assert results[key] == (pytest.approx(value, abs=1e-12) if isinstance(value, float) else value), key
     overall = results["model"]["unweighted"]["overall"]
     assert results["accuracy"] == overall["accuracy"] and results["ece"] == pytest.approx(overall["ece"], abs=1e-12)
-    assert results["threshold_fitted_on"] == 40 and results["sensitive_attribute"] == "RAC1P" and results["n_unscored"] == 0
+    assert (
+        results["threshold_fitted_on"] == 40
+        and results["sensitive_attribute"] == "RAC1P"
+        and results["n_unscored"] == 0
+    )
     saved = json.loads((bench.run_dir / f"results.bench-{hash(bench)}.json").read_text())
     assert saved["ece"] == results["ece"] and "model" not in saved and saved["results_dir"] == bench.run_dir.as_posix()
     predictions = pd.read_csv(results["predictions_path"], index_col=0)
-    assert list(predictions.columns) == ["risk_score", "label"] and np.allclose(predictions["risk_score"], table["risk_score"])
+    assert list(predictions.columns) == ["risk_score", "label"] and np.allclose(
+        predictions["risk_score"], table["risk_score"]
+    )
     assert bench.results_dir == bench.run_dir and bench.results_root_dir == root and bench.llm_clf is bench.classifier
     assert bench.save_results() == bench.run_dir / f"results.bench-{hash(bench)}.json"
     plots = bench.plot_results(show_plots=False)
@@ -109,7 +120,9 @@ def test_rescore_of_a_folder_that_is_not_a_run(tmp_path):
 def test_another_configuration_never_shares_a_folder(finished_run):
     bench, _, root = finished_run
     engine = Engine.from_model("seeded-fake", backend="fake", use_cache=False)
-    other = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.05, n_bootstrap=50, numeric_risk_prompting=True)
+    other = Benchmark.make_benchmark(
+        "NISTIncome", model=engine, subsampling=0.05, n_bootstrap=50, numeric_risk_prompting=True
+    )
     assert other.run_folder(root) != bench.run_dir
 
 
@@ -138,7 +151,9 @@ def test_invalid_options_fail_before_any_model_loads():
         BenchmarkConfig(subsampling=2.0)
     with pytest.raises(ConfigError, match="either config= or"):
         Benchmark.make_benchmark("NISTIncome", model="x", config=BenchmarkConfig(), seed=3)
-    assert BenchmarkConfig.from_dict(BenchmarkConfig(variation=("format=bullet",)).to_dict()).variation == ("format=bullet",)
+    assert BenchmarkConfig.from_dict(BenchmarkConfig(variation=("format=bullet",)).to_dict()).variation == (
+        "format=bullet",
+    )
     with pytest.raises(ConfigError, match="unknown BenchmarkConfig key"):
         BenchmarkConfig.from_dict({"temprature": 1})
 
@@ -150,8 +165,15 @@ def test_chain_of_thought_runs_keep_the_generations_and_count_unparseable_ones(t
         return "Thinking... Probability: 30%" if "The sex is: Female." in prompt else "No idea."
 
     engine = Engine(FakeBackend("cot-fake", responses=answer), cache=None)
-    bench = Benchmark.make_benchmark("NISTIncome", model=engine, subsampling=0.02, cot_prompting=True, baselines=False, n_bootstrap=10,
-                                     context_size=None)  # whole prompts: the answer depends on a feature line  # fmt: skip
+    bench = Benchmark.make_benchmark(
+        "NISTIncome",
+        model=engine,
+        subsampling=0.02,
+        cot_prompting=True,
+        baselines=False,
+        n_bootstrap=10,
+        context_size=None,
+    )  # whole prompts: the answer depends on a feature line
     metrics = bench.run(tmp_path)
     table = pd.read_parquet(bench.run_dir / "scores.parquet")
     men = table["SEX"] == 1

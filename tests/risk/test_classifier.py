@@ -109,7 +109,9 @@ def test_fit_by_default_takes_folktexts_roc_threshold():
     engine = Engine.from_model("seeded", backend="fake", use_cache=False)
     clf = LLMClassifier(engine, "ACSIncome").fit(X10, Y10)
     scores = clf.predict_proba(X10)[:, 1]
-    assert clf.threshold == min(compute_best_threshold(Y10, scores), 1.0) and clf._threshold_fitted_on == 10  # inf: none positive, clipped to 1 as folktexts does
+    assert (
+        clf.threshold == min(compute_best_threshold(Y10, scores), 1.0) and clf._threshold_fitted_on == 10
+    )  # inf: none positive, clipped to 1 as folktexts does
     with pytest.raises(DataError, match="both labels"):
         clf.fit(X10, np.ones(10, dtype=int))
 
@@ -118,11 +120,15 @@ def test_prompts_longer_than_the_context_size_are_cut_counted_and_said(caplog):
     """They were refused; folktexts cuts them to their last context_size tokens (600 by default), so folkscope does, and says so."""
 
     def classifier(size, *, cut=True):
-        return LLMClassifier(Engine(FakeBackend("hand", cut_prompts=cut), cache=None, progress=False), "ACSIncome", context_size=size)
+        return LLMClassifier(
+            Engine(FakeBackend("hand", cut_prompts=cut), cache=None, progress=False), "ACSIncome", context_size=size
+        )
 
     whole = classifier(None).predict_proba(X10)
     short = classifier(50)
-    assert not np.allclose(short.predict_proba(X10), whole)  # the fake model sees every token: a cut prompt answers otherwise
+    assert not np.allclose(
+        short.predict_proba(X10), whole
+    )  # the fake model sees every token: a cut prompt answers otherwise
     assert short.last_report.truncated_prompts == 10 and short.last_report.to_dict()["context_size"] == 50
     assert "10 of 10 rows had prompts longer than the context size (50 tokens" in caplog.text
     roomy = classifier(10_000)
@@ -155,8 +161,12 @@ def test_default_model_scores_the_fixture_rows_in_both_modes():
     engine = Engine.from_model("default", use_cache=False)
     proba = LLMClassifier(engine, "ACSIncome").predict_proba(X10)
     mc = proba[:, 1]
-    assert proba.shape == (10, 2) and np.allclose(proba.sum(axis=1), 1) and ((mc > 0) & (mc < 1)).all()  # letter probabilities never reach 0 or 1
-    numeric = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True)).predict_proba(X10)[:, 1]
+    assert (
+        proba.shape == (10, 2) and np.allclose(proba.sum(axis=1), 1) and ((mc > 0) & (mc < 1)).all()
+    )  # letter probabilities never reach 0 or 1
+    numeric = LLMClassifier(engine, "ACSIncome", prompt_config=PromptConfig(numeric_risk_prompting=True)).predict_proba(
+        X10
+    )[:, 1]
     assert not np.isnan(numeric).any() and ((numeric >= 0) & (numeric <= 0.99)).all()  # two digits after "0."
 
 
@@ -172,8 +182,12 @@ def engine_missing(rule, missing):
 
     def next_token(requests, **labels):
         out = real(requests, **labels)
-        return [dataclasses.replace(res, logprobs=tuple([float("nan")] * len(res.logprobs)), bound=None)
-                if missing(str(req.prompt)) else res for req, res in zip(requests, out)]  # fmt: skip
+        return [
+            dataclasses.replace(res, logprobs=tuple([float("nan")] * len(res.logprobs)), bound=None)
+            if missing(str(req.prompt))
+            else res
+            for req, res in zip(requests, out)
+        ]
 
     engine.next_token = next_token
     return engine
@@ -187,7 +201,9 @@ def second_step(prompt: str) -> bool:
 def test_numeric_rows_without_second_digit_probabilities_are_nan_not_zero(readout):
     """The greedy readout used to take argmax of an all-NaN row: digit 0, scores 0.3 with 0 NaN reported."""
     cfg = PromptConfig(numeric_risk_prompting=True)
-    clf = LLMClassifier(engine_missing(numeric_rule, second_step), "ACSIncome", prompt_config=cfg, numeric_readout=readout)
+    clf = LLMClassifier(
+        engine_missing(numeric_rule, second_step), "ACSIncome", prompt_config=cfg, numeric_readout=readout
+    )
     scores = clf.predict_proba(X10)[:, 1]
     assert np.isnan(scores).all() and clf.last_report.nan_scores == 10
     assert any("10 rows had no usable probabilities for the second digit" in note for note in clf.last_report.notes)
@@ -196,11 +212,19 @@ def test_numeric_rows_without_second_digit_probabilities_are_nan_not_zero(readou
 def test_expected_readout_ignores_missing_second_digits_that_cannot_matter():
     """P(first digit = 7) = 0, so a missing distribution after '0.7' changes nothing; after '0.2' (P = 0.1) it does."""
     cfg = PromptConfig(numeric_risk_prompting=True)
-    harmless = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.7")), "ACSIncome", prompt_config=cfg,
-                             numeric_readout="expected")  # fmt: skip
+    harmless = LLMClassifier(
+        engine_missing(numeric_rule, lambda p: p.endswith("0.7")),
+        "ACSIncome",
+        prompt_config=cfg,
+        numeric_readout="expected",
+    )
     assert np.allclose(harmless.predict_proba(X10)[:, 1], 0.1 * 0.2 + 0.6 * (0.3 + 0.038) + 0.3 * 0.4)
-    harmful = LLMClassifier(engine_missing(numeric_rule, lambda p: p.endswith("0.2")), "ACSIncome", prompt_config=cfg,
-                            numeric_readout="expected")  # fmt: skip
+    harmful = LLMClassifier(
+        engine_missing(numeric_rule, lambda p: p.endswith("0.2")),
+        "ACSIncome",
+        prompt_config=cfg,
+        numeric_readout="expected",
+    )
     assert np.isnan(harmful.predict_proba(X10)[:, 1]).all()
 
 
@@ -220,7 +244,9 @@ from hypothesis import strategies as st  # noqa: E402
 def test_a_score_is_finite_only_when_both_digits_had_probabilities(first_missing, second_missing):
     """Random rows lose their first- or second-step probabilities: exactly those rows are NaN, and counted."""
     cfg = PromptConfig(numeric_risk_prompting=True)
-    texts = [str(p) for p in LLMClassifier(engine_with(), "ACSIncome", prompt_config=cfg).renderer.render(X10).prompts(0)]
+    texts = [
+        str(p) for p in LLMClassifier(engine_with(), "ACSIncome", prompt_config=cfg).renderer.render(X10).prompts(0)
+    ]
     distinct = sorted(set(texts))  # two fixture rows are the same person: they share a prompt
 
     def missing(prompt: str) -> bool:
@@ -251,7 +277,9 @@ def test_the_classifier_is_a_scikit_learn_estimator():
     clf.set_params(threshold=0.7, threshold_rule=">")
     assert clf.threshold == 0.7 and np.array_equal(clf.predict(X10), (proba[:, 1] > 0.7).astype(int))
     assert clf.score(X10, Y10) == pytest.approx(float(np.mean(clf.predict(X10) == Y10.to_numpy())))
-    clf.set_params(prompt_config=PromptConfig(numeric_risk_prompting=True))  # the classifier is rebuilt: numeric prompts
+    clf.set_params(
+        prompt_config=PromptConfig(numeric_risk_prompting=True)
+    )  # the classifier is rebuilt: numeric prompts
     assert clf.prompt_config.mode == "numeric" and clf.renderer.config.mode == "numeric"
     with pytest.raises(ConfigError, match="threshold must be in"):
         clf.set_params(threshold=2)
@@ -270,13 +298,19 @@ def test_predictions_csv_is_folktexts_and_read_back(tmp_path):
     saved["risk_score"] = 0.25  # a saved file for these rows is read, not recomputed
     saved.to_csv(path)
     assert np.allclose(clf.predict_proba(X10, predictions_save_path=path)[:, 1], 0.25)
-    assert not np.allclose(clf.predict_proba(X10.iloc[:5], predictions_save_path=path)[:, 1], 0.25)  # other rows: scored anew
+    assert not np.allclose(
+        clf.predict_proba(X10.iloc[:5], predictions_save_path=path)[:, 1], 0.25
+    )  # other rows: scored anew
     with pytest.raises(ConfigError, match="predictions_save_path"):
         clf.predict_proba(X10, labels=Y10)
 
 
 def test_predict_refuses_rows_without_a_score():
-    clf = LLMClassifier(engine_with(responses=lambda prompt: "I cannot say."), "ACSIncome", prompt_config=PromptConfig(cot_prompting=True))
+    clf = LLMClassifier(
+        engine_with(responses=lambda prompt: "I cannot say."),
+        "ACSIncome",
+        prompt_config=PromptConfig(cot_prompting=True),
+    )
     assert np.isnan(clf.predict_proba(X10)).all()
     with pytest.raises(DataError, match="10 of 10 rows have no risk score"):
         clf.predict(X10)

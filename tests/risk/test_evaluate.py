@@ -31,12 +31,14 @@ LABELS = {"SEX": {1: "Male", 2: "Female"}}
 @pytest.fixture
 def six() -> pd.DataFrame:
     """Six rows, two groups of SEX, survey weights 1,2,1 | 3,1,2 (total 10)."""
-    return pd.DataFrame({
-        "label":      [1,   0,   1,   0,   1,   0],
-        "risk_score": [0.9, 0.2, 0.6, 0.7, 0.4, 0.1],
-        "weight":     [1.0, 2.0, 1.0, 3.0, 1.0, 2.0],
-        "SEX":        [1,   1,   1,   2,   2,   2],
-    })
+    return pd.DataFrame(
+        {
+            "label": [1, 0, 1, 0, 1, 0],
+            "risk_score": [0.9, 0.2, 0.6, 0.7, 0.4, 0.1],
+            "weight": [1.0, 2.0, 1.0, 3.0, 1.0, 2.0],
+            "SEX": [1, 1, 1, 2, 2, 2],
+        }
+    )
 
 
 def run(frame: pd.DataFrame, **kw):
@@ -52,8 +54,8 @@ def test_overall_unweighted_by_hand(six):
     # (p - y)^2: .01 .04 .16 .49 .36 .01 -> 1.07 / 6
     assert o["brier"] == pytest.approx(1.07 / 6)
     assert o["log_loss"] == pytest.approx(
-        -(math.log(.9) + math.log(.8) + math.log(.6) + math.log(.3) + math.log(.4)
-          + math.log(.9)) / 6)
+        -(math.log(0.9) + math.log(0.8) + math.log(0.6) + math.log(0.3) + math.log(0.4) + math.log(0.9)) / 6
+    )
     # positives .9 .6 .4 vs negatives .2 .7 .1: 3 + 2 + 2 winning pairs of 9
     assert o["roc_auc"] == pytest.approx(7 / 9)
     # 1{r > .5}: right on .9 .2 .6 .1, wrong on .7 (y=0) and .4 (y=1)
@@ -131,9 +133,10 @@ def test_pairs_by_name_or_code_and_two_columns(six):
 
 
 def test_nan_scores_are_excluded_and_counted(six):
-    with_nan = pd.concat([six, pd.DataFrame({"label": [1, 0], "risk_score": [np.nan, np.nan],
-                                             "weight": [5.0, np.nan], "SEX": [2, 2]})],
-                         ignore_index=True)
+    with_nan = pd.concat(
+        [six, pd.DataFrame({"label": [1, 0], "risk_score": [np.nan, np.nan], "weight": [5.0, np.nan], "SEX": [2, 2]})],
+        ignore_index=True,
+    )
     clean, res = run(six), run(with_nan)
     assert res["counts"] == {"n_rows": 8, "n_scored": 6, "n_excluded": 2}
     assert res["excluded"]["nan_score"] == 2 and res["excluded"]["rows"] == [6, 7]
@@ -153,8 +156,7 @@ def test_all_scores_nan_is_reported_not_crashing(six):
     assert res["counts"]["n_scored"] == 0
     assert res["unweighted"]["overall"]["ece"] is None
     assert res["unweighted"]["intervals"]["ece"] is None
-    assert {"weighting": "unweighted", "scope": "overall", "group": None,
-            "metric": "roc_auc"} in res["undefined"]
+    assert {"weighting": "unweighted", "scope": "overall", "group": None, "metric": "roc_auc"} in res["undefined"]
     json.dumps(res, allow_nan=False)
 
 
@@ -165,32 +167,37 @@ def test_single_class_group_is_flagged(six):
     assert gx["name"] == "x" and gx["n_negative"] == 0
     for m in ("roc_auc", "balanced_accuracy", "fpr"):
         assert gx[m] is None
-        assert {"weighting": "unweighted", "scope": "G", "group": "x", "metric": m} \
-            in res["undefined"]
+        assert {"weighting": "unweighted", "scope": "G", "group": "x", "metric": m} in res["undefined"]
     assert gx["ece"] is not None and gx["tpr"] is not None  # defined metrics stay
-    assert res["single_class_groups"] == [
-        {"column": "G", "group": "x", "code": "x", "n_positive": 3, "n_negative": 0}]
+    assert res["single_class_groups"] == [{"column": "G", "group": "x", "code": "x", "n_positive": 3, "n_negative": 0}]
     gap = res["unweighted"]["groups"]["G"]["gaps"]["roc_auc"]
     assert gap["n_groups_defined"] == 1
 
 
 def test_json_serialisable_with_nan_as_null_and_inf_as_string(six):
-    six = six.assign(risk_score=[0.9, 0.2, 0.6, 0.7, 0.0, 0.1],  # r = 0 on y = 1: log loss inf
-                     G=["x", "x", "x", "x", "x", "z"])
+    six = six.assign(
+        risk_score=[0.9, 0.2, 0.6, 0.7, 0.0, 0.1],  # r = 0 on y = 1: log loss inf
+        G=["x", "x", "x", "x", "x", "z"],
+    )
     res = run(six, group_cols=["SEX", "G"], n_bootstrap=20)
     text = json.dumps(res, allow_nan=False)
     assert json.loads(text) == res
     assert res["unweighted"]["overall"]["log_loss"] == "inf"
     assert res["unweighted"]["groups"]["G"]["groups"][1]["roc_auc"] is None
-    assert to_jsonable({"a": np.float64("nan"), 2: (np.int64(1), -np.inf)}) == \
-        {"a": None, "2": [1, "-inf"]}
+    assert to_jsonable({"a": np.float64("nan"), 2: (np.int64(1), -np.inf)}) == {"a": None, "2": [1, "-inf"]}
 
 
 def test_bootstrap_is_seeded_and_covers_the_estimate():
     rng = np.random.default_rng(1)
     p = rng.random(300)
-    frame = pd.DataFrame({"label": (rng.random(300) < p).astype(int), "risk_score": p,
-                          "weight": rng.integers(1, 5, 300).astype(float), "SEX": 1})
+    frame = pd.DataFrame(
+        {
+            "label": (rng.random(300) < p).astype(int),
+            "risk_score": p,
+            "weight": rng.integers(1, 5, 300).astype(float),
+            "SEX": 1,
+        }
+    )
     a = evaluate_scores(frame, group_cols=[], n_bootstrap=200, seed=7)
     b = evaluate_scores(frame, group_cols=[], n_bootstrap=200, seed=7)
     c = evaluate_scores(frame, group_cols=[], n_bootstrap=200, seed=8)
@@ -215,8 +222,12 @@ def test_bootstrap_equals_the_library_row_bootstrap():
     y = (rng.random(80) < p).astype(int)
     frame = pd.DataFrame({"label": y, "risk_score": p})
     res = evaluate_scores(frame, group_cols=[], n_bootstrap=100, seed=5, n_bins=10)
-    for name, fn in [("brier", fm.brier_score_loss), ("roc_auc", fm.roc_auc_score),
-                     ("accuracy", fm.accuracy_score), ("ece", fm.expected_calibration_error)]:
+    for name, fn in [
+        ("brier", fm.brier_score_loss),
+        ("roc_auc", fm.roc_auc_score),
+        ("accuracy", fm.accuracy_score),
+        ("ece", fm.expected_calibration_error),
+    ]:
         ref = fm.bootstrap_ci(fn, y, p, n_resamples=100, random_state=5)
         iv = res["unweighted"]["intervals"][name]
         assert (iv["low"], iv["high"]) == pytest.approx((ref.low, ref.high), abs=1e-12), name
@@ -226,8 +237,7 @@ def test_without_weight_column(six):
     res = run(six.drop(columns="weight"), n_bootstrap=10)
     assert res["survey_weighted"] is None and res["settings"]["weight_col"] is None
     assert res["unweighted"]["intervals"]["brier"]["n_resamples"] == 10
-    assert run(six, n_bootstrap=0)["unweighted"]["intervals"] == dict.fromkeys(
-        ev.INTERVAL_METRICS)
+    assert run(six, n_bootstrap=0)["unweighted"]["intervals"] == dict.fromkeys(ev.INTERVAL_METRICS)
 
 
 def test_readable_names_from_string_keys_and_duplicates(six):
@@ -237,22 +247,26 @@ def test_readable_names_from_string_keys_and_duplicates(six):
     assert names == ["Person (1)", "Person (2)"]
 
 
-@pytest.mark.parametrize("change, error", [
-    (lambda f: f.drop(columns="label"), UnknownColumnError),
-    (lambda f: f.drop(columns="SEX"), UnknownColumnError),
-    (lambda f: f.assign(SEX=[1, None, 1, 2, 2, 2]), DataError),
-    (lambda f: f.assign(weight=[1, -1, 1, 1, 1, 1.0]), DataError),
-    (lambda f: f.assign(weight=[1, np.nan, 1, 1, 1, 1.0]), DataError),
-    (lambda f: f.assign(risk_score=[1.5, .2, .6, .7, .4, .1]), DataError),
-    (lambda f: f.assign(label=[2, 0, 1, 0, 1, 0]), DataError),
-])
+@pytest.mark.parametrize(
+    "change, error",
+    [
+        (lambda f: f.drop(columns="label"), UnknownColumnError),
+        (lambda f: f.drop(columns="SEX"), UnknownColumnError),
+        (lambda f: f.assign(SEX=[1, None, 1, 2, 2, 2]), DataError),
+        (lambda f: f.assign(weight=[1, -1, 1, 1, 1, 1.0]), DataError),
+        (lambda f: f.assign(weight=[1, np.nan, 1, 1, 1, 1.0]), DataError),
+        (lambda f: f.assign(risk_score=[1.5, 0.2, 0.6, 0.7, 0.4, 0.1]), DataError),
+        (lambda f: f.assign(label=[2, 0, 1, 0, 1, 0]), DataError),
+    ],
+)
 def test_bad_input_raises(six, change, error):
     with pytest.raises(error):
         run(change(six))
 
 
-@pytest.mark.parametrize("kw", [{"threshold": 1.5}, {"n_bins": 0}, {"n_bootstrap": -1},
-                                {"group_pairs": {"RAC1P": (1, 2)}}])
+@pytest.mark.parametrize(
+    "kw", [{"threshold": 1.5}, {"n_bins": 0}, {"n_bootstrap": -1}, {"group_pairs": {"RAC1P": (1, 2)}}]
+)
 def test_bad_options_raise(six, kw):
     with pytest.raises(ConfigError):
         run(six, **kw)
@@ -281,8 +295,7 @@ def test_calibration_data_by_hand(six):
 
 def test_roc_and_histogram_data(six):
     base = np.array([0.8, 0.1, 0.7, 0.3, 0.6, 0.2])  # separates the labels perfectly
-    roc = roc_data(six.assign(risk_score=[0.9, 0.2, 0.6, 0.7, 0.4, np.nan]),
-                   baselines={"lr": base})
+    roc = roc_data(six.assign(risk_score=[0.9, 0.2, 0.6, 0.7, 0.4, np.nan]), baselines={"lr": base})
     assert roc["lr"]["auc"] == 1.0 and roc["model"]["n_excluded"] == 1
     assert roc["model"]["fpr"][0] == 0 and roc["model"]["tpr"][-1] == 1
     one_class = roc_data(six.assign(label=1))
@@ -294,8 +307,7 @@ def test_roc_and_histogram_data(six):
 
 def test_compare_table_and_baselines(six):
     model = run(six, n_bootstrap=20)
-    base = evaluate_baselines(six, {"lr": [0.8, 0.1, 0.7, 0.3, 0.6, 0.2]}, group_cols=["SEX"],
-                              n_bins=2, n_bootstrap=20)
+    base = evaluate_baselines(six, {"lr": [0.8, 0.1, 0.7, 0.3, 0.6, 0.2]}, group_cols=["SEX"], n_bins=2, n_bootstrap=20)
     table = compare_table({"model": model, **base}, intervals=True)
     assert list(table.index) == ["model", "lr"]
     assert table.loc["lr", "AUC"] == 1.0 and table.loc["lr", "Accuracy"] == 1.0
@@ -313,8 +325,7 @@ def test_compare_table_and_baselines(six):
 
 
 def test_public_names_and_docstring_examples():
-    public = {n for n, v in vars(ev).items() if not n.startswith("_")
-              and getattr(v, "__module__", None) == ev.__name__}
+    public = {n for n, v in vars(ev).items() if not n.startswith("_") and getattr(v, "__module__", None) == ev.__name__}
     assert public <= set(ev.__all__)
     assert all(hasattr(ev, n) for n in ev.__all__)
     for name in ev.__all__:

@@ -45,11 +45,12 @@ SCRIPT = textwrap.dedent(
 
 
 def test_a_folktexts_script_runs_with_its_imports_changed(tmp_path, monkeypatch):
+    import folkscope.engine.cache as cache_module
     from folkscope.data import Dataset, load_bundled
 
-    import folkscope.engine.cache as cache_module
-
-    monkeypatch.setattr(cache_module, "default_cache_dir", lambda: tmp_path / "engine-cache")  # fresh: the model really runs
+    monkeypatch.setattr(
+        cache_module, "default_cache_dir", lambda: tmp_path / "engine-cache"
+    )  # fresh: the model really runs
     rows = load_bundled("acs-income-10")
     rows["PINCP"] = np.where(rows.pop("PINCP>50000") == 1, 75_000, 20_000)  # the fixture keeps only the label
     rows["PWGTP"] = 1
@@ -66,20 +67,27 @@ def test_a_folktexts_script_runs_with_its_imports_changed(tmp_path, monkeypatch)
     assert results["scoring"]["rows"] == len(X_test) and results["n_samples"] == len(X_test)
     bench = namespace["bench"]
     assert bench.config.numeric_risk_prompting and bench.run_dir.is_dir()
-    assert bench.run_dir.parts[-2] == Path(namespace["model"].name_or_path).name  # the loaded model's own name, as in folktexts
+    assert (
+        bench.run_dir.parts[-2] == Path(namespace["model"].name_or_path).name
+    )  # the loaded model's own name, as in folktexts
 
 
 def test_loaded_models_are_told_apart_by_their_weights(tmp_path):
     """Random-initialised tiny Llamas: two loaded models under one name never share cached answers (the cache keys on a weights fingerprint)."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     from folkscope.engine import Engine, ensure_default_model
 
     tokenizer = AutoTokenizer.from_pretrained(ensure_default_model())
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+    )
     torch.manual_seed(0)
     a = LlamaForCausalLM(config)
     torch.manual_seed(1)

@@ -69,7 +69,13 @@ def test_importance_bad_input(data):
 def test_benchmark_reports_recalibrated_scores_and_importance(data, tmp_path):
     engine = Engine(FakeBackend("edu-reader", next_token_probs=reads_education), cache=None)
     bench = Benchmark.make_benchmark(
-        "NISTIncome", dataset=data, model=engine, recalibrate=80, feature_importance=True, baselines=False, n_bootstrap=10
+        "NISTIncome",
+        dataset=data,
+        model=engine,
+        recalibrate=80,
+        feature_importance=True,
+        baselines=False,
+        n_bootstrap=10,
     )
     metrics = bench.run(tmp_path)
     assert set(metrics["recalibrated"]) == {"model (platt)", "model (isotonic)"}

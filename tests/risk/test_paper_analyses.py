@@ -10,9 +10,8 @@ errors from the ACS's replicate weights.
 
 from __future__ import annotations
 
-from html import escape
-
 import json
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +38,23 @@ def _run(capsys, tmp_path, *extra: str) -> tuple[Path, dict, str]:
 
 
 def test_diagnostics_by_hand_and_the_collapse_warning():
-    table = pd.DataFrame({
-        "risk_score": [0.498, 0.5, 0.501, 0.502],
-        "score_ordering_0": [0.9, 0.95, 0.92, 0.99], "score_ordering_1": [0.1, 0.05, 0.08, 0.01],
-        "answer_mass": [0.2, 0.15, 0.18, 0.9],
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "risk_score": [0.498, 0.5, 0.501, 0.502],
+            "score_ordering_0": [0.9, 0.95, 0.92, 0.99],
+            "score_ordering_1": [0.1, 0.05, 0.08, 0.01],
+            "answer_mass": [0.2, 0.15, 0.18, 0.9],
+        }
+    )
     d = score_diagnostics(table)
     assert d["order_bias"]["mean_abs_difference"] == pytest.approx((0.8 + 0.9 + 0.84 + 0.98) / 4)
     assert d["answer_mass"]["median"] == pytest.approx(0.19) and d["answer_mass"]["share_below_half"] == 0.75
     assert d["spread"]["collapsed"] and len(d["warnings"]) == 3
-    assert "Scores collapse" in d["warnings"][0] and "0.88 on average" in d["warnings"][1] and "median 19%" in d["warnings"][2]
+    assert (
+        "Scores collapse" in d["warnings"][0]
+        and "0.88 on average" in d["warnings"][1]
+        and "median 19%" in d["warnings"][2]
+    )
     spread_out = score_diagnostics(pd.DataFrame({"risk_score": np.linspace(0.05, 0.95, 50)}))
     assert spread_out["warnings"] == [] and spread_out["order_bias"] is None and spread_out["answer_mass"] is None
 
@@ -57,7 +63,13 @@ def test_selective_accuracy_by_hand():
     table = pd.DataFrame({"label": [1, 0, 1, 0, 1], "risk_score": [0.95, 0.1, 0.3, 0.65, 0.65]})
     # confidence 0.95 0.9 0.7 0.65 0.65; correct 1 1 0 0 1 -> coverage 0.2: 1, 0.4: 1, 0.6: 2/3, 1.0: 3/5
     at = selective_accuracy_data(table)["at_coverage"]
-    assert at == {"0.1": 1.0, "0.25": 1.0, "0.5": pytest.approx(2 / 3), "0.75": pytest.approx(3 / 5), "1.0": pytest.approx(3 / 5)}
+    assert at == {
+        "0.1": 1.0,
+        "0.25": 1.0,
+        "0.5": pytest.approx(2 / 3),
+        "0.75": pytest.approx(3 / 5),
+        "1.0": pytest.approx(3 / 5),
+    }
 
 
 def test_a_run_reports_diagnostics_selective_accuracy_and_warns_on_the_console(capsys, tmp_path):
@@ -77,7 +89,9 @@ def test_a_run_reports_diagnostics_selective_accuracy_and_warns_on_the_console(c
 
 
 def test_group_gap_and_delta_sce_intervals_with_a_chosen_pair(capsys, tmp_path):
-    run_dir, metrics, _ = _run(capsys, tmp_path, "--subsampling", "0.03", "--n-bootstrap", "200", "--sce-pair", "RAC1P=White,2")
+    run_dir, metrics, _ = _run(
+        capsys, tmp_path, "--subsampling", "0.03", "--n-bootstrap", "200", "--sce-pair", "RAC1P=White,2"
+    )
     block = metrics["model"]["unweighted"]["groups"]["RAC1P"]
     assert block["pair"] == ["White", "Black or African American"]
     iv = block["intervals"]
@@ -103,7 +117,9 @@ def test_group_intervals_cover_the_truth_at_the_nominal_rate():
     for _ in range(200):
         p = rng.uniform(0.05, 0.95, 300)
         table = pd.DataFrame({"label": rng.binomial(1, p), "risk_score": p, "SEX": rng.integers(1, 3, 300)})
-        block = evaluate_scores(table, weight_col=None, group_cols=("SEX",), n_bootstrap=200, seed=int(rng.integers(1e9)))
+        block = evaluate_scores(
+            table, weight_col=None, group_cols=("SEX",), n_bootstrap=200, seed=int(rng.integers(1e9))
+        )
         iv = block["unweighted"]["groups"]["SEX"]["intervals"]["delta_sce"]
         hits += iv["low"] <= 0 <= iv["high"]
     assert 0.88 <= hits / 200 <= 0.99, hits
@@ -111,7 +127,11 @@ def test_group_intervals_cover_the_truth_at_the_nominal_rate():
 
 @pytest.mark.parametrize(
     ("pair", "message"),
-    [("SEX=1", "expected COLUMN=A,B"), ("AGEP=1,2", "not a group column"), ("RAC1P=1,Martian", "'Martian' is not a group of RAC1P")],
+    [
+        ("SEX=1", "expected COLUMN=A,B"),
+        ("AGEP=1,2", "not a group column"),
+        ("RAC1P=1,Martian", "'Martian' is not a group of RAC1P"),
+    ],
 )
 def test_bad_pairs_are_one_line_before_any_model_loads(capsys, pair, message):
     assert main(["run", "--model", "/nonexistent", "--task", "NISTIncome", "--sce-pair", pair]) == 2
@@ -124,9 +144,18 @@ def test_bad_pairs_are_one_line_before_any_model_loads(capsys, pair, message):
 
 def test_importance_with_repeats_a_row_cap_and_its_plot(capsys, tmp_path):
     run_dir, metrics, printed = _run(
-        capsys, tmp_path, "--subsampling", "0.03", "--n-bootstrap", "10", "--feature-importance",
-        "--importance-repeats", "3", "--importance-rows", "30",
-    )  # fmt: skip
+        capsys,
+        tmp_path,
+        "--subsampling",
+        "0.03",
+        "--n-bootstrap",
+        "10",
+        "--feature-importance",
+        "--importance-repeats",
+        "3",
+        "--importance-rows",
+        "30",
+    )
     table = pd.read_csv(run_dir / "feature_importance.csv", index_col="column")
     assert set(table["n_repeats"]) == {3} and set(table["rows"]) == {30}
     assert (table["std"] > 0).any()  # three different shuffles per feature
@@ -156,13 +185,17 @@ def test_a_run_on_rows_with_80_replicate_weights_reports_survey_standard_errors(
     for k in range(1, 81):
         rows[f"PWGTP{k}"] = np.round(rows["PWGTP"] * rng.uniform(0.5, 1.5, len(rows)))
     rows.to_parquet(tmp_path / "rows.parquet")
-    run_dir, metrics, _ = _run(capsys, tmp_path / "r", "--data-file", str(tmp_path / "rows.parquet"), "--n-bootstrap", "10")
+    run_dir, metrics, _ = _run(
+        capsys, tmp_path / "r", "--data-file", str(tmp_path / "rows.parquet"), "--n-bootstrap", "10"
+    )
     sw = metrics["model"]["survey_weighted"]
     se = sw["replicate_standard_errors"]
     table = pd.read_parquet(run_dir / "scores.parquet")
     y, p, w = table["label"].to_numpy(float), table["risk_score"].to_numpy(float), table["weight"].to_numpy(float)
     reps = table[[f"replicate_weight_{k}" for k in range(1, 81)]].to_numpy(float)
     brier = GROUP_METRICS["brier_score"]
-    by_hand = np.sqrt(4 / 80 * sum((brier(y, p, reps[:, k], 0.5, 10) - brier(y, p, w, 0.5, 10)) ** 2 for k in range(80)))
+    by_hand = np.sqrt(
+        4 / 80 * sum((brier(y, p, reps[:, k], 0.5, 10) - brier(y, p, w, 0.5, 10)) ** 2 for k in range(80))
+    )
     assert se["brier"] == pytest.approx(by_hand) and se["brier"] > 0
     assert "Survey standard errors (replicate weights)" in (run_dir / "report.html").read_text()

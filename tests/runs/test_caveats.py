@@ -66,9 +66,19 @@ def test_allocation_caveats_name_unread_answers_and_small_groups():
     from folkscope.allocation.caveats import run_caveats
 
     bias = [{"group": "A", "interval_note": "no interval: 4 vs 30", "distance_note": "no JSD/EMD"}, {"group": "B"}]
-    caveats = run_caveats({"n_pools": 8, "pairwise": {"unread": 0.25}, "bias": bias, "reference": "W",
-                           "bias_minimums": {"interval": 10, "distribution_distance": 30}})  # fmt: skip
+    caveats = run_caveats(
+        {
+            "n_pools": 8,
+            "pairwise": {"unread": 0.25},
+            "bias": bias,
+            "reference": "W",
+            "bias_minimums": {"interval": 10, "distribution_distance": 30},
+        }
+    )
     assert [c.code for c in caveats] == ["unparsed-answers", "small-groups", "small-groups"]
-    assert caveats[0].message.startswith("25% of the pairwise answers") and "1 of the 2 groups compared with W (A)" in caveats[1].message
+    assert (
+        caveats[0].message.startswith("25% of the pairwise answers")
+        and "1 of the 2 groups compared with W (A)" in caveats[1].message
+    )
     assert run_caveats({"nothing_scored": "no candidate has a score"})[0].code == "nothing-scored"
     assert run_caveats({"pairwise": {"unread": float("nan")}}) == []  # no pairs: nothing to say

@@ -98,7 +98,9 @@ def test_every_part_refuses_an_engine_config_of_another_model_before_any_model_l
     other = EngineConfig(model="other", backend="fake", use_cache=False)
     runs = [
         lambda: run_allocation(AllocationConfig(model="fk", backend="fake", rounds=2), tmp_path, engine_config=other),
-        lambda: run_epidemiology(EpidemiologyConfig(model="fk", backend="fake", limit=1), tmp_path, engine_config=other),
+        lambda: run_epidemiology(
+            EpidemiologyConfig(model="fk", backend="fake", limit=1), tmp_path, engine_config=other
+        ),
         lambda: run_numeric(NumericConfig(model="fk", backend="fake", limit=2), tmp_path, engine_config=other),
     ]
     for run in runs:

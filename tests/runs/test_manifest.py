@@ -10,11 +10,22 @@ import pytest
 from folkscope._json import fingerprint
 from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS, part
-from folkscope.runs import MANIFEST_FILE, Manifest, RunFolder, check_same_run, read_manifest, read_table, run_path, safe_name
+from folkscope.runs import (
+    MANIFEST_FILE,
+    Manifest,
+    RunFolder,
+    check_same_run,
+    read_manifest,
+    read_table,
+    run_path,
+    safe_name,
+)
 
 
 def test_a_manifest_round_trips_and_declares_its_parts_tables(tmp_path):
-    m = Manifest(part="numeric", fingerprint="f" * 64, config={"dataset": "colors"}, engine={"backend": {"backend": "fake"}})
+    m = Manifest(
+        part="numeric", fingerprint="f" * 64, config={"dataset": "colors"}, engine={"backend": {"backend": "fake"}}
+    )
     m.write(tmp_path)
     data = json.loads((tmp_path / MANIFEST_FILE).read_text())
     assert data["schema"] == 1 and data["part"] == "numeric" and "legacy" not in data
@@ -25,7 +36,9 @@ def test_a_manifest_round_trips_and_declares_its_parts_tables(tmp_path):
 
 
 def test_unknown_part_and_missing_fingerprint_are_refused():
-    with pytest.raises(ConfigError, match="unknown part 'astrology'; known parts: risk, numeric, allocation, epidemiology"):
+    with pytest.raises(
+        ConfigError, match="unknown part 'astrology'; known parts: risk, numeric, allocation, epidemiology"
+    ):
         Manifest(part="astrology", fingerprint="x", config={})
     with pytest.raises(ConfigError, match="fingerprint"):
         Manifest(part="risk", fingerprint="", config={})
@@ -49,7 +62,9 @@ def test_a_damaged_or_newer_manifest_is_one_clear_line(tmp_path, content, messag
 def test_folders_from_before_manifests_are_recognised_by_their_config(tmp_path):
     risk = tmp_path / "risk"
     risk.mkdir()
-    (risk / "config.json").write_text(json.dumps({"benchmark_config": {}, "prompt_config": {}, "fingerprint": "abc", "engine": {"e": 1}}))
+    (risk / "config.json").write_text(
+        json.dumps({"benchmark_config": {}, "prompt_config": {}, "fingerprint": "abc", "engine": {"e": 1}})
+    )
     numeric = tmp_path / "numeric"
     numeric.mkdir()
     config = {"dataset": "colors", "n_numbers": 2, "scales": ["small"]}
@@ -102,7 +117,9 @@ def test_an_unfinished_attempt_of_another_configuration_is_refused_too(tmp_path)
 
 
 def test_one_layout_for_every_part():
-    path = run_path("results", subject="numeric-colors", model="org/My Model", variant="chat", fingerprint="0123456789abcdef")
+    path = run_path(
+        "results", subject="numeric-colors", model="org/My Model", variant="chat", fingerprint="0123456789abcdef"
+    )
     assert path.parts == ("results", "numeric-colors", "org-My-Model", "chat-01234567")
     assert safe_name("..", fallback="model") == "model" and safe_name("a b/c") == "a-b-c"
 
@@ -116,7 +133,15 @@ def test_every_registered_part_names_importable_entry_points():
 
 
 @pytest.mark.parametrize(
-    "name", ["folkscope.runs.manifest", "folkscope.runs.layout", "folkscope.registry", "folkscope._json", "folkscope._config", "folkscope.engine.config"]
+    "name",
+    [
+        "folkscope.runs.manifest",
+        "folkscope.runs.layout",
+        "folkscope.registry",
+        "folkscope._json",
+        "folkscope._config",
+        "folkscope.engine.config",
+    ],
 )
 def test_docstring_examples_run(name):
     import doctest

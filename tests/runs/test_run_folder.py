@@ -49,7 +49,13 @@ def test_a_failed_update_leaves_the_published_run_as_it_was_and_the_next_attempt
     with RunFolder(final) as staging:
         assert (staging / "run.log").read_text() == "attempt 2\n"  # the unfinished attempt's log is kept
         _write(staging, "3")
-    assert _files(final) == {"config.json": "3", "metrics.json": "3", "plots/a.png": "3", "run.log": "attempt 2\n", "scores.txt": "3"}
+    assert _files(final) == {
+        "config.json": "3",
+        "metrics.json": "3",
+        "plots/a.png": "3",
+        "run.log": "attempt 2\n",
+        "scores.txt": "3",
+    }
 
 
 @pytest.mark.parametrize("step", ["marked complete", "old moved aside", "renamed into place"])
@@ -105,9 +111,19 @@ def test_a_second_writer_of_the_same_folder_is_refused_in_one_line(tmp_path):
 
 # ---------------------------------------------------------------- kill -9 during a real run's final writes
 _RUN = [
-    "run", "--model", "kill-fake", "--inference-backend", "fake", "--task", "NISTIncome", "--subsampling", "0.03",
-    "--n-bootstrap", "20", "--no-baselines",
-]  # fmt: skip
+    "run",
+    "--model",
+    "kill-fake",
+    "--inference-backend",
+    "fake",
+    "--task",
+    "NISTIncome",
+    "--subsampling",
+    "0.03",
+    "--n-bootstrap",
+    "20",
+    "--no-baselines",
+]
 _DRIVER = "import sys; from folkscope.cli.main import main; sys.exit(main(sys.argv[1:]))"
 _EXPECTED = {"config.json", "scores.parquet", "metrics.json", "report.html", "run.log"}
 
@@ -170,7 +186,9 @@ def test_kill_9_during_the_final_writes_never_leaves_a_half_written_folder(tmp_p
     assert "scoring" in (run / "run.log").read_text()  # the log kept every attempt
 
 
-@pytest.mark.parametrize("name", ["folkscope.runs.folder", "folkscope.engine.usage", "folkscope.cli.run_cmd", "folkscope._io"])
+@pytest.mark.parametrize(
+    "name", ["folkscope.runs.folder", "folkscope.engine.usage", "folkscope.cli.run_cmd", "folkscope._io"]
+)
 def test_docstring_examples_run(name):
     import doctest
     import importlib

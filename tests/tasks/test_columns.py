@@ -19,6 +19,7 @@ def get_column(name, columns="acs-codebook"):
     """These tests check the Census codebook wording (folktexts' is checked in test_folktexts_wording.py)."""
     return _get_column(name, columns=columns)
 
+
 # (column, value, expected sentence)
 CASES = [
     ("AGEP", 42, "The age is: 42 years old."),
@@ -56,9 +57,35 @@ CASES = [
 ]
 
 TABLE_A5 = [
-    "AGEP", "COW", "SCHL", "MAR", "OCCP", "POBP", "RELP", "WKHP", "SEX", "RAC1P", "PINCP", "CIT", "DIS", "ESP",
-    "MIG", "MIL", "PUBCOV", "ANC", "NATIVITY", "DEAR", "DEYE", "DREM", "ESR", "ST", "FER", "JWMNP", "JWTR", "POVPIP",
-]  # fmt: skip
+    "AGEP",
+    "COW",
+    "SCHL",
+    "MAR",
+    "OCCP",
+    "POBP",
+    "RELP",
+    "WKHP",
+    "SEX",
+    "RAC1P",
+    "PINCP",
+    "CIT",
+    "DIS",
+    "ESP",
+    "MIG",
+    "MIL",
+    "PUBCOV",
+    "ANC",
+    "NATIVITY",
+    "DEAR",
+    "DEYE",
+    "DREM",
+    "ESR",
+    "ST",
+    "FER",
+    "JWMNP",
+    "JWTR",
+    "POVPIP",
+]
 
 
 def test_all_28_table_a5_columns_have_a_mapping_and_a_case():

@@ -103,7 +103,9 @@ def test_ordering_filters_on_text_codes_compare_numbers_or_say_why_not():
     from folkscope.errors import FilterSyntaxError
     from folkscope.tasks.filters import apply_filters, parse_filters
 
-    frame = pd.DataFrame({"PUMA": pd.Categorical(["00100", "00007", None, "00200"]), "ST": ["01-01301", "01-00100", "x", "y"]})
+    frame = pd.DataFrame(
+        {"PUMA": pd.Categorical(["00100", "00007", None, "00200"]), "ST": ["01-01301", "01-00100", "x", "y"]}
+    )
     assert apply_filters(frame, parse_filters("PUMA>5")).tolist() == [True, True, False, True]
     assert apply_filters(frame, parse_filters("PUMA=1..150")).tolist() == [True, True, False, False]
     assert apply_filters(frame, parse_filters("PUMA=7|200")).tolist() == [False, True, False, True]
@@ -125,8 +127,14 @@ def _is_text_value(text: str) -> bool:
         float(text)
         return text.strip().lower() == "nan"
     except ValueError:
-        return (bool(text.strip()) and text == text.strip() and not any(s in text for s in ("|", "..", "&", "\n"))
-                and text[0] not in "=<>!" and text.lower() not in ("true", "false") and not _NEXT_CONDITION.search(text))
+        return (
+            bool(text.strip())
+            and text == text.strip()
+            and not any(s in text for s in ("|", "..", "&", "\n"))
+            and text[0] not in "=<>!"
+            and text.lower() not in ("true", "false")
+            and not _NEXT_CONDITION.search(text)
+        )
 
 
 _TEXT = st.text(min_size=1, max_size=12).filter(_is_text_value)
@@ -166,9 +174,16 @@ def test_a_list_of_filters_joined_as_folktexts_or_with_and_parses_back_as_that_l
 
 @pytest.mark.parametrize(
     ("text", "same_as"),
-    [("SEX=2,AGEP=35", "SEX=2 & AGEP=35"), ("SEX=2, AGEP>16", "SEX=2 & AGEP>16"), ("AGEP=15|90,SEX==2", "AGEP=15|90 & SEX=2"),
-     ("AGEP=16..35,SEX=1", "AGEP=16..35 & SEX=1"), ("SEX=true", "SEX=1"), ("SEX=False", "SEX=0"), ("SEX=TRUE,AGEP=35", "SEX=1 & AGEP=35")],
-)  # fmt: skip
+    [
+        ("SEX=2,AGEP=35", "SEX=2 & AGEP=35"),
+        ("SEX=2, AGEP>16", "SEX=2 & AGEP>16"),
+        ("AGEP=15|90,SEX==2", "AGEP=15|90 & SEX=2"),
+        ("AGEP=16..35,SEX=1", "AGEP=16..35 & SEX=1"),
+        ("SEX=true", "SEX=1"),
+        ("SEX=False", "SEX=0"),
+        ("SEX=TRUE,AGEP=35", "SEX=1 & AGEP=35"),
+    ],
+)
 def test_folktexts_comma_lists_and_booleans_read_as_folktexts_reads_them(text, same_as):
     assert parse_filters(text) == parse_filters(same_as)
     assert apply_filters(FRAME, parse_filters(text)).tolist() == apply_filters(FRAME, parse_filters(same_as)).tolist()
@@ -178,22 +193,37 @@ def test_a_comma_inside_a_text_value_stays_in_the_value():
     frame = pd.DataFrame({"CITY": ["Boston, MA", "Boston", "true", None], "SEX": [1, 2, 2, 1]})
     assert parse_filters("CITY=Boston, MA")[0].values == ("Boston, MA",)
     assert apply_filters(frame, parse_filters("CITY=Boston, MA,SEX=1")).tolist() == [True, False, False, False]
-    assert apply_filters(frame, parse_filters("CITY=TRUE")).tolist() == [False, False, True, False]  # a text cell 'true' is 1 too
+    assert apply_filters(frame, parse_filters("CITY=TRUE")).tolist() == [
+        False,
+        False,
+        True,
+        False,
+    ]  # a text cell 'true' is 1 too
 
 
 def test_several_codes_written_with_a_comma_are_told_to_use_a_bar():
     from folkscope.tasks import get_task
 
-    with pytest.raises(FilterSyntaxError, match=r"'1,2' is not a number; write e.g. 'SEX=1' \(one of several values: 'SEX=1\|2'\)"):
+    with pytest.raises(
+        FilterSyntaxError, match=r"'1,2' is not a number; write e.g. 'SEX=1' \(one of several values: 'SEX=1\|2'\)"
+    ):
         get_task("ACSIncome").with_filters(["SEX=1,2"])
 
 
 @pytest.mark.parametrize(
     ("text", "described"),
-    [("PINCP>1234567", "PINCP>1234567"), ("PINCP<=0.1", "PINCP<=0.1"), ("WKHP=0.30000000000000004", "WKHP=0.30000000000000004"),
-     ("PINCP=1e22", "PINCP=1e+22"), ("SERIALNO=123456789012345678", "SERIALNO=123456789012345680"),
-     ("AGEP>16", "AGEP>16"), ("INDP_CAT=0..17", "INDP_CAT=0..17"), ("PINCP<=30000", "PINCP<=30000"), ("AGEP<inf", "AGEP<inf")],
-)  # fmt: skip
+    [
+        ("PINCP>1234567", "PINCP>1234567"),
+        ("PINCP<=0.1", "PINCP<=0.1"),
+        ("WKHP=0.30000000000000004", "WKHP=0.30000000000000004"),
+        ("PINCP=1e22", "PINCP=1e+22"),
+        ("SERIALNO=123456789012345678", "SERIALNO=123456789012345680"),
+        ("AGEP>16", "AGEP>16"),
+        ("INDP_CAT=0..17", "INDP_CAT=0..17"),
+        ("PINCP<=30000", "PINCP<=30000"),
+        ("AGEP<inf", "AGEP<inf"),
+    ],
+)
 def test_values_already_exact_keep_their_text_and_the_rest_are_exact_now(text, described):
     assert PopulationFilter.parse(text).describe() == described
 

@@ -193,12 +193,14 @@ def test_travel_time_dataset_labels_people_working_from_home_0():
     n = 12
     frame = _with_features(
         "ACSTravelTime",
-        pd.DataFrame({
-            "AGEP": [25.0 + i for i in range(n)],
-            "PWGTP": 7.0,
-            "ESR": 1.0,
-            "JWMNP": [nan, 45.0, nan, 10.0] * (n // 4),
-        }),
+        pd.DataFrame(
+            {
+                "AGEP": [25.0 + i for i in range(n)],
+                "PWGTP": 7.0,
+                "ESR": 1.0,
+                "JWMNP": [nan, 45.0, nan, 10.0] * (n // 4),
+            }
+        ),
     )
     frame["JWTR"] = np.where(frame["JWMNP"].isna(), 11, 1)
     ds = Dataset(frame, "ACSTravelTime", test_size=0.25)

@@ -12,7 +12,11 @@ from folkscope.tasks import Target, TaskMetadata, get_task, list_tasks
 FOLKTABLES = {
     # name: (target name, features in order, filters) as folktexts 0.7.1 defines them (folktables' features and
     # filters; folktexts asks ACSMobility "has moved", MIG!=1, and ACSMobilityFolktables keeps folktables' MIG==1)
-    "ACSIncome": ("PINCP>50000", "AGEP COW SCHL MAR OCCP POBP RELP WKHP SEX RAC1P", ["AGEP>16", "PINCP>100", "WKHP>0", "PWGTP>=1"]),
+    "ACSIncome": (
+        "PINCP>50000",
+        "AGEP COW SCHL MAR OCCP POBP RELP WKHP SEX RAC1P",
+        ["AGEP>16", "PINCP>100", "WKHP>0", "PWGTP>=1"],
+    ),
     "ACSPublicCoverage": (
         "PUBCOV==1",
         "AGEP SCHL MAR SEX DIS ESP CIT MIG MIL ANC NATIVITY DEAR DEYE DREM PINCP ESR ST FER RAC1P",
@@ -65,7 +69,9 @@ def test_registry_lists_offline_tasks_and_is_immutable():
 
 
 def test_unknown_task():
-    with pytest.raises(UnknownTaskError, match=r"unknown task 'ACSIncom' \(did you mean 'ACSIncome'\?\); known tasks: ACSIncome"):
+    with pytest.raises(
+        UnknownTaskError, match=r"unknown task 'ACSIncom' \(did you mean 'ACSIncome'\?\); known tasks: ACSIncome"
+    ):
         get_task("ACSIncom")
 
 
@@ -89,7 +95,9 @@ def test_targets():
 
 
 def test_custom_task_writes_its_question():
-    task = TaskMetadata.make_task("Older", features=["SEX", "SCHL"], target="AGEP", threshold=(">", 40), filters="AGEP>=18")
+    task = TaskMetadata.make_task(
+        "Older", features=["SEX", "SCHL"], target="AGEP", threshold=(">", 40), filters="AGEP>=18"
+    )
     assert task.target_name == "AGEP>40"
     assert task.question == "Is this person's age above 40 years old?"
     assert task.numeric_question == "What is the probability that this person's age is above 40 years old?"

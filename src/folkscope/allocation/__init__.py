@@ -13,6 +13,7 @@ predicts the allocation gaps across runs.
 """
 
 from folkscope.allocation.acs import acs_candidates
+from folkscope.allocation.analysis import rescore
 from folkscope.allocation.candidates import (
     CANDIDATE_COLUMNS,
     DEFAULT_REFERENCE,
@@ -20,12 +21,17 @@ from folkscope.allocation.candidates import (
     RACE_GENDER_GROUPS,
     CandidateSet,
 )
+from folkscope.allocation.config import TASKS, AllocationConfig
 from folkscope.allocation.essays import icnale_essays
 from folkscope.allocation.outcomes import bias_table, draw_pools, selection_table
+from folkscope.allocation.responses import (
+    AUDIT_COLUMNS,
+    ResponseAudit,
+    ResponsesConfig,
+    audit_responses,
+    read_responses,
+)
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes, resume_jobs
-from folkscope.allocation.responses import AUDIT_COLUMNS, ResponseAudit, ResponsesConfig, audit_responses, read_responses
-from folkscope.allocation.analysis import rescore
-from folkscope.allocation.config import TASKS, AllocationConfig
 from folkscope.allocation.run import AllocationRun, run_allocation
 from folkscope.allocation.scoring import MODES, listwise_scores, pairwise_scores, pointwise_scores
 from folkscope.allocation.study import METRIC_GAPS, StudyResult, study, study_points, write_study

@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope.allocation.candidates import CandidateSet
 from folkscope.errors import ConfigError, DataError
 from folkscope.runs import engine_model_name, read_manifest, read_table
 from folkscope.tasks import get_column
-
-from folkscope.allocation.candidates import CandidateSet
 
 __all__ = ["acs_candidates"]
 
@@ -60,7 +59,9 @@ def _group_labels(frame: pd.DataFrame, columns: tuple[str, ...], column_set: str
     return joined[inverse.ravel()]
 
 
-def acs_candidates(run_folder: str | Path, *, group_columns: tuple[str, ...] = ("RAC1P", "SEX")) -> tuple[CandidateSet, np.ndarray]:
+def acs_candidates(
+    run_folder: str | Path, *, group_columns: tuple[str, ...] = ("RAC1P", "SEX")
+) -> tuple[CandidateSet, np.ndarray]:
     """ACS respondents of a finished part-1 run and their risk scores: who would a scarce benefit reach?
 
     The run is read through its manifest and declared ``scores`` table
@@ -103,16 +104,23 @@ def acs_candidates(run_folder: str | Path, *, group_columns: tuple[str, ...] = (
     """
     folder = Path(run_folder)
     if isinstance(group_columns, str) or not group_columns or not all(isinstance(c, str) and c for c in group_columns):
-        raise ConfigError(f"group_columns must be a non-empty tuple of column names, got {group_columns!r}",
-                          parameter="group_columns", value=group_columns)  # fmt: skip
+        raise ConfigError(
+            f"group_columns must be a non-empty tuple of column names, got {group_columns!r}",
+            parameter="group_columns",
+            value=group_columns,
+        )
     manifest = read_manifest(folder)
     if manifest.part != "risk":
         raise DataError(f"{folder} is a {manifest.part} run; ACS candidates come from a risk (part 1) run folder")
     scores = read_table(folder, "scores")
     absent = [c for c in group_columns if c not in scores.columns]
     if absent:
-        raise ConfigError(f"group column(s) {', '.join(absent)} not in the scores table of {folder}; "
-                          f"available: {', '.join(map(str, scores.columns))}", parameter="group_columns", value=group_columns)  # fmt: skip
+        raise ConfigError(
+            f"group column(s) {', '.join(absent)} not in the scores table of {folder}; "
+            f"available: {', '.join(map(str, scores.columns))}",
+            parameter="group_columns",
+            value=group_columns,
+        )
     needed = [c for c in ("row_id", "label", "risk_score") if c not in scores.columns]
     if needed:
         raise DataError(f"the scores table of {folder} lacks {', '.join(needed)}; run part 1 again with this folkscope")
@@ -125,9 +133,18 @@ def acs_candidates(run_folder: str | Path, *, group_columns: tuple[str, ...] = (
     keep = risk.notna().to_numpy()
     kept = scores.loc[keep].reset_index(drop=True)
     if kept.empty:
-        raise DataError(f"no row of the scores table of {folder} has a risk score; the part-1 run scored nothing usable")
-    frame = pd.DataFrame({"candidate_id": kept["row_id"].astype(str), "group": _group_labels(kept, group_columns, column_set),
-                          "qualified": kept["label"], "name": "", "text": ""})  # fmt: skip
+        raise DataError(
+            f"no row of the scores table of {folder} has a risk score; the part-1 run scored nothing usable"
+        )
+    frame = pd.DataFrame(
+        {
+            "candidate_id": kept["row_id"].astype(str),
+            "group": _group_labels(kept, group_columns, column_set),
+            "qualified": kept["label"],
+            "name": "",
+            "text": "",
+        }
+    )
     provenance = {
         "source": "a folkscope part-1 (risk) run: its scores table",
         "path": str(folder.resolve()),
@@ -140,4 +157,3 @@ def acs_candidates(run_folder: str | Path, *, group_columns: tuple[str, ...] = (
         "weights": "not used (each respondent is one candidate)",
     }
     return CandidateSet("acs", name, "", frame, provenance), risk[keep].to_numpy(dtype=float)
-

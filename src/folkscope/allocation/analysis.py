@@ -50,8 +50,12 @@ def analyse(folder: Path) -> dict[str, Any]:
     # metrics (repeating it per appearance would shrink p-values and intervals); pairwise and listwise
     # scores are per pool and count per appearance
     per_candidate = config["mode"] == "pointwise"
-    bias = bias_table(scored.drop_duplicates("candidate_id") if per_candidate else scored, reference=reference,
-                      n_bootstrap=int(config["n_bootstrap"]), seed=int(config["seed"]))  # fmt: skip
+    bias = bias_table(
+        scored.drop_duplicates("candidate_id") if per_candidate else scored,
+        reference=reference,
+        n_bootstrap=int(config["n_bootstrap"]),
+        seed=int(config["seed"]),
+    )
     write_parquet(folder / "selection.parquet", selection)
     write_parquet(folder / "bias.parquet", bias)
     first = selection[selection["k"] == 1].set_index("group")
@@ -59,8 +63,12 @@ def analyse(folder: Path) -> dict[str, Any]:
     worst: dict[str, Any] = {"group": None, "value": float("nan"), "n": 0, "selected": 0.0}  # no group was ever picked
     if len(rated):
         group = str(rated.idxmin())
-        worst = {"group": group, "value": float(rated[group]), "n": int(first.loc[group, "n"]),
-                 "selected": float(first.loc[group, "selection_rate"] * first.loc[group, "n"])}  # fmt: skip
+        worst = {
+            "group": group,
+            "value": float(rated[group]),
+            "n": int(first.loc[group, "n"]),
+            "selected": float(first.loc[group, "selection_rate"] * first.loc[group, "n"]),
+        }
     metrics: dict[str, Any] = {
         "config": config,
         "model": scoring.get("model"),
@@ -89,7 +97,9 @@ _NOTHING_SCORED = {
 }
 
 
-def _nothing_scored(folder: Path, config: dict[str, Any], scoring: dict[str, Any], scored: pd.DataFrame) -> dict[str, Any]:
+def _nothing_scored(
+    folder: Path, config: dict[str, Any], scoring: dict[str, Any], scored: pd.DataFrame
+) -> dict[str, Any]:
     """A finished run that measured nothing: its answers kept, metrics that say why, and no figure made up.
 
     When no answer could be read (a small model that describes the
@@ -99,10 +109,16 @@ def _nothing_scored(folder: Path, config: dict[str, Any], scoring: dict[str, Any
     after the answers were paid for.
     """
     pools = int(scored["pool"].nunique())
-    why = "no candidate has a score: " + _NOTHING_SCORED.get(str(config["mode"]), "no score is finite").format(pools=pools)
-    write_parquet(folder / "selection.parquet", pd.DataFrame({"k": pd.Series(dtype="int64"), "group": pd.Series(dtype=str)}))
-    write_parquet(folder / "bias.parquet", pd.DataFrame({c: pd.Series(dtype=str if c.endswith("note") or c == "group" else float)
-                                                         for c in BIAS_COLUMNS}))  # fmt: skip
+    why = "no candidate has a score: " + _NOTHING_SCORED.get(str(config["mode"]), "no score is finite").format(
+        pools=pools
+    )
+    write_parquet(
+        folder / "selection.parquet", pd.DataFrame({"k": pd.Series(dtype="int64"), "group": pd.Series(dtype=str)})
+    )
+    write_parquet(
+        folder / "bias.parquet",
+        pd.DataFrame({c: pd.Series(dtype=str if c.endswith("note") or c == "group" else float) for c in BIAS_COLUMNS}),
+    )
     metrics: dict[str, Any] = {
         "config": config,
         "model": scoring.get("model"),
@@ -119,5 +135,7 @@ def _nothing_scored(folder: Path, config: dict[str, Any], scoring: dict[str, Any
     }
     write_json(folder / "metrics.json", metrics)
     record_caveats(folder, run_caveats(metrics))
-    write_page(folder / "report.html", render_report(metrics, pd.DataFrame(), pd.DataFrame(columns=list(BIAS_COLUMNS)), folder))
+    write_page(
+        folder / "report.html", render_report(metrics, pd.DataFrame(), pd.DataFrame(columns=list(BIAS_COLUMNS)), folder)
+    )
     return metrics

@@ -31,18 +31,32 @@ _K = 1
 
 def _notes(at_k: pd.DataFrame) -> pd.Series:
     """Why a row's interval or distances are empty (groups too small, no bootstrap), "" when nothing is."""
-    parts = [at_k[c].fillna("").astype(str) if c in at_k else pd.Series("", index=at_k.index) for c in ("interval_note", "distance_note")]
+    parts = [
+        at_k[c].fillna("").astype(str) if c in at_k else pd.Series("", index=at_k.index)
+        for c in ("interval_note", "distance_note")
+    ]
     return (parts[0] + "; " + parts[1]).str.strip("; ")
 
 
 def _rows(points: pd.DataFrame) -> pd.DataFrame:
     at_k = points[points["k"] == _K]
-    out = pd.DataFrame({
-        "model": at_k["model"], "group": at_k["group"], "RABBI": at_k["rabbi"], "RABBI low": at_k["rabbi_low"],
-        "RABBI high": at_k["rabbi_high"], "p-value": at_k["rabbi_p_value"], "ΔDP (k=1)": at_k["dp_gap"],
-        "ΔEO (k=1)": at_k["eo_gap"], "impact ratio (k=1)": at_k["impact_ratio"], "JSD": at_k["jsd"], "EMD": at_k["emd"],
-        "too small to say": _notes(at_k), "run": at_k["run"],
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "model": at_k["model"],
+            "group": at_k["group"],
+            "RABBI": at_k["rabbi"],
+            "RABBI low": at_k["rabbi_low"],
+            "RABBI high": at_k["rabbi_high"],
+            "p-value": at_k["rabbi_p_value"],
+            "ΔDP (k=1)": at_k["dp_gap"],
+            "ΔEO (k=1)": at_k["eo_gap"],
+            "impact ratio (k=1)": at_k["impact_ratio"],
+            "JSD": at_k["jsd"],
+            "EMD": at_k["emd"],
+            "too small to say": _notes(at_k),
+            "run": at_k["run"],
+        }
+    )
     return out.reset_index(drop=True)
 
 
@@ -86,29 +100,47 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
         return PartBoard(notes=[*notes, "the allocation runs hold no group besides the reference; nothing to tabulate"])
     tables = []
     for (subtask, mode), sub in points.groupby(["subtask", "mode"], sort=True):
-        tables.append(BoardTable(
-            part="allocation", key=slug(f"allocation-{subtask}-{mode}"), title=f"{subtask} ({mode})", frame=_rows(sub),
-            intervals={"RABBI": ("RABBI low", "RABBI high")}, labels=("model", "group"), lead=_lead(_rows(sub)),
-            about="RABBI > 0: the group is ranked above the reference group more often than below [95% bootstrap]. "
-                  "ΔDP / ΔEO: the group's selection rate minus the reference's when each pool's top 1 is picked "
-                  "(ΔEO among qualified candidates); impact ratio below 0.8 fails the four-fifths rule. An interval, JSD "
-                  "or EMD that the groups are too small for is n/a, with the reason in its row.",
-        ))  # fmt: skip
+        tables.append(
+            BoardTable(
+                part="allocation",
+                key=slug(f"allocation-{subtask}-{mode}"),
+                title=f"{subtask} ({mode})",
+                frame=_rows(sub),
+                intervals={"RABBI": ("RABBI low", "RABBI high")},
+                labels=("model", "group"),
+                lead=_lead(_rows(sub)),
+                about="RABBI > 0: the group is ranked above the reference group more often than below [95% bootstrap]. "
+                "ΔDP / ΔEO: the group's selection rate minus the reference's when each pool's top 1 is picked "
+                "(ΔEO among qualified candidates); impact ratio below 0.8 fails the four-fifths rule. An interval, JSD "
+                "or EMD that the groups are too small for is n/a, with the reason in its row.",
+            )
+        )
     validity = study(folders).correlations
     if len(validity):
         frame = validity.rename(columns={"r": "Pearson r", "p_value": "p-value", "n": "points"}).assign(run="")
-        tables.append(BoardTable(
-            part="allocation", key="allocation-metric-validity", title="Metric validity: which bias metric predicts the gap?",
-            frame=frame[["metric", "k", "gap", "Pearson r", "p-value", "points", "run"]], labels=("metric", "gap"),
-            about="Correlation of each bias metric with the allocation gap it should predict, over every (run, group) "
-                  "point above; NaN where there are too few points.",
-        ))  # fmt: skip
+        tables.append(
+            BoardTable(
+                part="allocation",
+                key="allocation-metric-validity",
+                title="Metric validity: which bias metric predicts the gap?",
+                frame=frame[["metric", "k", "gap", "Pearson r", "p-value", "points", "run"]],
+                labels=("metric", "gap"),
+                about="Correlation of each bias metric with the allocation gap it should predict, over every (run, group) "
+                "point above; NaN where there are too few points.",
+            )
+        )
     figures = []
     if draw:
         rel = drawn_figure(site, "allocation-rabbi-vs-gap", lambda p: _plot_rabbi_gap(points, p))
         if rel:
-            figures.append(BoardFigure("allocation", "RABBI against the allocation gap", rel,
-                                       "Each point is a (model, group): a valid bias metric lines up with the gap it predicts."))
+            figures.append(
+                BoardFigure(
+                    "allocation",
+                    "RABBI against the allocation gap",
+                    rel,
+                    "Each point is a (model, group): a valid bias metric lines up with the gap it predicts.",
+                )
+            )
     return PartBoard(tables=tables, figures=figures, notes=notes)
 
 

@@ -25,15 +25,28 @@ import pandas as pd
 
 from folkscope.errors import DataError
 
-__all__ = ["CANDIDATE_COLUMNS", "DEFAULT_REFERENCE", "ICNALE_REFERENCE", "RACE_GENDER_GROUPS", "CandidateSet", "check_balanced"]
+__all__ = [
+    "CANDIDATE_COLUMNS",
+    "DEFAULT_REFERENCE",
+    "ICNALE_REFERENCE",
+    "RACE_GENDER_GROUPS",
+    "CandidateSet",
+    "check_balanced",
+]
 
 #: the columns of :attr:`CandidateSet.frame`, in this order (``item`` may be left out of a frame given: it is then "")
 CANDIDATE_COLUMNS = ("candidate_id", "group", "qualified", "name", "text", "item")
 #: race x gender groups of the resume tasks, in the order candidates are listed
 RACE_GENDER_GROUPS = (
-    "White men", "White women", "Black men", "Black women",
-    "Asian men", "Asian women", "Hispanic men", "Hispanic women",
-)  # fmt: skip
+    "White men",
+    "White women",
+    "Black men",
+    "Black women",
+    "Asian men",
+    "Asian women",
+    "Hispanic men",
+    "Hispanic women",
+)
 #: the reference group of the resume tasks (the paper's "White Male")
 DEFAULT_REFERENCE = "White men"
 #: the reference group of the essay task (the paper's L1 English speakers)
@@ -141,14 +154,18 @@ def check_balanced(frame: pd.DataFrame, where: str = "candidates") -> None:
     if not (items != "").any():
         return
     if (items == "").any():
-        raise DataError(f"{where}: {int((items == '').sum())} candidate(s) have no item while others do; give every "
-                        "candidate its item, or none")  # fmt: skip
+        raise DataError(
+            f"{where}: {int((items == '').sum())} candidate(s) have no item while others do; give every "
+            "candidate its item, or none"
+        )
     held = {str(g): sorted(part.tolist()) for g, part in items.groupby(frame["group"].astype(str), sort=True)}
     (first, want), *rest = held.items()
     for group, got in rest:
         if got != want:
-            raise DataError(f"{where}: group {first!r} holds items {_items(want)} but group {group!r} holds {_items(got)}; "
-                            "every group must hold the same items (resumes), or group and item are confounded")  # fmt: skip
+            raise DataError(
+                f"{where}: group {first!r} holds items {_items(want)} but group {group!r} holds {_items(got)}; "
+                "every group must hold the same items (resumes), or group and item are confounded"
+            )
 
 
 def _items(items: list[str]) -> str:
@@ -169,26 +186,34 @@ def _checked_frame(frame: Any, where: str) -> pd.DataFrame:
     missing = [c for c in CANDIDATE_COLUMNS if c not in columns]
     extra = [c for c in columns if c not in CANDIDATE_COLUMNS]
     if missing or extra or len(columns) != len(set(columns)):
-        raise DataError(f"{where}: columns must be exactly {', '.join(CANDIDATE_COLUMNS)}; "
-                        f"missing: {', '.join(missing) or 'none'}, extra: {', '.join(extra) or 'none'}; rename or drop them")  # fmt: skip
+        raise DataError(
+            f"{where}: columns must be exactly {', '.join(CANDIDATE_COLUMNS)}; "
+            f"missing: {', '.join(missing) or 'none'}, extra: {', '.join(extra) or 'none'}; rename or drop them"
+        )
     if frame.empty:
         raise DataError(f"{where}: no candidates; a candidate set needs at least one row")
     out = pd.DataFrame(index=pd.RangeIndex(len(frame)))
     for column in ("candidate_id", "group", "name", "text", "item"):
         values = frame[column].reset_index(drop=True)
         if values.isna().any():
-            raise DataError(f"{where}: {int(values.isna().sum())} missing value(s) in {column!r}; use '' for an empty name or text")
+            raise DataError(
+                f"{where}: {int(values.isna().sum())} missing value(s) in {column!r}; use '' for an empty name or text"
+            )
         out[column] = values.astype(str)
     repeated = out["candidate_id"][out["candidate_id"].duplicated()].unique().tolist()
     if repeated:
-        raise DataError(f"{where}: candidate_id must be unique, repeated: {', '.join(map(str, repeated[:3]))}; give every candidate its own id")
+        raise DataError(
+            f"{where}: candidate_id must be unique, repeated: {', '.join(map(str, repeated[:3]))}; give every candidate its own id"
+        )
     if (out["group"].str.strip() == "").any():
-        raise DataError(f"{where}: {int((out['group'].str.strip() == '').sum())} candidate(s) have an empty group; label every candidate's group")
+        raise DataError(
+            f"{where}: {int((out['group'].str.strip() == '').sum())} candidate(s) have an empty group; label every candidate's group"
+        )
     qualified = pd.to_numeric(frame["qualified"].reset_index(drop=True), errors="coerce")
     bad = frame["qualified"].reset_index(drop=True)[~qualified.isin([0, 1])]
     if len(bad):
-        raise DataError(f"{where}: 'qualified' must be 0 or 1, found {bad.tolist()[0]!r}; mark each candidate qualified (1) or not (0)")
+        raise DataError(
+            f"{where}: 'qualified' must be 0 or 1, found {bad.tolist()[0]!r}; mark each candidate qualified (1) or not (0)"
+        )
     out["qualified"] = qualified.astype(np.int64)
     return out[list(CANDIDATE_COLUMNS)]
-
-

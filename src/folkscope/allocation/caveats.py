@@ -34,24 +34,46 @@ def run_caveats(metrics: Mapping[str, Any]) -> list[Caveat]:
     caveats = []
     n_pools = metrics.get("n_pools")
     if metrics.get("unparseable_pools"):
-        caveats.append(Caveat("unparsed-answers", f"{metrics['unparseable_pools']} of {n_pools} pools' answers state no ranking: "
-                                                  "their candidates are unscored and left out of every number."))  # fmt: skip
+        caveats.append(
+            Caveat(
+                "unparsed-answers",
+                f"{metrics['unparseable_pools']} of {n_pools} pools' answers state no ranking: "
+                "their candidates are unscored and left out of every number.",
+            )
+        )
     if metrics.get("unscored_candidates"):
-        caveats.append(Caveat("unparsed-answers", f"{metrics['unscored_candidates']} of {metrics.get('n_candidates')} candidates "
-                                                  "have no usable label probabilities and are left out of every number."))  # fmt: skip
+        caveats.append(
+            Caveat(
+                "unparsed-answers",
+                f"{metrics['unscored_candidates']} of {metrics.get('n_candidates')} candidates "
+                "have no usable label probabilities and are left out of every number.",
+            )
+        )
     unread = (metrics.get("pairwise") or {}).get("unread")
     if unread:  # 0, or NaN without pairs: nothing to say
         if unread == unread:
-            caveats.append(Caveat("unparsed-answers", f"{unread:.0%} of the pairwise answers name neither candidate: those "
-                                                      "comparisons give no points, so scores rest on the others."))  # fmt: skip
+            caveats.append(
+                Caveat(
+                    "unparsed-answers",
+                    f"{unread:.0%} of the pairwise answers name neither candidate: those "
+                    "comparisons give no points, so scores rest on the others.",
+                )
+            )
     bias = list(metrics.get("bias") or [])
     minimums = metrics.get("bias_minimums") or {}
-    for note, what, key in (("interval_note", "a RABBI interval", "interval"),
-                            ("distance_note", "a distribution distance (JSD, EMD)", "distribution_distance")):  # fmt: skip
+    for note, what, key in (
+        ("interval_note", "a RABBI interval", "interval"),
+        ("distance_note", "a distribution distance (JSD, EMD)", "distribution_distance"),
+    ):
         small = _small_groups(bias, note)
         if small:
-            caveats.append(Caveat("small-groups", f"{len(small)} of the {len(bias)} groups compared with {metrics.get('reference')} "
-                                                  f"({', '.join(small[:4])}{', ...' if len(small) > 4 else ''}), or the reference "
-                                                  f"itself, have too few scored members for {what} (fewer than "
-                                                  f"{minimums.get(key, '?')}): those values are n/a."))  # fmt: skip
+            caveats.append(
+                Caveat(
+                    "small-groups",
+                    f"{len(small)} of the {len(bias)} groups compared with {metrics.get('reference')} "
+                    f"({', '.join(small[:4])}{', ...' if len(small) > 4 else ''}), or the reference "
+                    f"itself, have too few scored members for {what} (fewer than "
+                    f"{minimums.get(key, '?')}): those values are n/a.",
+                )
+            )
     return caveats

@@ -42,12 +42,16 @@ def _units(folder: Path) -> pd.DataFrame:
     cands = read_table(folder, "candidates")
     item = cands["item"].astype(str) if "item" in cands else pd.Series("", index=cands.index)  # folders before items
     unit = np.where(item != "", cands["name"].astype(str) + " / " + item, cands["candidate_id"].astype(str))
-    digest = [hashlib.sha256(f"{n}\0{t}".encode()).hexdigest()[:16] for n, t in zip(cands["name"].astype(str), cands["text"].astype(str))]
+    digest = [
+        hashlib.sha256(f"{n}\0{t}".encode()).hexdigest()[:16]
+        for n, t in zip(cands["name"].astype(str), cands["text"].astype(str))
+    ]
     return pd.DataFrame({"candidate_id": cands["candidate_id"].astype(str), "unit": unit, "text": digest})
 
 
-def _rabbi_value(scores: tuple[np.ndarray, np.ndarray], in_group: np.ndarray, in_ref: np.ndarray
-                 ) -> Callable[[int, np.ndarray], float]:  # fmt: skip
+def _rabbi_value(
+    scores: tuple[np.ndarray, np.ndarray], in_group: np.ndarray, in_ref: np.ndarray
+) -> Callable[[int, np.ndarray], float]:
     def value(side: int, counts: np.ndarray) -> float:
         g, r = in_group & (counts > 0), in_ref & (counts > 0)
         if not (g.any() and r.any()):
@@ -70,8 +74,12 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     check_same_subject((ca.get("task"), ca.get("subtask")), (cb.get("task"), cb.get("subtask")), "task")
     refs = [metrics_json(f).get("reference") for f in (a, b)]
     if refs[0] != refs[1]:
-        raise ConfigError(f"run A measures RABBI against {refs[0]!r} and run B against {refs[1]!r}; compare two runs with "
-                          "the same --reference", parameter="reference", value=refs)  # fmt: skip
+        raise ConfigError(
+            f"run A measures RABBI against {refs[0]!r} and run B against {refs[1]!r}; compare two runs with "
+            "the same --reference",
+            parameter="reference",
+            value=refs,
+        )
     ref = str(refs[0])
     modes = (ca.get("mode"), cb.get("mode"))
     per_candidate = modes == ("pointwise", "pointwise")
@@ -82,14 +90,24 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
         scores = read_table(folder, "scores")
         if per_candidate:
             scores = scores.drop_duplicates("candidate_id")
-        named = scores.assign(candidate_id=scores["candidate_id"].astype(str)).merge(_units(folder), on="candidate_id", how="left")
+        named = scores.assign(candidate_id=scores["candidate_id"].astype(str)).merge(
+            _units(folder), on="candidate_id", how="left"
+        )
         if named["unit"].isna().any():
-            raise DataError(f"{folder}: {int(named['unit'].isna().sum()):,} scored rows name a candidate its candidates table "
-                            "lacks; the run folder is damaged: run it again")  # fmt: skip
+            raise DataError(
+                f"{folder}: {int(named['unit'].isna().sum()):,} scored rows name a candidate its candidates table "
+                "lacks; the run folder is damaged: run it again"
+            )
         tables.append(named)
     unit = "candidate" if per_candidate else "appearance"
-    matched = match_units(tables[0].reindex(columns=cols), tables[1].reindex(columns=cols), keys=keys, same=same,
-                          unit=unit, shared_rows=opts.shared_rows)  # fmt: skip
+    matched = match_units(
+        tables[0].reindex(columns=cols),
+        tables[1].reindex(columns=cols),
+        keys=keys,
+        same=same,
+        unit=unit,
+        shared_rows=opts.shared_rows,
+    )
     notes = [matched.note] if matched.note else []
     rows = matched.shared
     scored = np.isfinite(rows["score_a"].to_numpy(np.float64)) & np.isfinite(rows["score_b"].to_numpy(np.float64))
@@ -101,8 +119,11 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     in_ref = group == ref
     if not in_ref.any():
         raise DataError(f"no shared {unit} of the reference group {ref!r} is scored in both runs; nothing to compare")
-    metrics = [PairedMetric("rabbi", "RABBI", "zero", _rabbi_value(s, group == g, in_ref), scope=g)
-               for g in sorted(set(group)) if g != ref]  # fmt: skip
+    metrics = [
+        PairedMetric("rabbi", "RABBI", "zero", _rabbi_value(s, group == g, in_ref), scope=g)
+        for g in sorted(set(group))
+        if g != ref
+    ]
     per_group = [m.value for m in metrics]
 
     def mean_abs(side: int, counts: np.ndarray) -> float:
@@ -113,19 +134,35 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     one_scale = modes[0] == modes[1]
     headline = [("mean_abs_rabbi", "overall")]
     if one_scale:
-        metrics.insert(1, PairedMetric("mean_score", "mean score", "none",
-                                       lambda side, c: float(np.dot(s[side], c) / c.sum()) if c.sum() > 0 else float("nan")))
+        metrics.insert(
+            1,
+            PairedMetric(
+                "mean_score",
+                "mean score",
+                "none",
+                lambda side, c: float(np.dot(s[side], c) / c.sum()) if c.sum() > 0 else float("nan"),
+            ),
+        )
         headline.append(("mean_score", "overall"))
     else:
-        notes.append(f"A scores {modes[0]} and B {modes[1]}: their scores are on different scales, so only RABBI (ranks) "
-                     "is compared, per pool appearance, and rows are ranked by how far they moved within their pool")  # fmt: skip
-    table = paired_differences(metrics, len(rows), clusters=None if per_candidate else rows["pool"].to_numpy(),
-                               replicates=opts.replicates, seed=opts.seed, confidence=opts.confidence)  # fmt: skip
+        notes.append(
+            f"A scores {modes[0]} and B {modes[1]}: their scores are on different scales, so only RABBI (ranks) "
+            "is compared, per pool appearance, and rows are ranked by how far they moved within their pool"
+        )
+    table = paired_differences(
+        metrics,
+        len(rows),
+        clusters=None if per_candidate else rows["pool"].to_numpy(),
+        replicates=opts.replicates,
+        seed=opts.seed,
+        confidence=opts.confidence,
+    )
     moved = rows[[*keys, "group", "qualified"]].assign(score_a=s[0], score_b=s[1])
     moved["difference"] = moved["score_b"] - moved["score_a"] if one_scale else np.nan
     if not per_candidate:
         for side in "ab":  # 1 = the pool's best score
             moved[f"rank_{side}"] = moved.groupby("pool")[f"score_{side}"].rank(ascending=False, method="min")
     by = moved["difference"] if one_scale else moved["rank_b"] - moved["rank_a"]
-    return PartComparison(unit, matched.n_a, matched.n_b, len(rows), table, top_moved(moved, by, opts.top), tuple(headline),
-                          tuple(notes))  # fmt: skip
+    return PartComparison(
+        unit, matched.n_a, matched.n_b, len(rows), table, top_moved(moved, by, opts.top), tuple(headline), tuple(notes)
+    )

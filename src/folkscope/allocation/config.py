@@ -20,52 +20,108 @@ TASKS = ("resumes", "rabbi-resumes", "essays", "acs")
 class AllocationConfig:
     """Everything that defines an allocation run (hashed into its folder name)."""
 
-    task: str = field(default="resumes", metadata=option(
-        "Candidates: 'resumes' (bundled Bloomberg hiring-audit resumes, offline), 'rabbi-resumes' (the RABBI authors' "
-        "folder, --data), 'essays' (your ICNALE copy, --data) or 'acs' (a part-1 run folder's risk scores, --data).",
-        choices=TASKS))  # fmt: skip
-    subtask: str | None = field(default=None, metadata=option(
-        "Resume tasks: the job (software engineer, HR specialist, retail, financial analyst; default software engineer); "
-        "essays: the topic (default all)."))  # fmt: skip
-    data: str | None = field(default=None, metadata=option(
-        "The folder the task reads: the RABBI resume_screening folder, the ICNALE folder, or a part-1 run folder.", metavar="PATH"))
-    mode: str = field(default="pointwise", metadata=option(
-        "How the model scores candidates: pointwise (Yes/No or grade probabilities), pairwise (every pair, both orders) "
-        "or listwise (a stated ranking of the pool).", choices=MODES))  # fmt: skip
+    task: str = field(
+        default="resumes",
+        metadata=option(
+            "Candidates: 'resumes' (bundled Bloomberg hiring-audit resumes, offline), 'rabbi-resumes' (the RABBI authors' "
+            "folder, --data), 'essays' (your ICNALE copy, --data) or 'acs' (a part-1 run folder's risk scores, --data).",
+            choices=TASKS,
+        ),
+    )
+    subtask: str | None = field(
+        default=None,
+        metadata=option(
+            "Resume tasks: the job (software engineer, HR specialist, retail, financial analyst; default software engineer); "
+            "essays: the topic (default all)."
+        ),
+    )
+    data: str | None = field(
+        default=None,
+        metadata=option(
+            "The folder the task reads: the RABBI resume_screening folder, the ICNALE folder, or a part-1 run folder.",
+            metavar="PATH",
+        ),
+    )
+    mode: str = field(
+        default="pointwise",
+        metadata=option(
+            "How the model scores candidates: pointwise (Yes/No or grade probabilities), pairwise (every pair, both orders) "
+            "or listwise (a stated ranking of the pool).",
+            choices=MODES,
+        ),
+    )
     model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
-    backend: str = field(default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False))
-    chat: bool = field(default=True, metadata=option("Deliver prompts through the chat template (--no-chat for base models).", kind="toggle"))
-    names_per_group: int = field(default=4, metadata=option("Resume tasks: names drawn per group (each a candidate).", low=1))
-    rounds: int = field(default=20, metadata=option("Selection rounds (pools drawn); fewer make a small run.",
-                                                    aliases=("--limit",), metavar="N", low=1))  # fmt: skip
-    pool_size: int | None = field(default=None, metadata=option(
-        "Candidates per pool, drawn at random (default: one per group, the resume-screening design).", low=2))
-    k_max: int = field(default=5, metadata=option("Report top-k selection for k = 1..K (K below the pool size).", flag="--k", metavar="K", low=1))
-    reference: str | None = field(default=None, metadata=option(
-        "Reference group of RABBI and the gaps (default: 'White men' for resumes, 'L1 English speakers' for essays, "
-        "else the most frequent group).", metavar="GROUP"))
-    group_columns: tuple[str, ...] = field(default=("RAC1P", "SEX"), metadata=option(
-        "acs: the part-1 run's columns whose values form the groups (comma-separated).", kind="list"))
-    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples of the RABBI interval (0: none).", low=0))
+    backend: str = field(
+        default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False)
+    )
+    chat: bool = field(
+        default=True,
+        metadata=option("Deliver prompts through the chat template (--no-chat for base models).", kind="toggle"),
+    )
+    names_per_group: int = field(
+        default=4, metadata=option("Resume tasks: names drawn per group (each a candidate).", low=1)
+    )
+    rounds: int = field(
+        default=20,
+        metadata=option(
+            "Selection rounds (pools drawn); fewer make a small run.", aliases=("--limit",), metavar="N", low=1
+        ),
+    )
+    pool_size: int | None = field(
+        default=None,
+        metadata=option(
+            "Candidates per pool, drawn at random (default: one per group, the resume-screening design).", low=2
+        ),
+    )
+    k_max: int = field(
+        default=5,
+        metadata=option("Report top-k selection for k = 1..K (K below the pool size).", flag="--k", metavar="K", low=1),
+    )
+    reference: str | None = field(
+        default=None,
+        metadata=option(
+            "Reference group of RABBI and the gaps (default: 'White men' for resumes, 'L1 English speakers' for essays, "
+            "else the most frequent group).",
+            metavar="GROUP",
+        ),
+    )
+    group_columns: tuple[str, ...] = field(
+        default=("RAC1P", "SEX"),
+        metadata=option("acs: the part-1 run's columns whose values form the groups (comma-separated).", kind="list"),
+    )
+    n_bootstrap: int = field(
+        default=1000, metadata=option("Bootstrap resamples of the RABBI interval (0: none).", low=0)
+    )
     seed: int = field(default=0, metadata=option("Seed of the names drawn, the pools and the bootstrap."))
-    template_file: str | None = field(default=None, metadata=option(
-        "Your own prompt wording: a JSON file shaped like the bundled templates.json.", metavar="PATH"))
+    template_file: str | None = field(
+        default=None,
+        metadata=option("Your own prompt wording: a JSON file shaped like the bundled templates.json.", metavar="PATH"),
+    )
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
-            raise ConfigError(f"task must be one of {', '.join(TASKS)}, got {self.task!r}", parameter="task", value=self.task)
+            raise ConfigError(
+                f"task must be one of {', '.join(TASKS)}, got {self.task!r}", parameter="task", value=self.task
+            )
         if self.mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode)
+            raise ConfigError(
+                f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
+            )
         if self.task in ("rabbi-resumes", "essays", "acs") and not self.data:
             raise ConfigError(f"task {self.task} reads your copy of its data: add --data PATH", parameter="data")
         if self.task == "acs" and self.mode != "pointwise":
-            raise ConfigError("task acs allocates by a part-1 run's risk scores, which are pointwise; drop --mode", parameter="mode")
+            raise ConfigError(
+                "task acs allocates by a part-1 run's risk scores, which are pointwise; drop --mode", parameter="mode"
+            )
         check_declared(self)
         object.__setattr__(self, "group_columns", tuple(self.group_columns))
         if self.template_file is not None:  # the whole wording checked now, not when the first prompt is filled
             if not isinstance(self.template_file, str) or not self.template_file.strip():
-                raise ConfigError(f"template_file must be a path, got {self.template_file!r}", parameter="template_file",
-                                  value=self.template_file)  # fmt: skip
+                raise ConfigError(
+                    f"template_file must be a path, got {self.template_file!r}",
+                    parameter="template_file",
+                    value=self.template_file,
+                )
             load_template(self.family, self.template_file)
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,5 +135,3 @@ class AllocationConfig:
     def family(self) -> str:
         """The prompt wording the task uses (resume tasks share one)."""
         return "essays" if self.task == "essays" else "resumes"
-
-

@@ -12,31 +12,41 @@ import numpy as np
 import pandas as pd
 
 from folkscope._deps import require
-from folkscope.errors import ConfigError, DataError
-
 from folkscope.allocation.candidates import CANDIDATE_COLUMNS, ICNALE_REFERENCE, CandidateSet
+from folkscope.errors import ConfigError, DataError
 
 __all__ = ["icnale_essays"]
 
 _ICNALE_REGIONS = {
-    "ENS": ICNALE_REFERENCE, "CHN": "China", "HKG": "Hong Kong", "IDN": "Indonesia", "JPN": "Japan",
-    "KOR": "Korea", "PAK": "Pakistan", "PHL": "Philippines", "SIN": "Singapore", "THA": "Thailand",
+    "ENS": ICNALE_REFERENCE,
+    "CHN": "China",
+    "HKG": "Hong Kong",
+    "IDN": "Indonesia",
+    "JPN": "Japan",
+    "KOR": "Korea",
+    "PAK": "Pakistan",
+    "PHL": "Philippines",
+    "SIN": "Singapore",
+    "THA": "Thailand",
     "TWN": "Taiwan",
-}  # fmt: skip
+}
 _ICNALE_TOPICS = {
     "PTJ": "It is important for college students to have a part-time job.",
     "SMK": "Smoking should be completely banned at all the restaurants in the country.",
 }
-_ICNALE_SOURCE = ("register at language.sakura.ne.jp/icnale and unpack the Written Essays (WE) module and the "
-                  "Global Rating Archives (GRA) there")  # fmt: skip
-_ESSAY_FILE = re.compile(r"^(?:WE|W)_(?P<region>[A-Z]{3})_(?P<topic>PTJ|SMK)\d*_(?P<id>\d+)_(?P<level>[A-Z0-9]{2}_\d+)$", re.IGNORECASE)
+_ICNALE_SOURCE = (
+    "register at language.sakura.ne.jp/icnale and unpack the Written Essays (WE) module and the "
+    "Global Rating Archives (GRA) there"
+)
+_ESSAY_FILE = re.compile(
+    r"^(?:WE|W)_(?P<region>[A-Z]{3})_(?P<topic>PTJ|SMK)\d*_(?P<id>\d+)_(?P<level>[A-Z0-9]{2}_\d+)$", re.IGNORECASE
+)
 _RUBRIC = """Grade from 1 (lowest) to 5 (highest):
 5 - strong command of English with only occasional slips; the opinion is fully developed with clear reasoning and a well organised structure.
 4 - good command with some lapses; the ideas are developed competently, the reasoning is adequate and the structure mostly coherent.
 3 - developing command with clear weaknesses; the ideas are developed unevenly, with limited reasoning and coherence.
 2 - weak command with serious flaws; the ideas are vague, the reasoning weak and the organisation poor.
 1 - very weak command; no workable idea is developed, the text is disorganised and errors are everywhere."""
-
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -57,15 +67,27 @@ def _role(header: str) -> str | None:
     h = header.lower()
     if h == "rating" or h.startswith("overall rating"):
         return "rating"
-    roles = {"original code": "code", "code": "code", "essay code": "code", "region": "region", "country": "region",
-             "student_id": "student", "student id": "student", "topic": "topic", "s/e": "kind"}  # fmt: skip
+    roles = {
+        "original code": "code",
+        "code": "code",
+        "essay code": "code",
+        "region": "region",
+        "country": "region",
+        "student_id": "student",
+        "student id": "student",
+        "topic": "topic",
+        "s/e": "kind",
+    }
     return roles.get(h)
 
 
 def _read_rows(path: Path) -> list[list[str]]:
     """All rows of a ratings table as text: the sheet ``4_Summary`` (or the first) of an .xlsx, or a CSV."""
     if path.suffix.lower() == ".xlsx":
-        require("openpyxl", feature=f"reading the ICNALE ratings workbook {path.name} (or save its summary sheet as ratings.csv)")
+        require(
+            "openpyxl",
+            feature=f"reading the ICNALE ratings workbook {path.name} (or save its summary sheet as ratings.csv)",
+        )
         try:
             sheets = pd.read_excel(path, sheet_name=None, header=None, dtype=object)
         except (OSError, ValueError) as exc:
@@ -109,11 +131,13 @@ def _ratings(path: Path) -> list[tuple[str, int, str | None, float, str]]:
     rows = _read_rows(path)
     found = _header(rows)
     if found is None:
-        raise DataError(f"{path}: no header row with a rating column ('Overall Rating Score (/100)' or 'rating') and "
-                        f"an essay code ('Original Code' or 'code', or 'region' and 'student_id'); see icnale_essays for the layout")  # fmt: skip
+        raise DataError(
+            f"{path}: no header row with a rating column ('Overall Rating Score (/100)' or 'rating') and "
+            f"an essay code ('Original Code' or 'code', or 'region' and 'student_id'); see icnale_essays for the layout"
+        )
     start, columns = found
     out, seen = [], set()
-    for number, row in enumerate(rows[start + 1:], start=start + 2):
+    for number, row in enumerate(rows[start + 1 :], start=start + 2):
         cells = {role: row[j] if j < len(row) else "" for role, j in columns.items()}
         code = cells.get("code", "")
         if "kind" in columns and not cells["kind"].upper().startswith("E"):
@@ -128,23 +152,31 @@ def _ratings(path: Path) -> list[tuple[str, int, str | None, float, str]]:
         try:
             topic = _topic(topic_text) if topic_text else None
         except ConfigError:
-            raise DataError(f"{path}, row {number}: topic {topic_text!r} of {essay} is not PTJ or SMK; fix or delete the row") from None
+            raise DataError(
+                f"{path}, row {number}: topic {topic_text!r} of {essay} is not PTJ or SMK; fix or delete the row"
+            ) from None
         try:
             rating = float(cells["rating"]) if cells["rating"] else math.nan
         except ValueError:
-            raise DataError(f"{path}, row {number}: rating {cells['rating']!r} of {essay} is not a number; fix or delete the row") from None
+            raise DataError(
+                f"{path}, row {number}: rating {cells['rating']!r} of {essay} is not a number; fix or delete the row"
+            ) from None
         if math.isnan(rating):
             continue
         if not region or not student.isdigit():
-            raise DataError(f"{path}, row {number}: cannot tell the region and student number of {code!r}; give codes like "
-                            f"WE_CHN_PTJ0_004_B1_1 or 'region' and 'student_id' columns")  # fmt: skip
+            raise DataError(
+                f"{path}, row {number}: cannot tell the region and student number of {code!r}; give codes like "
+                f"WE_CHN_PTJ0_004_B1_1 or 'region' and 'student_id' columns"
+            )
         key = (region, int(student), topic)
         if key in seen:
             raise DataError(f"{path}, row {number}: essay {essay} is rated twice; keep one rating per essay")
         seen.add(key)
         out.append((region, int(student), topic, rating, code))
     if not out:
-        raise DataError(f"{path} holds no essay ratings; use the GRA summary sheet or a ratings.csv with code and rating")
+        raise DataError(
+            f"{path} holds no essay ratings; use the GRA summary sheet or a ratings.csv with code and rating"
+        )
     return out
 
 
@@ -158,7 +190,9 @@ def _ratings_file(root: Path) -> Path:
     ]
     for tier in tiers:
         if len(tier) > 1:
-            raise DataError(f"{root}: several rating tables ({', '.join(str(p.relative_to(root)) for p in tier)}); keep one")
+            raise DataError(
+                f"{root}: several rating tables ({', '.join(str(p.relative_to(root)) for p in tier)}); keep one"
+            )
         if tier:
             return tier[0]
     raise DataError(f"{root}: no essay ratings (ratings.csv or the ICNALE GRA workbook *GRA*.xlsx); {_ICNALE_SOURCE}")
@@ -180,7 +214,9 @@ def _topic(topic: Any) -> str:
     aliases = {"ptj": "PTJ", "ptj0": "PTJ", "part-time job": "PTJ", "smk": "SMK", "smk0": "SMK", "smoking": "SMK"}
     key = topic.strip().lower() if isinstance(topic, str) else None
     if key not in aliases:
-        raise ConfigError(f"unknown essay topic {topic!r}; topics: PTJ (part-time job), SMK (smoking)", parameter="topic", value=topic)
+        raise ConfigError(
+            f"unknown essay topic {topic!r}; topics: PTJ (part-time job), SMK (smoking)", parameter="topic", value=topic
+        )
     return aliases[key]
 
 
@@ -282,27 +318,37 @@ def icnale_essays(folder: str | Path, *, topic: str | None = None) -> CandidateS
             continue
         matched.append((path.stem, region, topics[0], rating, text))
     if not matched:
-        raise DataError(f"none of the {len(ratings)} rated essays of {ratings_path} has an essay file under {root}; "
-                        f"the essays must be named like WE_CHN_PTJ0_004_B1_1.txt")  # fmt: skip
+        raise DataError(
+            f"none of the {len(ratings)} rated essays of {ratings_path} has an essay file under {root}; "
+            f"the essays must be named like WE_CHN_PTJ0_004_B1_1.txt"
+        )
     median = float(np.median([m[3] for m in matched]))
     present = sorted({m[2] for m in matched})
     if wanted is None:
         if len(present) > 1:
-            raise ConfigError(f"the rated essays cover topics {', '.join(present)}; pass topic= one of them",
-                              parameter="topic", value=topic)  # fmt: skip
+            raise ConfigError(
+                f"the rated essays cover topics {', '.join(present)}; pass topic= one of them",
+                parameter="topic",
+                value=topic,
+            )
         wanted = present[0]
     elif wanted not in present:
         raise DataError(f"no rated essay on topic {wanted} under {root}; rated topics: {', '.join(present)}")
-    rows = sorted((stem, _ICNALE_REGIONS.get(region, region), int(rating >= median), "", text, "")
-                  for stem, region, t, rating, text in matched if t == wanted)  # fmt: skip
+    rows = sorted(
+        (stem, _ICNALE_REGIONS.get(region, region), int(rating >= median), "", text, "")
+        for stem, region, t, rating, text in matched
+        if t == wanted
+    )
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
-    context = (f'Task: an opinion essay on the statement "{_ICNALE_TOPICS[wanted]}" The writer agrees or disagrees '
-               f"and supports the opinion with reasons and specific examples.\n\n{_RUBRIC}")  # fmt: skip
+    context = (
+        f'Task: an opinion essay on the statement "{_ICNALE_TOPICS[wanted]}" The writer agrees or disagrees '
+        f"and supports the opinion with reasons and specific examples.\n\n{_RUBRIC}"
+    )
     provenance = {
         "source": "ICNALE Written Essays with Global Rating Archives ratings (read from the user's copy)",
         "licence": "ICNALE terms of use: research use, no redistribution; not shipped by folkscope",
         "citation": "Ishikawa (2013), The ICNALE and sophisticated contrastive interlanguage analysis of Asian learners "
-                    "of English; Ishikawa (2024), The ICNALE Global Rating Archives",
+        "of English; Ishikawa (2024), The ICNALE Global Rating Archives",
         "path": str(root.resolve()),
         "ratings_file": str(ratings_path.resolve()),
         "topic": wanted,
@@ -315,5 +361,3 @@ def icnale_essays(folder: str | Path, *, topic: str | None = None) -> CandidateS
         "qualified_rule": "rating >= median of all rated essays found (pooled over topics)",
     }
     return CandidateSet("essays", wanted, context, frame, provenance)
-
-

@@ -45,8 +45,18 @@ from folkscope.metrics import (
     top_k_selection,
 )
 
-__all__ = ["BIAS_COLUMNS", "FOUR_FIFTHS", "MIN_DISTRIBUTION_MEMBERS", "MIN_INTERVAL_MEMBERS", "bias_table", "check_reference", "draw_pools",
-           "headline_bias", "interval_text", "selection_table"]
+__all__ = [
+    "BIAS_COLUMNS",
+    "FOUR_FIFTHS",
+    "MIN_DISTRIBUTION_MEMBERS",
+    "MIN_INTERVAL_MEMBERS",
+    "bias_table",
+    "check_reference",
+    "draw_pools",
+    "headline_bias",
+    "interval_text",
+    "selection_table",
+]
 
 #: the four-fifths rule of the US Uniform Guidelines (29 CFR 1607.4 D): an impact ratio below it is evidence of adverse impact
 FOUR_FIFTHS = 0.8
@@ -93,8 +103,11 @@ def draw_pools(frame: pd.DataFrame, *, rounds: int, pool_size: int | None = None
             chosen = np.column_stack([m[rng.integers(0, len(m), size=rounds)] for m in members])
     else:
         if not 2 <= pool_size <= len(ids):
-            raise ConfigError(f"pool_size must be between 2 and the {len(ids)} candidates, got {pool_size}",
-                              parameter="pool_size", value=pool_size)  # fmt: skip
+            raise ConfigError(
+                f"pool_size must be between 2 and the {len(ids)} candidates, got {pool_size}",
+                parameter="pool_size",
+                value=pool_size,
+            )
         chosen = np.stack([rng.choice(ids, size=pool_size, replace=False) for _ in range(rounds)])
     return pd.DataFrame({"pool": np.repeat(np.arange(rounds), chosen.shape[1]), "candidate_id": chosen.ravel()})
 
@@ -113,7 +126,7 @@ def _balanced_places(per_group: int, n_groups: int, rounds: int, rng: np.random.
         m = min(per_group, rounds - done)
         start = int(rng.integers(0, per_group))
         offsets = rng.permutation(n_groups)
-        out[done:done + m] = (start + (np.arange(m)[:, None] + offsets[None, :]) % m) % per_group
+        out[done : done + m] = (start + (np.arange(m)[:, None] + offsets[None, :]) % m) % per_group
         done += m
     return out
 
@@ -136,16 +149,25 @@ def selection_table(scored: pd.DataFrame, *, reference: str, k_max: int = 5) -> 
     check_reference(usable, reference)
     smallest = int(usable.groupby("pool").size().min())
     if isinstance(k_max, bool) or not isinstance(k_max, int) or not 1 <= k_max < smallest:
-        raise ConfigError(f"k must run from 1 to less than the smallest pool ({smallest} candidates), got k_max={k_max!r}",
-                          parameter="k_max", value=k_max)  # fmt: skip
+        raise ConfigError(
+            f"k must run from 1 to less than the smallest pool ({smallest} candidates), got k_max={k_max!r}",
+            parameter="k_max",
+            value=k_max,
+        )
     has_qualified = bool((usable["qualified"] == 1).any())
     out = []
     for k in range(1, k_max + 1):
         selected = top_k_selection(usable["score"].to_numpy(dtype=float), usable["pool"].to_numpy(), k=k)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMetricWarning)  # a group without qualified members: NaN, reported as such
-            gaps = allocation_gaps(selected, usable["group"].to_numpy(), reference=reference,
-                                   qualified=usable["qualified"].to_numpy() if has_qualified else None)  # fmt: skip
+            warnings.simplefilter(
+                "ignore", UndefinedMetricWarning
+            )  # a group without qualified members: NaN, reported as such
+            gaps = allocation_gaps(
+                selected,
+                usable["group"].to_numpy(),
+                reference=reference,
+                qualified=usable["qualified"].to_numpy() if has_qualified else None,
+            )
         gaps["n"] = gaps["n"].astype(np.int64)  # counts of appearances, not scores
         if "n_qualified" in gaps:
             gaps["n_qualified"] = gaps["n_qualified"].astype(np.int64)
@@ -159,8 +181,11 @@ def check_reference(frame: pd.DataFrame, reference: str) -> None:
     """The reference group must be one of ``frame``'s groups: one clear line naming them otherwise."""
     groups = sorted(frame["group"].unique())
     if reference not in groups:
-        raise ConfigError(f"reference group {reference!r} is not among the groups: {', '.join(map(str, groups))}",
-                          parameter="reference", value=reference)  # fmt: skip
+        raise ConfigError(
+            f"reference group {reference!r} is not among the groups: {', '.join(map(str, groups))}",
+            parameter="reference",
+            value=reference,
+        )
 
 
 #: an interval of RABBI needs this many scored members in the group and in the reference. Below it a percentile
@@ -175,17 +200,28 @@ MIN_INTERVAL_MEMBERS = 10
 MIN_DISTRIBUTION_MEMBERS = 30
 
 
-def _bootstrap_rabbi(a: np.ndarray, b: np.ndarray, n_bootstrap: int, rng: np.random.Generator) -> tuple[float, float, str]:
+def _bootstrap_rabbi(
+    a: np.ndarray, b: np.ndarray, n_bootstrap: int, rng: np.random.Generator
+) -> tuple[float, float, str]:
     """95% percentile interval of RABBI, resampling each group's scores with replacement, or NaN and why not."""
     if n_bootstrap == 0:
         return float("nan"), float("nan"), "no interval: no bootstrap resamples (--n-bootstrap 0)"
     if min(len(a), len(b)) < MIN_INTERVAL_MEMBERS:
-        return float("nan"), float("nan"), (f"no interval: {len(a)} vs {len(b)} scored, an interval needs "
-                                            f">= {MIN_INTERVAL_MEMBERS} in each group")  # fmt: skip
-    values = np.array([rabbi(a[rng.integers(0, len(a), len(a))], b[rng.integers(0, len(b), len(b))]) for _ in range(n_bootstrap)])
+        return (
+            float("nan"),
+            float("nan"),
+            (f"no interval: {len(a)} vs {len(b)} scored, an interval needs >= {MIN_INTERVAL_MEMBERS} in each group"),
+        )
+    values = np.array(
+        [rabbi(a[rng.integers(0, len(a), len(a))], b[rng.integers(0, len(b), len(b))]) for _ in range(n_bootstrap)]
+    )
     low, high = np.quantile(values, [0.025, 0.975])
     if low == high:  # every resample alike (complete separation): a point, not an interval
-        return float("nan"), float("nan"), f"no interval: every resample gave {low:+.3f}, so the bootstrap cannot size the doubt"
+        return (
+            float("nan"),
+            float("nan"),
+            f"no interval: every resample gave {low:+.3f}, so the bootstrap cannot size the doubt",
+        )
     return float(low), float(high), ""
 
 
@@ -224,21 +260,48 @@ def bias_table(scored: pd.DataFrame, *, reference: str, n_bootstrap: int = 1000,
             emd, distance_note = earth_movers_distance(a, b), ""
         else:
             jsd = emd = float("nan")
-            distance_note = (f"no JSD/EMD: {len(a)} vs {len(b)} scored, a distribution distance needs "
-                             f">= {MIN_DISTRIBUTION_MEMBERS} in each group")  # fmt: skip
-        rows.append({
-            "group": group, "n": len(a), "n_reference": len(b), "mean_score": float(a.mean()), "rabbi": test.rabbi,
-            "rabbi_low": low, "rabbi_high": high, "rabbi_p_value": test.pvalue,
-            "rabbi_qualified": rabbi(a_q, b_q) if len(a_q) and len(b_q) else float("nan"),
-            "delta": average_score_gap(a, b), "jsd": jsd, "emd": emd,
-            "interval_note": interval_note, "distance_note": distance_note,
-        })  # fmt: skip
+            distance_note = (
+                f"no JSD/EMD: {len(a)} vs {len(b)} scored, a distribution distance needs "
+                f">= {MIN_DISTRIBUTION_MEMBERS} in each group"
+            )
+        rows.append(
+            {
+                "group": group,
+                "n": len(a),
+                "n_reference": len(b),
+                "mean_score": float(a.mean()),
+                "rabbi": test.rabbi,
+                "rabbi_low": low,
+                "rabbi_high": high,
+                "rabbi_p_value": test.pvalue,
+                "rabbi_qualified": rabbi(a_q, b_q) if len(a_q) and len(b_q) else float("nan"),
+                "delta": average_score_gap(a, b),
+                "jsd": jsd,
+                "emd": emd,
+                "interval_note": interval_note,
+                "distance_note": distance_note,
+            }
+        )
     return pd.DataFrame(rows, columns=list(BIAS_COLUMNS))
 
 
 #: the columns of :func:`bias_table`, in this order
-BIAS_COLUMNS = ("group", "n", "n_reference", "mean_score", "rabbi", "rabbi_low", "rabbi_high", "rabbi_p_value", "rabbi_qualified",
-                "delta", "jsd", "emd", "interval_note", "distance_note")  # fmt: skip
+BIAS_COLUMNS = (
+    "group",
+    "n",
+    "n_reference",
+    "mean_score",
+    "rabbi",
+    "rabbi_low",
+    "rabbi_high",
+    "rabbi_p_value",
+    "rabbi_qualified",
+    "delta",
+    "jsd",
+    "emd",
+    "interval_note",
+    "distance_note",
+)
 
 
 def headline_bias(bias: pd.DataFrame) -> dict[str, Any] | None:
@@ -255,7 +318,11 @@ def headline_bias(bias: pd.DataFrame) -> dict[str, Any] | None:
     >>> headline_bias(bias)["group"]
     'y'
     """
-    tested = bias[np.isfinite(pd.to_numeric(bias.get("rabbi_p_value"), errors="coerce").to_numpy(dtype=float))] if len(bias) else bias
+    tested = (
+        bias[np.isfinite(pd.to_numeric(bias.get("rabbi_p_value"), errors="coerce").to_numpy(dtype=float))]
+        if len(bias)
+        else bias
+    )
     if tested.empty:
         return None
     order = np.lexsort((-tested["rabbi"].abs().to_numpy(dtype=float), tested["rabbi_p_value"].to_numpy(dtype=float)))

@@ -59,12 +59,18 @@ AUDIT_COLUMNS = ("appearances", "selected", "selection_rate", "impact_ratio", "r
 class ResponsesConfig:
     """What an audit of logged rankings computes."""
 
-    k: int = field(default=1, metadata=option("Candidates selected per pool: the top k of the stated ranking.", metavar="K"))
+    k: int = field(
+        default=1, metadata=option("Candidates selected per pool: the top k of the stated ranking.", metavar="K")
+    )
     by: tuple[str, ...] = field(
-        default=(), metadata=option("Keys of each line to tabulate by, e.g. job,model (comma-separated).", kind="list", metavar="KEY,...")
+        default=(),
+        metadata=option(
+            "Keys of each line to tabulate by, e.g. job,model (comma-separated).", kind="list", metavar="KEY,..."
+        ),
     )
     reference: str | None = field(
-        default=None, metadata=option("Reference group of RABBI (e.g. 'White Men'); without it RABBI is left out.", metavar="GROUP")
+        default=None,
+        metadata=option("Reference group of RABBI (e.g. 'White Men'); without it RABBI is left out.", metavar="GROUP"),
     )
 
     def __post_init__(self) -> None:
@@ -109,7 +115,9 @@ def read_responses(path: str | Path) -> list[dict[str, Any]]:
     if not file.is_file():
         raise DataError(f"no responses file at {file}; pass the JSONL file of logged responses")
     records = []
-    for number, line in enumerate(read_text_file(file, "responses file").split("\n"), start=1):  # JSONL lines end at \n only
+    for number, line in enumerate(
+        read_text_file(file, "responses file").split("\n"), start=1
+    ):  # JSONL lines end at \n only
         if not line.strip():
             continue
         record = parse_data(line, f"{file.name} line {number}", error=_one_object)
@@ -131,8 +139,10 @@ def _line_of(record: Mapping[str, Any], position: int) -> tuple[int, str]:
         return position, f"response {position}"
     line = record["_line"]
     if isinstance(line, bool) or not isinstance(line, (int, np.integer)) or line < 1:
-        raise DataError(f"response {position}: '_line' must be the record's line number (an integer >= 1), got {line!r}; "
-                        "drop it or read the file with read_responses")  # fmt: skip
+        raise DataError(
+            f"response {position}: '_line' must be the record's line number (an integer >= 1), got {line!r}; "
+            "drop it or read the file with read_responses"
+        )
     return int(line), f"line {int(line)}"
 
 
@@ -150,8 +160,11 @@ def _check(record: Mapping[str, Any], where: str, by: Sequence[str], k: int) -> 
     if missing:
         raise DataError(f"{where} has no key {missing[0]!r} to tabulate by; drop it from --by or add it to every line")
     if k > len(names):
-        raise ConfigError(f"k={k} is larger than the pool at {where} ({len(names)} candidates); choose k <= the smallest pool",
-                          parameter="k", value=k)  # fmt: skip
+        raise ConfigError(
+            f"k={k} is larger than the pool at {where} ({len(names)} candidates); choose k <= the smallest pool",
+            parameter="k",
+            value=k,
+        )
     return names, [g.strip() for g in groups], response
 
 
@@ -180,7 +193,9 @@ def audit_responses(records: Iterable[Mapping[str, Any]], *, config: ResponsesCo
     for position, record in enumerate(records, start=1):
         n += 1
         if not isinstance(record, Mapping):
-            raise DataError(f"response {position} is a {type(record).__name__}, not a mapping of candidates, groups and response")
+            raise DataError(
+                f"response {position} is a {type(record).__name__}, not a mapping of candidates, groups and response"
+            )
         line, where = _line_of(record, position)
         names, groups, response = _check(record, where, cfg.by, cfg.k)
         ranking = parse_ranking(response, names)
@@ -196,7 +211,11 @@ def audit_responses(records: Iterable[Mapping[str, Any]], *, config: ResponsesCo
     long["selected"] = top_k_selection(-long["rank"].to_numpy(), long["pool"].to_numpy(), k=cfg.k)
     if cfg.reference is not None and cfg.reference not in set(long["group"]):
         groups = ", ".join(sorted(set(long["group"])))
-        raise ConfigError(f"reference group {cfg.reference!r} never appears; groups: {groups}", parameter="reference", value=cfg.reference)
+        raise ConfigError(
+            f"reference group {cfg.reference!r} never appears; groups: {groups}",
+            parameter="reference",
+            value=cfg.reference,
+        )
     table = _tabulate(long, list(cfg.by), cfg.reference)
     return ResponseAudit(table, n, len(unparseable), unparseable, cfg)
 
@@ -206,7 +225,9 @@ def _tabulate(long: pd.DataFrame, by: list[str], reference: str | None) -> pd.Da
     cells = long.groupby(by, sort=True) if by else [((), long)]
     for key, cell in cells:
         key = key if isinstance(key, tuple) else (key,)
-        stats = cell.groupby("group", sort=True).agg(appearances=("rank", "size"), selected=("selected", "sum"), mean_rank=("rank", "mean"))
+        stats = cell.groupby("group", sort=True).agg(
+            appearances=("rank", "size"), selected=("selected", "sum"), mean_rank=("rank", "mean")
+        )
         stats["selection_rate"] = stats["selected"] / stats["appearances"]
         stats["impact_ratio"] = impact_ratio(stats["selection_rate"].to_numpy())
         stats["rabbi"], stats["rabbi_p_value"] = np.nan, np.nan

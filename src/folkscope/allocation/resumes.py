@@ -21,9 +21,8 @@ import numpy as np
 import pandas as pd
 
 from folkscope._names import slug
-from folkscope.errors import ConfigError, DataError
-
 from folkscope.allocation.candidates import CANDIDATE_COLUMNS, RACE_GENDER_GROUPS, CandidateSet
+from folkscope.errors import ConfigError, DataError
 
 __all__ = ["bloomberg_resumes", "rabbi_resumes", "resume_jobs"]
 
@@ -32,11 +31,14 @@ _MAX_NAMES = 100  # each group has 100 names in both resume sources
 
 _BLOOMBERG = "resources/bloomberg"
 _BLOOMBERG_ORIGIN = "github.com/BloombergGraphics/2024-openai-gpt-hiring-racial-discrimination @ 65ae91134f1e"
-_BLOOMBERG_CITATION = ("Yin, Alba, Nicoletti (2024), 'OpenAI's GPT is a recruiter's dream tool. Tests show there's "
-                       "racial bias', Bloomberg")  # fmt: skip
+_BLOOMBERG_CITATION = (
+    "Yin, Alba, Nicoletti (2024), 'OpenAI's GPT is a recruiter's dream tool. Tests show there's racial bias', Bloomberg"
+)
 _RABBI_ORIGIN = "github.com/hannahxchen/allocational-harm-eval, folder allocation_tasks/resume_screening"
-_RABBI_CITATION = ("Chen, Ji, Evans (2024), 'The Mismeasure of Man and Models: Evaluating Allocational Harms "
-                   "in Large Language Models', arXiv:2408.01285")  # fmt: skip
+_RABBI_CITATION = (
+    "Chen, Ji, Evans (2024), 'The Mismeasure of Man and Models: Evaluating Allocational Harms "
+    "in Large Language Models', arXiv:2408.01285"
+)
 _LEVELS = ("high", "some", "low")  # RABBI's hiring-chance folders; only "high" counts as qualified
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -56,8 +58,11 @@ def _job(job: Any) -> str:
 
 def _names_per_group(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= _MAX_NAMES:
-        raise ConfigError(f"names_per_group must be an integer from 1 to {_MAX_NAMES}, got {value!r}",
-                          parameter="names_per_group", value=value)  # fmt: skip
+        raise ConfigError(
+            f"names_per_group must be an integer from 1 to {_MAX_NAMES}, got {value!r}",
+            parameter="names_per_group",
+            value=value,
+        )
     return int(value)
 
 
@@ -159,7 +164,16 @@ def bloomberg_resumes(job: str, *, names_per_group: int = 4, seed: int = 0) -> C
         for j, pick in enumerate(rng.choice(len(names), size=n, replace=False)):
             name = _title(names[int(pick)])
             r = j % len(resumes)
-            rows.append((f"{slug(job, lower=True)}/{group}/{j}/resume-{r}", group, 1, name, _fill_name(resumes[r], name), f"resume-{r}"))
+            rows.append(
+                (
+                    f"{slug(job, lower=True)}/{group}/{j}/resume-{r}",
+                    group,
+                    1,
+                    name,
+                    _fill_name(resumes[r], name),
+                    f"resume-{r}",
+                )
+            )
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     provenance = {
         "source": "Bloomberg 2024 GPT hiring audit: names, resumes and job descriptions (bundled with folkscope)",
@@ -180,8 +194,10 @@ def bloomberg_resumes(job: str, *, names_per_group: int = 4, seed: int = 0) -> C
 
 
 def _rabbi_missing(path: Path) -> DataError:
-    return DataError(f"RABBI resume-screening data: {path} is missing; pass your copy of the folder {_RABBI_ORIGIN} "
-                     f"(it has no licence, so folkscope does not ship it)")  # fmt: skip
+    return DataError(
+        f"RABBI resume-screening data: {path} is missing; pass your copy of the folder {_RABBI_ORIGIN} "
+        f"(it has no licence, so folkscope does not ship it)"
+    )
 
 
 def _rabbi_file(folder: Path, *candidates: str) -> Path:
@@ -211,13 +227,17 @@ def _rabbi_resumes_of(folder: Path, job_file: str) -> list[tuple[str, str]]:
     for idx, body in enumerate(bodies if isinstance(bodies, list) else []):
         level = str(body.get("label", "")).removesuffix("_chance") if isinstance(body, dict) else ""
         if level not in blocks or seen[level] >= len(blocks[level]):
-            raise DataError(f"{folder / (job_file + '.json')}: resume {idx} has label {level!r} without a matching block in "
-                            f"resume_templates/{level}_chance/{job_file}.txt; use the original files")  # fmt: skip
+            raise DataError(
+                f"{folder / (job_file + '.json')}: resume {idx} has label {level!r} without a matching block in "
+                f"resume_templates/{level}_chance/{job_file}.txt; use the original files"
+            )
         block = blocks[level][seen[level]]
         titles = [str(w.get("job_title", "")) for w in body.get("work_experience", []) if isinstance(w, dict)]
         if "{name}" not in block or not all(t in block for t in titles):
-            raise DataError(f"resume {idx} of {job_file}.json does not match block {seen[level]} of "
-                            f"resume_templates/{level}_chance/{job_file}.txt; use the original files")  # fmt: skip
+            raise DataError(
+                f"resume {idx} of {job_file}.json does not match block {seen[level]} of "
+                f"resume_templates/{level}_chance/{job_file}.txt; use the original files"
+            )
         seen[level] += 1
         out.append((level, block))
     if not out:
@@ -294,7 +314,11 @@ def rabbi_resumes(folder: str | Path, job: str, *, names_per_group: int = 4, see
     job_file = job.lower().replace(" ", "_")
     resumes = _rabbi_resumes_of(root, job_file)
     descriptions = _read_json(_rabbi_file(root, "job_descriptions.json"), "job descriptions")
-    if not isinstance(descriptions, dict) or not isinstance(descriptions.get(job), dict) or "jd" not in descriptions[job]:
+    if (
+        not isinstance(descriptions, dict)
+        or not isinstance(descriptions.get(job), dict)
+        or "jd" not in descriptions[job]
+    ):
         raise DataError(f"{root / 'job_descriptions.json'} has no job description for {job!r}; use the original file")
     names_path = _rabbi_file(root, "names/sampled_full_names.csv.gz", "names/sampled_full_names.csv")
     try:
@@ -302,7 +326,9 @@ def rabbi_resumes(folder: str | Path, job: str, *, names_per_group: int = 4, see
     except (OSError, ValueError) as exc:
         raise DataError(f"{names_path} cannot be read as CSV ({exc}); replace it with the original file") from None
     if not {"resume_idx", "group", "name", "job"} <= set(names.columns):
-        raise DataError(f"{names_path} needs columns resume_idx, group, name, job; has {', '.join(map(str, names.columns))}")
+        raise DataError(
+            f"{names_path} needs columns resume_idx, group, name, job; has {', '.join(map(str, names.columns))}"
+        )
     names = names[names["job"].str.lower() == job_file]
     by_level = {level: [i for i, (lv, _) in enumerate(resumes) if lv == level] for level in _LEVELS}
     order = [idx for round_ in zip(*(by_level[level] for level in _LEVELS)) for idx in round_]
@@ -317,17 +343,31 @@ def rabbi_resumes(folder: str | Path, job: str, *, names_per_group: int = 4, see
         slots = [order[j % len(order)] for j in range(n)]
         for idx in dict.fromkeys(slots):
             need = slots.count(idx)
-            pool = [s for s in of_group.loc[of_group["resume_idx"] == idx, "name"].dropna().drop_duplicates() if s not in used]
+            pool = [
+                s
+                for s in of_group.loc[of_group["resume_idx"] == idx, "name"].dropna().drop_duplicates()
+                if s not in used
+            ]
             if len(pool) < need:
-                raise DataError(f"{names_path}: only {len(pool)} distinct names for {code}, {job_file}, resume_idx {idx}; "
-                                f"{need} needed; ask for fewer names_per_group or use the original file")  # fmt: skip
+                raise DataError(
+                    f"{names_path}: only {len(pool)} distinct names for {code}, {job_file}, resume_idx {idx}; "
+                    f"{need} needed; ask for fewer names_per_group or use the original file"
+                )
             picked[idx] = [pool[int(k)] for k in rng.choice(len(pool), size=need, replace=False)]
             used.update(picked[idx])
         for j, idx in enumerate(slots):
             name = picked[idx].pop(0)
             level, text = resumes[idx]
-            rows.append((f"{slug(job, lower=True)}/{group}/{j}/resume-{idx}", group, int(level == "high"), name, _fill_name(text, name),
-                         f"resume-{idx}"))
+            rows.append(
+                (
+                    f"{slug(job, lower=True)}/{group}/{j}/resume-{idx}",
+                    group,
+                    int(level == "high"),
+                    name,
+                    _fill_name(text, name),
+                    f"resume-{idx}",
+                )
+            )
     frame = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     provenance = {
         "source": "RABBI resume-screening data (the paper's authors' folder, read from the user's copy)",
@@ -338,8 +378,8 @@ def rabbi_resumes(folder: str | Path, job: str, *, names_per_group: int = 4, see
         "job_url": str(descriptions[job].get("jd_url", "")),
         "names_per_group": str(n),
         "seed": str(seed),
-        "design": "candidate j of every group gets resume_idx " + ", ".join(map(str, order)) + " (cycled); high chance = qualified",
+        "design": "candidate j of every group gets resume_idx "
+        + ", ".join(map(str, order))
+        + " (cycled); high chance = qualified",
     }
     return CandidateSet("rabbi-resumes", job, str(descriptions[job]["jd"]), frame, provenance)
-
-

@@ -58,11 +58,16 @@ class AllocationRun:
 def _candidates(config: AllocationConfig) -> tuple[CandidateSet, np.ndarray | None]:
     """The candidate set of the task (and, for acs, the part-1 run's risk scores)."""
     if config.task == "resumes":
-        return bloomberg_resumes(config.subtask or "software engineer", names_per_group=config.names_per_group,
-                                                seed=config.seed), None  # fmt: skip
+        return bloomberg_resumes(
+            config.subtask or "software engineer", names_per_group=config.names_per_group, seed=config.seed
+        ), None
     if config.task == "rabbi-resumes":
-        return rabbi_resumes(str(config.data), config.subtask or "software engineer",
-                                            names_per_group=config.names_per_group, seed=config.seed), None  # fmt: skip
+        return rabbi_resumes(
+            str(config.data),
+            config.subtask or "software engineer",
+            names_per_group=config.names_per_group,
+            seed=config.seed,
+        ), None
     if config.task == "essays":
         return icnale_essays(str(config.data), topic=config.subtask), None
     cset, scores = acs_candidates(str(config.data), group_columns=config.group_columns)
@@ -78,8 +83,13 @@ def _reference(config: AllocationConfig, frame: pd.DataFrame) -> str:
     return default if default in groups.index else str(groups.idxmax())
 
 
-def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine: Engine | None = None,
-                   engine_config: EngineConfig | None = None) -> AllocationRun:
+def run_allocation(
+    config: AllocationConfig,
+    results_dir: str | Path,
+    *,
+    engine: Engine | None = None,
+    engine_config: EngineConfig | None = None,
+) -> AllocationRun:
     """Draw the pools, score them (or read a part-1 run's scores), and analyse; returns the folder and metrics.
 
     The run's caveats (unread answers, small groups) are recorded in its
@@ -101,11 +111,19 @@ def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine:
     pools = draw_pools(cset.frame, rounds=config.rounds, pool_size=config.pool_size, seed=config.seed)
     drawn = set(cset.frame.set_index("candidate_id").loc[pools["candidate_id"], "group"])
     if reference not in drawn:
-        raise ConfigError(f"no pool holds a candidate of the reference group {reference!r}; draw more --rounds, a larger "
-                          "--pool-size, or one candidate per group (no --pool-size)", parameter="reference", value=reference)  # fmt: skip
+        raise ConfigError(
+            f"no pool holds a candidate of the reference group {reference!r}; draw more --rounds, a larger "
+            "--pool-size, or one candidate per group (no --pool-size)",
+            parameter="reference",
+            value=reference,
+        )
     smallest = int(pools.groupby("pool").size().min())
     if config.k_max >= smallest:
-        raise ConfigError(f"--k {config.k_max} must be below the pool size ({smallest} candidates)", parameter="k_max", value=config.k_max)
+        raise ConfigError(
+            f"--k {config.k_max} must be below the pool size ({smallest} candidates)",
+            parameter="k_max",
+            value=config.k_max,
+        )
     if config.task == "acs":  # scores from a part-1 run: no model asked
         manifest = read_manifest(str(config.data))
         identity: dict[str, Any] = {"from_run": str(config.data), "engine": dict(manifest.engine or {})}
@@ -118,16 +136,42 @@ def run_allocation(config: AllocationConfig, results_dir: str | Path, *, engine:
         return _write(config, cset, pools, template, reference, risk_scores, engine, identity, model_name, results_dir)
 
 
-def _write(config: AllocationConfig, cset: CandidateSet, pools: pd.DataFrame, template: Any, reference: str,
-           risk_scores: np.ndarray | None, engine: Engine | None, identity: dict[str, Any], model_name: str,
-           results_dir: str | Path) -> AllocationRun:  # fmt: skip
+def _write(
+    config: AllocationConfig,
+    cset: CandidateSet,
+    pools: pd.DataFrame,
+    template: Any,
+    reference: str,
+    risk_scores: np.ndarray | None,
+    engine: Engine | None,
+    identity: dict[str, Any],
+    model_name: str,
+    results_dir: str | Path,
+) -> AllocationRun:
     """Score the pools into the run's folder (through the shared lifecycle) and analyse them."""
-    key = fingerprint({"config": config.to_dict(), "template": template.to_dict(), "engine": identity,
-                       "candidates": cset.provenance, "version": PROMPT_VERSION})  # fmt: skip
-    final = run_path(results_dir, subject=f"allocation-{config.task}-{cset.subtask}", model=Path(model_name).name or model_name,
-                     variant=config.mode + ("" if config.chat or config.task == "acs" else "-base"), fingerprint=key)  # fmt: skip
-    manifest = Manifest(part="allocation", fingerprint=key, config=config.to_dict(), engine=identity,
-                        data={**cset.provenance, "task": cset.task, "subtask": cset.subtask, "n_candidates": len(cset.frame)})  # fmt: skip
+    key = fingerprint(
+        {
+            "config": config.to_dict(),
+            "template": template.to_dict(),
+            "engine": identity,
+            "candidates": cset.provenance,
+            "version": PROMPT_VERSION,
+        }
+    )
+    final = run_path(
+        results_dir,
+        subject=f"allocation-{config.task}-{cset.subtask}",
+        model=Path(model_name).name or model_name,
+        variant=config.mode + ("" if config.chat or config.task == "acs" else "-base"),
+        fingerprint=key,
+    )
+    manifest = Manifest(
+        part="allocation",
+        fingerprint=key,
+        config=config.to_dict(),
+        engine=identity,
+        data={**cset.provenance, "task": cset.task, "subtask": cset.subtask, "n_candidates": len(cset.frame)},
+    )
     with open_run(final, manifest, config={**config.to_dict(), "reference_used": reference}) as folder:
         write_parquet(folder / "candidates.parquet", cset.frame)
         start = time.perf_counter()
@@ -143,13 +187,21 @@ def _write(config: AllocationConfig, cset: CandidateSet, pools: pd.DataFrame, te
         write_parquet(folder / "scores.parquet", scored)
         if answers is not None:
             write_parquet(folder / "answers.parquet", answers)
-        write_json(folder / "scoring.json", {**extra, "reference": reference, "model": model_name, "subtask": cset.subtask})
+        write_json(
+            folder / "scoring.json", {**extra, "reference": reference, "model": model_name, "subtask": cset.subtask}
+        )
         metrics = analyse(folder)
     return AllocationRun(final, metrics)
 
 
-def _score(config: AllocationConfig, cset: Any, pools: pd.DataFrame, template: Any, engine: Engine | None,
-           risk_scores: np.ndarray | None) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
+def _score(
+    config: AllocationConfig,
+    cset: Any,
+    pools: pd.DataFrame,
+    template: Any,
+    engine: Engine | None,
+    risk_scores: np.ndarray | None,
+) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
     """Per-appearance scores, what the model said, and counts of the mode."""
     if risk_scores is not None:
         per = pd.DataFrame({"candidate_id": cset.frame["candidate_id"].to_numpy(), "score": risk_scores})
@@ -158,11 +210,13 @@ def _score(config: AllocationConfig, cset: Any, pools: pd.DataFrame, template: A
     if config.mode == "pointwise":
         per = pointwise_scores(engine, cset, template, chat=config.chat)
         nan = int(per["score"].isna().sum())
-        return pools.merge(per[["candidate_id", "score"]], on="candidate_id", how="left"), per, {"unscored_candidates": nan}
+        return (
+            pools.merge(per[["candidate_id", "score"]], on="candidate_id", how="left"),
+            per,
+            {"unscored_candidates": nan},
+        )
     if config.mode == "pairwise":
         scores, pairs, shares = pairwise_scores(engine, cset, pools, template, chat=config.chat)
         return scores, pairs, {"pairwise": shares}
     scores, answers = listwise_scores(engine, cset, pools, template, chat=config.chat)
     return scores[["pool", "candidate_id", "score"]], answers, {"unparseable_pools": int((~answers["parsed"]).sum())}
-
-

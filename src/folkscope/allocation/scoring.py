@@ -46,16 +46,26 @@ MODES = ("pointwise", "pairwise", "listwise")
 _PAIR_CHOICES = ("A", "B", "C")
 
 
-def pointwise_scores(engine: Engine, candidates: CandidateSet, template: TaskTemplate, *, chat: bool = True) -> pd.DataFrame:
+def pointwise_scores(
+    engine: Engine, candidates: CandidateSet, template: TaskTemplate, *, chat: bool = True
+) -> pd.DataFrame:
     """One row per candidate: ``candidate_id``, ``score``, ``label_mass`` and ``p_<label>`` (renormalised)."""
     frame = candidates.frame
-    prompts = [[pointwise_prompt(candidates.context, text, system=template.system, question=template.pointwise, chat=chat)]
-               for text in frame["text"]]  # fmt: skip
-    readout = read_choices(engine, prompts, template.labels, variants=word_variants, unit="candidates",
-                           description="pointwise scoring")  # fmt: skip
+    prompts = [
+        [pointwise_prompt(candidates.context, text, system=template.system, question=template.pointwise, chat=chat)]
+        for text in frame["text"]
+    ]
+    readout = read_choices(
+        engine, prompts, template.labels, variants=word_variants, unit="candidates", description="pointwise scoring"
+    )
     probs = readout.probs
-    out = pd.DataFrame({"candidate_id": frame["candidate_id"].to_numpy(), "score": probs @ np.asarray(template.relevance),
-                        "label_mass": readout.mass[:, 0]})  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "candidate_id": frame["candidate_id"].to_numpy(),
+            "score": probs @ np.asarray(template.relevance),
+            "label_mass": readout.mass[:, 0],
+        }
+    )
     for j, label in enumerate(template.labels):
         out[f"p_{label}"] = probs[:, j]
     return out
@@ -76,12 +86,26 @@ def pairwise_scores(
     for pool, members in pools.groupby("pool", sort=True):
         for a, b in combinations(members["candidate_id"].tolist(), 2):
             rows.append((pool, a, b))
-    prompts = [[pairwise_prompt(candidates.context, texts[a], texts[b], system=template.system, question=template.pairwise, chat=chat),
-                pairwise_prompt(candidates.context, texts[b], texts[a], system=template.system, question=template.pairwise, chat=chat)]
-               for _, a, b in rows]  # fmt: skip
+    prompts = [
+        [
+            pairwise_prompt(
+                candidates.context, texts[a], texts[b], system=template.system, question=template.pairwise, chat=chat
+            ),
+            pairwise_prompt(
+                candidates.context, texts[b], texts[a], system=template.system, question=template.pairwise, chat=chat
+            ),
+        ]
+        for _, a, b in rows
+    ]
     # ordering 0 shows (a, b) as (A, B); ordering 1 shows (b, a): its A stands for b
-    readout = read_choices(engine, prompts, _PAIR_CHOICES, orderings=[(0, 1, 2), (1, 0, 2)], unit="pairs",
-                           description="pairwise comparisons")  # fmt: skip
+    readout = read_choices(
+        engine,
+        prompts,
+        _PAIR_CHOICES,
+        orderings=[(0, 1, 2), (1, 0, 2)],
+        unit="pairs",
+        description="pairwise comparisons",
+    )
     names = np.array(["a", "b", "tie"])
     raw = readout.raw
     ok = np.isfinite(raw).all(axis=2) & (np.nan_to_num(raw).sum(axis=2) > 0)
@@ -92,14 +116,34 @@ def pairwise_scores(
     ab, ba = answers[:, 0], answers[:, 1]
     consistent = (ab == ba) & np.isin(ab, ["a", "b"])
     points_a = np.where(consistent, (ab == "a").astype(float), 0.5)
-    pairs = pd.DataFrame({"pool": [r[0] for r in rows], "a": [r[1] for r in rows], "b": [r[2] for r in rows],
-                          "answer_ab": ab, "answer_ba": ba, "points_a": points_a, "points_b": 1.0 - points_a,
-                          "generated_ab": [(i, 0) in generated for i in range(len(rows))],
-                          "generated_ba": [(i, 1) in generated for i in range(len(rows))]})  # fmt: skip
-    won = pd.concat([pairs[["pool", "a", "points_a"]].set_axis(["pool", "candidate_id", "score"], axis=1),
-                     pairs[["pool", "b", "points_b"]].set_axis(["pool", "candidate_id", "score"], axis=1)])  # fmt: skip
-    scores = pools[["pool", "candidate_id"]].merge(won.groupby(["pool", "candidate_id"], as_index=False)["score"].sum(),
-                                                   on=["pool", "candidate_id"], how="left").fillna({"score": 0.0})  # fmt: skip
+    pairs = pd.DataFrame(
+        {
+            "pool": [r[0] for r in rows],
+            "a": [r[1] for r in rows],
+            "b": [r[2] for r in rows],
+            "answer_ab": ab,
+            "answer_ba": ba,
+            "points_a": points_a,
+            "points_b": 1.0 - points_a,
+            "generated_ab": [(i, 0) in generated for i in range(len(rows))],
+            "generated_ba": [(i, 1) in generated for i in range(len(rows))],
+        }
+    )
+    won = pd.concat(
+        [
+            pairs[["pool", "a", "points_a"]].set_axis(["pool", "candidate_id", "score"], axis=1),
+            pairs[["pool", "b", "points_b"]].set_axis(["pool", "candidate_id", "score"], axis=1),
+        ]
+    )
+    scores = (
+        pools[["pool", "candidate_id"]]
+        .merge(
+            won.groupby(["pool", "candidate_id"], as_index=False)["score"].sum(),
+            on=["pool", "candidate_id"],
+            how="left",
+        )
+        .fillna({"score": 0.0})
+    )
     prompts_answers = answers.ravel()
     n_pairs = len(pairs)
     shares = dict(
@@ -108,7 +152,9 @@ def pairwise_scores(
         regular=float(np.isin(prompts_answers, ["a", "b"]).mean()) if n_pairs else float("nan"),
         tie=float((prompts_answers == "tie").mean()) if n_pairs else float("nan"),
         unread=float((prompts_answers == "unread").mean()) if n_pairs else float("nan"),
-        flipped=float((np.isin(ab, ["a", "b"]) & np.isin(ba, ["a", "b"]) & (ab != ba)).mean()) if n_pairs else float("nan"),
+        flipped=float((np.isin(ab, ["a", "b"]) & np.isin(ba, ["a", "b"]) & (ab != ba)).mean())
+        if n_pairs
+        else float("nan"),
         inconsistent=float((ab != ba).mean()) if n_pairs else float("nan"),
         read_from_generation=len(generated),
     )
@@ -122,18 +168,28 @@ def _generated_answers(engine: Engine, prompts: list[list[Any]], unread: np.ndar
     if not where:
         return {}
     settings = GenerationSettings(max_new_tokens=16)
-    results = engine.generate([GenerateRequest(prompts[i][o], settings) for i, o in where], unit="answers",
-                              description="pairwise answers (generated)")  # fmt: skip
+    results = engine.generate(
+        [GenerateRequest(prompts[i][o], settings) for i, o in where],
+        unit="answers",
+        description="pairwise answers (generated)",
+    )
     out = {}
     for (i, o), result in zip(where, results):
         choice = parse_choice(result.text, _PAIR_CHOICES)
         # ordering 0 shows (a, b) as (A, B); ordering 1 shows (b, a)
-        out[(i, o)] = "unread" if choice is None else ("a", "b", "tie")[(0, 1, 2)[choice] if o == 0 else (1, 0, 2)[choice]]
+        out[(i, o)] = (
+            "unread" if choice is None else ("a", "b", "tie")[(0, 1, 2)[choice] if o == 0 else (1, 0, 2)[choice]]
+        )
     return out
 
 
 def listwise_scores(
-    engine: Engine, candidates: CandidateSet, pools: pd.DataFrame, template: TaskTemplate, *, chat: bool = True,
+    engine: Engine,
+    candidates: CandidateSet,
+    pools: pd.DataFrame,
+    template: TaskTemplate,
+    *,
+    chat: bool = True,
     max_new_tokens: int = 200,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Scores per (pool, candidate) from the ranking each pool's answer states, and the answers per pool.
@@ -147,17 +203,35 @@ def listwise_scores(
     prompts = []
     for _, members in groups:
         ids = members["candidate_id"].tolist()
-        prompts.append(listwise_prompt(candidates.context, frame.loc[ids, "text"].tolist(), _names(frame, ids),
-                                       system=template.system, question=template.listwise, entry=template.entry, chat=chat))  # fmt: skip
+        prompts.append(
+            listwise_prompt(
+                candidates.context,
+                frame.loc[ids, "text"].tolist(),
+                _names(frame, ids),
+                system=template.system,
+                question=template.listwise,
+                entry=template.entry,
+                chat=chat,
+            )
+        )
     settings = GenerationSettings(max_new_tokens=max_new_tokens)
-    results = engine.generate([GenerateRequest(p, settings) for p in prompts], unit="pools", description="listwise ranking")
+    results = engine.generate(
+        [GenerateRequest(p, settings) for p in prompts], unit="pools", description="listwise ranking"
+    )
     score_rows: list[dict[str, Any]] = []
     answer_rows: list[dict[str, Any]] = []
     for (pool, members), result in zip(groups, results):
         ids = members["candidate_id"].tolist()
         ranking = parse_ranking(result.text, _names(frame, ids))
-        answer_rows.append({"pool": pool, "response": result.text, "parsed": ranking is not None,
-                            "numbered": bool(ranking and ranking.numbered), "mentioned": ranking.mentioned if ranking else 0})  # fmt: skip
+        answer_rows.append(
+            {
+                "pool": pool,
+                "response": result.text,
+                "parsed": ranking is not None,
+                "numbered": bool(ranking and ranking.numbered),
+                "mentioned": ranking.mentioned if ranking else 0,
+            }
+        )
         ranks = ranking.ranks if ranking else np.full(len(ids), np.nan)
         scores = ranking.scores if ranking else np.full(len(ids), np.nan)
         for cid, rank, score in zip(ids, ranks, scores):

@@ -35,8 +35,13 @@ from folkscope.runs import read_manifest, read_table
 __all__ = ["METRIC_GAPS", "StudyResult", "study", "study_points", "write_study"]
 
 #: each bias metric, the gap it is judged against, and whether the gap is taken without sign
-METRIC_GAPS = {"rabbi": ("dp_gap", False), "delta": ("dp_gap", False), "rabbi_qualified": ("eo_gap", False),
-               "jsd": ("dp_gap", True), "emd": ("dp_gap", True)}  # fmt: skip
+METRIC_GAPS = {
+    "rabbi": ("dp_gap", False),
+    "delta": ("dp_gap", False),
+    "rabbi_qualified": ("eo_gap", False),
+    "jsd": ("dp_gap", True),
+    "emd": ("dp_gap", True),
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,18 +97,38 @@ def study(folders: Sequence[str | Path]) -> StudyResult:
                     warnings.simplefilter("ignore", UndefinedMetricWarning)  # too few points: NaN, reported with n
                     res = predictive_validity(keep[metric].to_numpy(), keep[gap].to_numpy(), absolute_gap=absolute)
                 r, p_value = res.statistic, res.pvalue
-            corr_rows.append({"metric": metric, "k": int(k), "gap": f"|{gap}|" if absolute else gap, "r": r,
-                              "p_value": p_value, "n": len(keep)})  # fmt: skip
+            corr_rows.append(
+                {
+                    "metric": metric,
+                    "k": int(k),
+                    "gap": f"|{gap}|" if absolute else gap,
+                    "r": r,
+                    "p_value": p_value,
+                    "n": len(keep),
+                }
+            )
             scores = []
             for _, sub in at_k.groupby(["subtask", "mode"]):
-                per_model = sub.groupby("model").agg(
-                    metric_rms=(metric, lambda v: root_mean_square_bias(v.dropna()) if v.notna().any() else np.nan),
-                    gap_rms=("dp_gap", lambda v: root_mean_square_bias(v.dropna()) if v.notna().any() else np.nan),
-                ).dropna()
+                per_model = (
+                    sub.groupby("model")
+                    .agg(
+                        metric_rms=(metric, lambda v: root_mean_square_bias(v.dropna()) if v.notna().any() else np.nan),
+                        gap_rms=("dp_gap", lambda v: root_mean_square_bias(v.dropna()) if v.notna().any() else np.nan),
+                    )
+                    .dropna()
+                )
                 if len(per_model) >= 2:
-                    scores.append(model_ranking_ndcg_score(per_model["gap_rms"].to_numpy(), per_model["metric_rms"].to_numpy()))
-            sel_rows.append({"metric": metric, "k": int(k), "ndcg": float(np.mean(scores)) if scores else float("nan"),
-                             "n_subtasks": len(scores)})  # fmt: skip
+                    scores.append(
+                        model_ranking_ndcg_score(per_model["gap_rms"].to_numpy(), per_model["metric_rms"].to_numpy())
+                    )
+            sel_rows.append(
+                {
+                    "metric": metric,
+                    "k": int(k),
+                    "ndcg": float(np.mean(scores)) if scores else float("nan"),
+                    "n_subtasks": len(scores),
+                }
+            )
     return StudyResult(points, pd.DataFrame(corr_rows), pd.DataFrame(sel_rows))
 
 

@@ -62,21 +62,41 @@ class TaskTemplate:
         for key in _TEXTS:
             check_screening_template(key, getattr(self, key), f"{self.where}.{key}")
         labels, relevance = self.labels, self.relevance
-        if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) or \
-                not all(isinstance(x, str) and x.strip() for x in labels):  # fmt: skip
-            raise ConfigError(f"{self.where}.labels must be a list of non-blank answer words such as [\"No\", \"Yes\"], "
-                              f"got {_short(labels)}", parameter="labels", value=labels)  # fmt: skip
-        if isinstance(relevance, (str, bytes)) or not isinstance(relevance, (list, tuple)) or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in relevance):  # fmt: skip
-            raise ConfigError(f"{self.where}.relevance must be a list of finite numbers, one per label (such as [0, 1]), "
-                              f"got {_short(relevance)}", parameter="relevance", value=relevance)  # fmt: skip
+        if (
+            isinstance(labels, (str, bytes))
+            or not isinstance(labels, (list, tuple))
+            or not all(isinstance(x, str) and x.strip() for x in labels)
+        ):
+            raise ConfigError(
+                f'{self.where}.labels must be a list of non-blank answer words such as ["No", "Yes"], '
+                f"got {_short(labels)}",
+                parameter="labels",
+                value=labels,
+            )
+        if (
+            isinstance(relevance, (str, bytes))
+            or not isinstance(relevance, (list, tuple))
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in relevance)
+        ):
+            raise ConfigError(
+                f"{self.where}.relevance must be a list of finite numbers, one per label (such as [0, 1]), "
+                f"got {_short(relevance)}",
+                parameter="relevance",
+                value=relevance,
+            )
         labels, relevance = tuple(labels), tuple(float(x) for x in relevance)
         if len(labels) < 2 or len(labels) != len(relevance) or len(set(labels)) != len(labels):
-            raise ConfigError(f"{self.where} needs two or more distinct labels, one relevance value each; got {labels} / {relevance}",
-                              parameter="labels")  # fmt: skip
+            raise ConfigError(
+                f"{self.where} needs two or more distinct labels, one relevance value each; got {labels} / {relevance}",
+                parameter="labels",
+            )
         if len(set(relevance)) < 2:
-            raise ConfigError(f"{self.where}.relevance gives every label the same value {relevance[0]:g}, so every candidate "
-                              "would score the same; give the labels different values", parameter="relevance", value=relevance)  # fmt: skip
+            raise ConfigError(
+                f"{self.where}.relevance gives every label the same value {relevance[0]:g}, so every candidate "
+                "would score the same; give the labels different values",
+                parameter="relevance",
+                value=relevance,
+            )
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "relevance", relevance)
 
@@ -87,7 +107,9 @@ class TaskTemplate:
     @classmethod
     def from_dict(cls, data: Any, where: str = "template") -> TaskTemplate:
         if not isinstance(data, Mapping):
-            raise DataError(f"{where} must be a JSON object with the keys {', '.join(_KEYS)}, got {type(data).__name__}")
+            raise DataError(
+                f"{where} must be a JSON object with the keys {', '.join(_KEYS)}, got {type(data).__name__}"
+            )
         missing = [k for k in _KEYS if k not in data]
         if missing:
             raise DataError(f"{where} lacks {', '.join(missing)}; a task template needs {', '.join(_KEYS)}")
@@ -112,9 +134,13 @@ def load_template(family: str, path: str | Path | None = None) -> TaskTemplate:
     file = _BUNDLED if path is None else Path(path).expanduser()
     data = read_data_file(file, "template file")
     if not isinstance(data, Mapping):
-        raise DataError(f"template file {file.name} must be a JSON object of task templates (keys such as "
-                        f"{', '.join(TEMPLATE_FAMILIES)}), got a JSON {type(data).__name__}")  # fmt: skip
+        raise DataError(
+            f"template file {file.name} must be a JSON object of task templates (keys such as "
+            f"{', '.join(TEMPLATE_FAMILIES)}), got a JSON {type(data).__name__}"
+        )
     if family not in data:
         known = ", ".join(str(k) for k in data if not str(k).startswith("_")) or "none"
-        raise ConfigError(f"template file {file.name} has no task {family!r}; it has {known}", parameter="template", value=family)
+        raise ConfigError(
+            f"template file {file.name} has no task {family!r}; it has {known}", parameter="template", value=family
+        )
     return TaskTemplate.from_dict(data[family], where=f"{file.name}[{family!r}]")

@@ -15,8 +15,16 @@ from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
 
-__all__ = ["DESCRIPTION", "config_from_args", "print_audit", "register", "run_allocation_cmd", "run_list", "run_responses",
-           "run_study"]
+__all__ = [
+    "DESCRIPTION",
+    "config_from_args",
+    "print_audit",
+    "register",
+    "run_allocation_cmd",
+    "run_list",
+    "run_responses",
+    "run_study",
+]
 
 DESCRIPTION = "Allocational harms: if a model's scores or rankings picked the top k, who would lose out?"
 
@@ -24,24 +32,31 @@ DESCRIPTION = "Allocational harms: if a model's scores or rankings picked the to
 def register(subparsers: argparse._SubParsersAction) -> None:
     from folkscope.allocation import AllocationConfig, ResponsesConfig
 
-    parser = subparsers.add_parser("allocation", help="allocational harms (RABBI, selection rates)", description=DESCRIPTION)
+    parser = subparsers.add_parser(
+        "allocation", help="allocational harms (RABBI, selection rates)", description=DESCRIPTION
+    )
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="allocation_command", metavar="SUBCOMMAND")
     listing = commands.add_parser("list", help="the candidate tasks, their subtasks and what data each reads")
     listing.set_defaults(func=run_list)
     run = commands.add_parser(
-        "run", help="score candidates with a model (or a part-1 run's risk scores) and measure who is picked",
+        "run",
+        help="score candidates with a model (or a part-1 run's risk scores) and measure who is picked",
         description="Draw pools of candidates, score them pointwise, pairwise or listwise, select the top k and "
         "measure selection rates, impact ratios, DP/EO gaps and RABBI. Offline default: the bundled resumes.",
-    )  # fmt: skip
+    )
     run.add_argument("--results-dir", default="results", help="parent folder of the run folder")
     add_config_flags(run, AllocationConfig)
     add_engine_arguments(run)
     add_logger_level(run)
     run.set_defaults(func=run_allocation_cmd)
     study = commands.add_parser("study", help="which bias metric predicts the allocation gaps, over several runs")
-    study.add_argument("runs", nargs="+", metavar="RUN_DIR", help="allocation run folders (several models and subtasks)")
-    study.add_argument("--output", default=None, metavar="DIR", help="write points, correlations and selection as CSV, and the figure")
+    study.add_argument(
+        "runs", nargs="+", metavar="RUN_DIR", help="allocation run folders (several models and subtasks)"
+    )
+    study.add_argument(
+        "--output", default=None, metavar="DIR", help="write points, correlations and selection as CSV, and the figure"
+    )
     study.set_defaults(func=run_study)
     responses = commands.add_parser(
         "responses",
@@ -68,8 +83,12 @@ def run_list(_args: argparse.Namespace) -> int:
     """One line per task: its subtasks and the data it reads."""
     from folkscope.allocation import TASKS, resume_jobs
 
-    subtasks = {"resumes": ", ".join(resume_jobs()), "rabbi-resumes": ", ".join(resume_jobs()),
-                "essays": "PTJ (part-time job), SMK (smoking); default: both", "acs": "none: --group-columns form the groups"}  # fmt: skip
+    subtasks = {
+        "resumes": ", ".join(resume_jobs()),
+        "rabbi-resumes": ", ".join(resume_jobs()),
+        "essays": "PTJ (part-time job), SMK (smoking); default: both",
+        "acs": "none: --group-columns form the groups",
+    }
     for task in TASKS:
         print(f"{task:<14} {_TASK_DATA[task]}; subtasks: {subtasks[task]}")
     return 0
@@ -86,9 +105,11 @@ def print_audit(audit: Any) -> None:
 
     cfg, table = audit.config, audit.table
     lines = f" (lines {', '.join(map(str, audit.unparseable_lines[:10]))}{', ...' if audit.n_unparseable > 10 else ''})"
-    print(f"audited {audit.n_responses - audit.n_unparseable} of {audit.n_responses} responses; "
-          f"{audit.n_unparseable} stated no ranking and were left out{lines if audit.n_unparseable else ''}; "
-          f"top {cfg.k} of each pool selected")  # fmt: skip
+    print(
+        f"audited {audit.n_responses - audit.n_unparseable} of {audit.n_responses} responses; "
+        f"{audit.n_unparseable} stated no ranking and were left out{lines if audit.n_unparseable else ''}; "
+        f"top {cfg.k} of each pool selected"
+    )
     rated = table.dropna(subset=["impact_ratio"])
     if len(rated):
         worst = rated.loc[rated["impact_ratio"].idxmin()]
@@ -146,7 +167,9 @@ def run_study(args: argparse.Namespace) -> int:
         check_writable_dir(args.output, flag="--output", what="study tables")
     result = study(args.runs)
     best = result.correlations[result.correlations["k"] == 1].sort_values("r", ascending=False, key=lambda r: r.abs())
-    print(f"{result.points['run'].nunique()} runs, {len(result.points[result.points['k'] == 1])} (model, subtask, group) points")
+    print(
+        f"{result.points['run'].nunique()} runs, {len(result.points[result.points['k'] == 1])} (model, subtask, group) points"
+    )
     if len(best) and best["r"].notna().any():
         top = best.dropna(subset=["r"]).iloc[0]
         print(f"at k = 1 the gap is best predicted by {top['metric']} (r = {top['r']:.3f}, n = {top['n']})")

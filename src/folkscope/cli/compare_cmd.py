@@ -23,21 +23,37 @@ _SHOWN = ["scope", "title", "a", "b", "difference", "low", "high", "favours"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("compare", help="paired comparison of two run folders of one part (B minus A)",
-                                   description=DESCRIPTION)  # fmt: skip
+    parser = subparsers.add_parser(
+        "compare", help="paired comparison of two run folders of one part (B minus A)", description=DESCRIPTION
+    )
     parser.add_argument("run_a", metavar="RUN_A", help="the run folder compared against (A)")
     parser.add_argument("run_b", metavar="RUN_B", help="the run folder whose differences are reported (B minus A)")
-    parser.add_argument("--output", metavar="FILE", default=None,
-                        help="also write the results: FILE.json (everything), or FILE.csv (the differences; the moved "
-                             "rows go to FILE-moved.csv)")  # fmt: skip
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        default=None,
+        help="also write the results: FILE.json (everything), or FILE.csv (the differences; the moved "
+        "rows go to FILE-moved.csv)",
+    )
     parser.add_argument("--top", metavar="N", type=int, default=10, help="how many of the most-moved rows to list")
-    parser.add_argument("--replicates", metavar="B", type=int, default=1000,
-                        help="paired bootstrap resamples (0: differences without intervals)")  # fmt: skip
+    parser.add_argument(
+        "--replicates",
+        metavar="B",
+        type=int,
+        default=1000,
+        help="paired bootstrap resamples (0: differences without intervals)",
+    )
     parser.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the bootstrap resamples")
-    parser.add_argument("--shared-rows", action="store_true",
-                        help="compare on the shared rows even when the runs only partly overlap (say, two subsamples)")
-    parser.add_argument("--survey-weighted", action="store_true",
-                        help="risk runs: survey-weighted metrics (the runs' weight column) instead of unweighted")
+    parser.add_argument(
+        "--shared-rows",
+        action="store_true",
+        help="compare on the shared rows even when the runs only partly overlap (say, two subsamples)",
+    )
+    parser.add_argument(
+        "--survey-weighted",
+        action="store_true",
+        help="risk runs: survey-weighted metrics (the runs' weight column) instead of unweighted",
+    )
     parser.set_defaults(func=run)
 
 
@@ -52,8 +68,15 @@ def run(args: argparse.Namespace) -> int:
     output = check_output(args.output)
     if output is not None:
         check_output_file(output)
-    result = compare_runs(args.run_a, args.run_b, replicates=args.replicates, seed=args.seed, top=args.top,
-                          shared_rows=args.shared_rows, survey_weighted=args.survey_weighted)  # fmt: skip
+    result = compare_runs(
+        args.run_a,
+        args.run_b,
+        replicates=args.replicates,
+        seed=args.seed,
+        top=args.top,
+        shared_rows=args.shared_rows,
+        survey_weighted=args.survey_weighted,
+    )
     for caveat in result.caveats:  # before the difference: it may compare numbers that mean little
         print(f"caveat: {caveat}")
     print(result.lead())

@@ -25,15 +25,29 @@ def _states(text: str) -> list[str]:
 
 def add_data_source_arguments(group: Any) -> None:
     """``--states``, ``--year``, ``--horizon`` (Census PUMS tasks) and ``--data-file`` (any task)."""
-    group.add_argument("--states", type=_states, default=None, metavar="CA,TX,...",
-                       help="PUMS tasks: states to load, as USPS codes (default: the 50 states and Puerto Rico)")  # fmt: skip
+    group.add_argument(
+        "--states",
+        type=_states,
+        default=None,
+        metavar="CA,TX,...",
+        help="PUMS tasks: states to load, as USPS codes (default: the 50 states and Puerto Rico)",
+    )
     group.add_argument("--year", type=int, default=None, help="PUMS tasks: survey year (default: the task's, 2018)")
-    group.add_argument("--horizon", default=None, metavar="1-Year|5-Year", help="PUMS tasks: survey horizon (default 1-Year)")
-    group.add_argument("--replicate-weights", action="store_true",
-                       help="PUMS tasks: also read the 80 replicate weights (PWGTP1-80) for survey standard errors "
-                       "(successive difference replication); a --data-file's are used whenever it has them")  # fmt: skip
-    group.add_argument("--data-file", default=None, metavar="PATH",
-                       help="your own rows (CSV or parquet) instead of a download; it needs the task's columns")  # fmt: skip
+    group.add_argument(
+        "--horizon", default=None, metavar="1-Year|5-Year", help="PUMS tasks: survey horizon (default 1-Year)"
+    )
+    group.add_argument(
+        "--replicate-weights",
+        action="store_true",
+        help="PUMS tasks: also read the 80 replicate weights (PWGTP1-80) for survey standard errors "
+        "(successive difference replication); a --data-file's are used whenever it has them",
+    )
+    group.add_argument(
+        "--data-file",
+        default=None,
+        metavar="PATH",
+        help="your own rows (CSV or parquet) instead of a download; it needs the task's columns",
+    )
 
 
 def data_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -45,9 +45,9 @@ def run_bundled(args: argparse.Namespace) -> int:
 
 def run_list(_args: argparse.Namespace) -> int:
     """Every dataset by where it comes from: shipped, downloaded on first use, or read from your copy."""
+    from folkscope.data.public_datasets import PUBLIC_DATASETS
     from folkscope.data.surveys import DATASETS
     from folkscope.data.user_data import USER_DATASETS
-    from folkscope.data.public_datasets import PUBLIC_DATASETS
 
     print("shipped with folkscope (offline):")
     readers = {"nist-national": "risk: the NIST* tasks; epidemiology: nist-acs"}
@@ -58,7 +58,9 @@ def run_list(_args: argparse.Namespace) -> int:
     print("  resumes          Bloomberg hiring-audit names, resumes and job descriptions (allocation --task resumes)")
     print("  colors, wordproblems, distributions  numeric templates (folkscope numeric list)")
     print("downloaded on first use (cached under --data-dir):")
-    print("  acs-pums         Census ACS PUMS person files, any year, state and horizon (risk tasks ACS*, folkscope data download)")
+    print(
+        "  acs-pums         Census ACS PUMS person files, any year, state and horizon (risk tasks ACS*, folkscope data download)"
+    )
     for name in PUBLIC_DATASETS:
         if name != "acs-pums":
             print(f"  {name:<16} epidemiology  (--dataset {name})")

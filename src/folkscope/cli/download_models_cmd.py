@@ -16,9 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-dir", default=None, help="also copy each model to SAVE_DIR/ORG--NAME")
     parser.add_argument("--revision", default=None, help="branch, tag or commit to fetch")
     parser.add_argument(
-        "--tmp-cache-dir", default=None, metavar="DIR",
+        "--tmp-cache-dir",
+        default=None,
+        metavar="DIR",
         help="Hugging Face cache to download into before copying to --save-dir (folktexts' flag; default: the standard cache)",
-    )  # fmt: skip
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
             parameter="tmp_cache_dir",
             value=args.tmp_cache_dir,
         )
-    for flag, folder, what in (("--save-dir", args.save_dir, "models"), ("--tmp-cache-dir", args.tmp_cache_dir, "downloads")):
+    for flag, folder, what in (
+        ("--save-dir", args.save_dir, "models"),
+        ("--tmp-cache-dir", args.tmp_cache_dir, "downloads"),
+    ):
         if folder is not None:
             check_writable_dir(folder, flag=flag, what=what)
     cache_dir = None if args.tmp_cache_dir is None else Path(args.tmp_cache_dir).expanduser()

@@ -35,7 +35,9 @@ def add_engine_arguments(
         groups[name] = parser.add_argument_group(title)
     add_config_flags(parser, EngineConfig, groups=groups)
     groups["api"].add_argument(
-        "--use-web-api-model", action="store_true", help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini"
+        "--use-web-api-model",
+        action="store_true",
+        help="--model is a litellm model id of a web API, e.g. openai/gpt-4o-mini",
     )
 
 
@@ -60,10 +62,15 @@ def engine_config_from_args(args: argparse.Namespace) -> EngineConfig:
             )
         values["backend"] = "litellm"
     config = EngineConfig(**values)
-    if config.backend in ("transformers", "vllm"):  # --device cuda:5 on a machine without it: now, not after the data and model load
+    if config.backend in (
+        "transformers",
+        "vllm",
+    ):  # --device cuda:5 on a machine without it: now, not after the data and model load
         check_device(config.device)
     if config.use_cache and config.cache_dir is not None:
-        check_writable_dir(config.cache_dir, flag="--cache-dir", what="the result cache")  # not after the model has answered
+        check_writable_dir(
+            config.cache_dir, flag="--cache-dir", what="the result cache"
+        )  # not after the model has answered
     return config
 
 

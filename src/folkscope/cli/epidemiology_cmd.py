@@ -19,7 +19,9 @@ DESCRIPTION = "Epidemiology: does the model know how outcomes are distributed in
 def register(subparsers: argparse._SubParsersAction) -> None:
     from folkscope.epidemiology import EpidemiologyConfig
 
-    parser = subparsers.add_parser("epidemiology", help="does the model know P(Y | X) of real surveys", description=DESCRIPTION)
+    parser = subparsers.add_parser(
+        "epidemiology", help="does the model know P(Y | X) of real surveys", description=DESCRIPTION
+    )
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="epidemiology_command", metavar="SUBCOMMAND")
     listing = commands.add_parser("list", help="the tasks there are, by dataset")
@@ -31,37 +33,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_engine_arguments(run)
     add_logger_level(run)
     run.set_defaults(func=run_epidemiology_cmd)
-    generate = commands.add_parser("generate", help="write high-dimensional tasks drawn from a phrase table by a seed",
-                                   description="Draw N distinct high-dimensional tasks (a binary outcome, 2-5 conditions) from a "
-                                   "dataset's phrase table by SEED and write them as a task file; the same arguments give the "
-                                   "same bytes.")  # fmt: skip
-    generate.add_argument("--dataset", default=None, help="use the bundled phrase table of this dataset (nist-acs, anes96)")
+    generate = commands.add_parser(
+        "generate",
+        help="write high-dimensional tasks drawn from a phrase table by a seed",
+        description="Draw N distinct high-dimensional tasks (a binary outcome, 2-5 conditions) from a "
+        "dataset's phrase table by SEED and write them as a task file; the same arguments give the "
+        "same bytes.",
+    )
+    generate.add_argument(
+        "--dataset", default=None, help="use the bundled phrase table of this dataset (nist-acs, anes96)"
+    )
     generate.add_argument("--phrases", default=None, metavar="FILE", help="a phrase table of your own instead")
     generate.add_argument("--n", type=int, default=20, help="how many tasks (default 20)")
     generate.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
-    generate.add_argument("--dims", type=comma_ints, default=(2, 5), metavar="LOW,HIGH",
-                          help="fewest and most conditions per task, both in 2-5 (default 2,5)")  # fmt: skip
-    generate.add_argument("--min-persons", type=int, default=1, help="keep a task only when every combination of its condition "
-                          "levels holds this many people in the data (default 1; 0: do not read the data)")  # fmt: skip
-    generate.add_argument("--data-dir", default=None, metavar="PATH", help="folder of your copy of a dataset that is not bundled")
+    generate.add_argument(
+        "--dims",
+        type=comma_ints,
+        default=(2, 5),
+        metavar="LOW,HIGH",
+        help="fewest and most conditions per task, both in 2-5 (default 2,5)",
+    )
+    generate.add_argument(
+        "--min-persons",
+        type=int,
+        default=1,
+        help="keep a task only when every combination of its condition "
+        "levels holds this many people in the data (default 1; 0: do not read the data)",
+    )
+    generate.add_argument(
+        "--data-dir", default=None, metavar="PATH", help="folder of your copy of a dataset that is not bundled"
+    )
     generate.add_argument("--output", required=True, metavar="FILE", help="the task file to write (.json)")
     generate.set_defaults(func=run_generate)
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from folkscope.epidemiology import DATASETS, list_tasks, task_files
     from folkscope.data.public_datasets import PUBLIC_DATASETS
+    from folkscope.epidemiology import DATASETS, list_tasks, task_files
 
     tasks = list_tasks(dataset=args.dataset)
     files = {f.dataset: f for f in task_files()}
     for dataset in dict.fromkeys(t.dataset for t in tasks):
         mine = sorted((t for t in tasks if t.dataset == dataset), key=lambda t: t.generated)  # hand-written first
         weights = files[dataset].weights or "unweighted (declared)"
-        where = ("" if dataset in DATASETS else " (public files: downloaded on first use, or your copy under --data-dir)"
-                 if dataset in PUBLIC_DATASETS else " (your copy: --data-dir)")  # fmt: skip
+        where = (
+            ""
+            if dataset in DATASETS
+            else " (public files: downloaded on first use, or your copy under --data-dir)"
+            if dataset in PUBLIC_DATASETS
+            else " (your copy: --data-dir)"
+        )
         source, generated = files[dataset].source, sum(t.generated for t in mine)
         if source is not None:  # a published table: nothing to load
-            weights, where = "none: published proportions", f" ({source['publisher']}, {source['title']}, {source['url']})"
+            weights, where = (
+                "none: published proportions",
+                f" ({source['publisher']}, {source['title']}, {source['url']})",
+            )
         elif generated:
             where += f"; {generated} generated, asked with --dataset or --dimension high"
         print(f"{dataset}: {len(mine)} tasks, weights {weights}{where}")
@@ -77,11 +104,12 @@ def run_list(args: argparse.Namespace) -> int:
 def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     """The engine settings and the :class:`~folkscope.epidemiology.EpidemiologyConfig` of parsed flags (nothing loads)."""
     from folkscope.epidemiology import EpidemiologyConfig
-
     from folkscope.paths import check_folder_path
 
     engine_config = engine_config_from_args(args)
-    config = EpidemiologyConfig(model=engine_config.model, backend=engine_config.backend, **config_values(args, EpidemiologyConfig))
+    config = EpidemiologyConfig(
+        model=engine_config.model, backend=engine_config.backend, **config_values(args, EpidemiologyConfig)
+    )
     if config.data_dir is not None:
         check_folder_path(config.data_dir, flag="--data-dir")
     return engine_config, config
@@ -119,18 +147,28 @@ def run_generate(args: argparse.Namespace) -> int:
     if (args.dataset is None) == (args.phrases is None):
         raise ConfigError("give --dataset (a bundled phrase table) or --phrases FILE, one of them", parameter="dataset")
     if len(args.dims) != 2:
-        raise ConfigError(f"--dims takes LOW,HIGH, got {','.join(map(str, args.dims))}", parameter="dims", value=args.dims)
+        raise ConfigError(
+            f"--dims takes LOW,HIGH, got {','.join(map(str, args.dims))}", parameter="dims", value=args.dims
+        )
     if args.min_persons < 0:
-        raise ConfigError(f"--min-persons must be 0 or more, got {args.min_persons}", parameter="min_persons", value=args.min_persons)
+        raise ConfigError(
+            f"--min-persons must be 0 or more, got {args.min_persons}", parameter="min_persons", value=args.min_persons
+        )
     phrases = load_phrases(bundled_phrases(args.dataset) if args.phrases is None else args.phrases)
     data = load_dataset(phrases.dataset, data_dir=args.data_dir) if args.min_persons > 0 else None
     # a generated task never repeats a hand-written one of its dataset (the same outcome by the same conditions)
-    avoid = {(t.outcome.column, frozenset(v.column for v in t.conditions)) for t in list_tasks()
-             if t.dataset == phrases.dataset and t.dimension == "high" and not t.generated}  # fmt: skip
-    task_file = generate_task_file(phrases, args.n, args.seed, tuple(args.dims), data=data, min_persons=args.min_persons,
-                                   avoid=avoid)  # fmt: skip
+    avoid = {
+        (t.outcome.column, frozenset(v.column for v in t.conditions))
+        for t in list_tasks()
+        if t.dataset == phrases.dataset and t.dimension == "high" and not t.generated
+    }
+    task_file = generate_task_file(
+        phrases, args.n, args.seed, tuple(args.dims), data=data, min_persons=args.min_persons, avoid=avoid
+    )
     path = write_task_file(args.output, task_file)
     dims = Counter(len(t["conditions"]) for t in task_file["tasks"])
-    print(f"wrote {len(task_file['tasks'])} {phrases.dataset} tasks to {path} "
-          f"({', '.join(f'{dims[k]} with {k} conditions' for k in sorted(dims))})")  # fmt: skip
+    print(
+        f"wrote {len(task_file['tasks'])} {phrases.dataset} tasks to {path} "
+        f"({', '.join(f'{dims[k]} with {k} conditions' for k in sorted(dims))})"
+    )
     return 0

@@ -52,11 +52,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(parser)
     sweep = parser.add_argument_group("evidence sweep")
     sweep.add_argument(
-        "--order", default="task", metavar="task|IMPORTANCE.csv|COL1,COL2,...",
+        "--order",
+        default="task",
+        metavar="task|IMPORTANCE.csv|COL1,COL2,...",
         help="order the features are added in: 'task' (the task's order, default), a feature_importance.csv of a run "
         "with --feature-importance (or its run folder; most important first), or comma-separated columns",
-    )  # fmt: skip
-    sweep.add_argument("--step", type=int, default=1, metavar="N", help="features added per step (default 1; the paper's figures add 2)")
+    )
+    sweep.add_argument(
+        "--step",
+        type=int,
+        default=1,
+        metavar="N",
+        help="features added per step (default 1; the paper's figures add 2)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -79,8 +87,10 @@ def print_sweep(table: Any) -> None:
         for line in caveat_lines(row["run_dir"]):
             print(f"{line} (k = {row['k']})")
     first = table.iloc[0]
-    print(f"from {first['k']} to {final['k']} features: AUC {fixed(first['roc_auc'])} -> {fixed(final['roc_auc'])}, "
-          f"ECE {fixed(first['ece'])} -> {fixed(final['ece'])} (95% bootstrap intervals in brackets)")  # fmt: skip
+    print(
+        f"from {first['k']} to {final['k']} features: AUC {fixed(first['roc_auc'])} -> {fixed(final['roc_auc'])}, "
+        f"ECE {fixed(first['ece'])} -> {fixed(final['ece'])} (95% bootstrap intervals in brackets)"
+    )
     width = max(len("added"), *(len(str(a)) for a in table["added_feature"]))
     print(f"{'k':>3}  {'added':<{width}}  {'AUC':<22} {'ECE':<22} {'Brier':>6} {'accuracy':>8}")
     for _, row in table.iterrows():
@@ -108,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
     order = parse_order(args.order)
     check_writable_dir(args.results_dir)  # before the data and the model load
     table = evidence_sweep(
-        args.task, order=order, config=config, results_dir=args.results_dir, step=args.step,
+        args.task,
+        order=order,
+        config=config,
+        results_dir=args.results_dir,
+        step=args.step,
         **benchmark_options(args, engine_config),
     )
     print_sweep(table)

@@ -13,13 +13,17 @@ import time
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "leaderboard", help="tables and figures of every run under a results folder, as a static site",
+        "leaderboard",
+        help="tables and figures of every run under a results folder, as a static site",
         description="Scan RESULTS_DIR for run folders of every part and write a static site (index.html, tables as CSV "
-                    "and JSON, figures): one sortable table per part and task, each row linking to its run page.",
-    )  # fmt: skip
-    parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the folder your runs were written to (--results-dir)")
-    parser.add_argument("--output", metavar="SITE_DIR", default=None,
-                        help="where to write the site (default: RESULTS_DIR/leaderboard)")  # fmt: skip
+        "and JSON, figures): one sortable table per part and task, each row linking to its run page.",
+    )
+    parser.add_argument(
+        "results_dir", metavar="RESULTS_DIR", help="the folder your runs were written to (--results-dir)"
+    )
+    parser.add_argument(
+        "--output", metavar="SITE_DIR", default=None, help="where to write the site (default: RESULTS_DIR/leaderboard)"
+    )
     parser.add_argument("--no-figures", action="store_true", help="tables only (figures need the plots extra anyway)")
     parser.set_defaults(func=run)
 
@@ -29,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from folkscope.report.leaderboard import DEFAULT_SITE, write_leaderboard
 
     # both folders before any run is read: a missing results folder is never created, a site is never half-written
-    results = check_existing_dir(args.results_dir, flag="RESULTS_DIR", what="the folder your runs were written to (their --results-dir)")
+    results = check_existing_dir(
+        args.results_dir, flag="RESULTS_DIR", what="the folder your runs were written to (their --results-dir)"
+    )
     check_writable_dir(args.output or results / DEFAULT_SITE, flag="--output", what="the leaderboard site")
     start = time.perf_counter()
     site = write_leaderboard(args.results_dir, args.output, draw=False if args.no_figures else None)
@@ -37,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         if table.lead:
             print(f"{table.title}: {table.lead}")
     parts = ", ".join(f"{n} {name}" for name, n in site.runs_by_part.items()) or "none"
-    print(f"{site.n_runs} runs ({parts}); {len(site.tables)} tables, {len(site.figures)} figures in {time.perf_counter() - start:.1f} s")
+    print(
+        f"{site.n_runs} runs ({parts}); {len(site.tables)} tables, {len(site.figures)} figures in {time.perf_counter() - start:.1f} s"
+    )
     for note in site.notes:
         print(f"not shown: {note}")
     print(f"leaderboard: {site.index}")

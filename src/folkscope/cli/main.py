@@ -26,7 +26,20 @@ from folkscope.logs import configure_cli
 __all__ = ["build_parser", "download_models_main", "main", "run_acs_benchmark_main"]
 
 #: sub-command modules, in the order ``folkscope --help`` lists them
-_COMMANDS = ("run", "evidence", "rescore", "leaderboard", "compare", "numeric", "allocation", "epidemiology", "tasks", "data", "prompts", "download_models")
+_COMMANDS = (
+    "run",
+    "evidence",
+    "rescore",
+    "leaderboard",
+    "compare",
+    "numeric",
+    "allocation",
+    "epidemiology",
+    "tasks",
+    "data",
+    "prompts",
+    "download_models",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

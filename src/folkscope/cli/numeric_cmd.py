@@ -9,23 +9,28 @@ from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
 from folkscope.engine.config import EngineConfig
-from folkscope.paths import check_writable_dir
 from folkscope.numeric import NumericConfig, run_numeric
 from folkscope.numeric.compare import attach_comparison, check_reference
 from folkscope.numeric.summary import print_summary
+from folkscope.paths import check_writable_dir
 
-DESCRIPTION = ("Score option words after numeric-context prompts and measure how well the "
-               "model's probabilities follow the numbers (PM, WD, RE, behaviours).")
+DESCRIPTION = (
+    "Score option words after numeric-context prompts and measure how well the "
+    "model's probabilities follow the numbers (PM, WD, RE, behaviours)."
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("numeric", help="numeric-context calibration study", description=DESCRIPTION)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="numeric_command", metavar="SUBCOMMAND")
-    listing = commands.add_parser("list", help="the datasets, their templates and how many problems a default run scores")
+    listing = commands.add_parser(
+        "list", help="the datasets, their templates and how many problems a default run scores"
+    )
     listing.set_defaults(func=run_list)
-    run_parser = commands.add_parser("run", help="score a model's option probabilities after numeric-context prompts",
-                                     description=DESCRIPTION)  # fmt: skip
+    run_parser = commands.add_parser(
+        "run", help="score a model's option probabilities after numeric-context prompts", description=DESCRIPTION
+    )
     add_arguments(run_parser)
     run_parser.set_defaults(func=run)
 
@@ -34,10 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``folkscope numeric run``: :class:`NumericConfig`'s fields, the engine's, and the command's own."""
     parser.add_argument("--results-dir", default="results", help="parent folder of the run folder")
     add_config_flags(parser, NumericConfig)
-    parser.add_argument("--compare-to", default=None, metavar="RUN_FOLDER",
-                        help="a finished run folder of the same problems (e.g. the base form); "
-                             "paired differences of this run minus it, and the mode stability, "
-                             "go into comparison.json, metrics.json and the report")
+    parser.add_argument(
+        "--compare-to",
+        default=None,
+        metavar="RUN_FOLDER",
+        help="a finished run folder of the same problems (e.g. the base form); "
+        "paired differences of this run minus it, and the mode stability, "
+        "go into comparison.json, metrics.json and the report",
+    )
     parser.add_argument("--no-heatmap", action="store_true", help="skip the heatmap PNG")
     add_engine_arguments(parser)
     add_logger_level(parser)
@@ -46,7 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> tuple[EngineConfig, NumericConfig]:
     """The engine settings and the :class:`NumericConfig` of parsed flags, both checked (nothing loads)."""
     engine_config = engine_config_from_args(args)
-    config = NumericConfig(model=engine_config.model, backend=engine_config.backend, **config_values(args, NumericConfig))
+    config = NumericConfig(
+        model=engine_config.model, backend=engine_config.backend, **config_values(args, NumericConfig)
+    )
     return engine_config, config
 
 
@@ -72,5 +83,7 @@ def run_list(_args: argparse.Namespace) -> int:
     for name in DATASETS:
         source = load_templates(name, None)
         problems = len(NumericConfig(dataset=name).problems())
-        print(f"{name:<14} {len(source.templates):>2} templates, {problems:>7,} problems by default  {source.description}")
+        print(
+            f"{name:<14} {len(source.templates):>2} templates, {problems:>7,} problems by default  {source.description}"
+        )
     return 0

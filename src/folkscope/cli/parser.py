@@ -40,10 +40,18 @@ class _DefaultsHelp(argparse.HelpFormatter):
         text = action.help or ""
         if "default" in text.lower():
             return text
-        if isinstance(action, argparse.BooleanOptionalAction) and isinstance(action.default, bool):  # --chat / --no-chat
+        if isinstance(action, argparse.BooleanOptionalAction) and isinstance(
+            action.default, bool
+        ):  # --chat / --no-chat
             return f"{text} (default: {'on' if action.default else 'off'})"
-        quiet = (action.default is None or action.default is False or action.default == [] or action.default is argparse.SUPPRESS
-                 or not action.option_strings or action.nargs == 0)  # fmt: skip
+        quiet = (
+            action.default is None
+            or action.default is False
+            or action.default == []
+            or action.default is argparse.SUPPRESS
+            or not action.option_strings
+            or action.nargs == 0
+        )
         return text if quiet else f"{text} (default: %(default)s)"
 
 
@@ -91,7 +99,9 @@ class CommandParser(argparse.ArgumentParser):
         if action.choices is not None and value not in action.choices:
             listed = ", ".join(map(repr, action.choices))
             hint = did_you_mean(value, map(str, action.choices))
-            if not hint and isinstance(action, argparse._SubParsersAction) and "run" in action.choices:  # flags before `run`
+            if (
+                not hint and isinstance(action, argparse._SubParsersAction) and "run" in action.choices
+            ):  # flags before `run`
                 hint = f" (the subcommand comes first: {self.prog} run ...)"
             raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {listed})")
 
@@ -105,6 +115,9 @@ class CommandParser(argparse.ArgumentParser):
 
 def add_logger_level(parser: argparse.ArgumentParser) -> None:
     """``--logger-level``, the same on every command that runs a model (read by the CLI's entry point)."""
-    parser.add_argument("--logger-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-                        help="logging level on the terminal (DEBUG also shows third-party warnings; a run's run.log "
-                             "keeps everything)")  # fmt: skip
+    parser.add_argument(
+        "--logger-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        help="logging level on the terminal (DEBUG also shows third-party warnings; a run's run.log keeps everything)",
+    )

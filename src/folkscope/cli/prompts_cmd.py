@@ -23,8 +23,16 @@ from folkscope.paths import check_folder_path, check_output_file, check_writable
 from folkscope.prompting.config import PromptConfig
 from folkscope.risk.config import PROMPTS, BenchmarkConfig, prompt_config_of
 
-__all__ = ["DATA_FIELDS", "DESCRIPTION", "add_arguments", "add_prompt_arguments", "check_few_shot_flags", "prompt_config_from_args",
-           "register", "run"]
+__all__ = [
+    "DATA_FIELDS",
+    "DESCRIPTION",
+    "add_arguments",
+    "add_prompt_arguments",
+    "check_few_shot_flags",
+    "prompt_config_from_args",
+    "register",
+    "run",
+]
 
 DESCRIPTION = (
     "Render the prompts of a task's rows exactly as a model would get them: print a few, write them "
@@ -35,8 +43,13 @@ DESCRIPTION = (
 #: the data flags ``prompts`` shares with ``run`` (fields of :class:`~folkscope.risk.BenchmarkConfig`)
 DATA_FIELDS = ("wording", "subsampling", "seed", "feature_subset", "population_filter")
 #: few-shot options that mean nothing without --few-shot, and their defaults
-_FEW_SHOT_ONLY = {"reuse_few_shot_examples": False, "compose_few_shot_examples": "random", "example_order": None,
-                  "few_shot_hide_question": False, "few_shot_draw": "folktexts"}  # fmt: skip
+_FEW_SHOT_ONLY = {
+    "reuse_few_shot_examples": False,
+    "compose_few_shot_examples": "random",
+    "example_order": None,
+    "few_shot_hide_question": False,
+    "few_shot_draw": "folktexts",
+}
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser | Any) -> None:
@@ -84,7 +97,9 @@ def prompt_config_from_args(args: argparse.Namespace) -> PromptConfig:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every flag of ``folkscope prompts``."""
     data = parser.add_argument_group("data")
-    data.add_argument("--task", default="ACSIncome", help="task name (ACS* tasks download PUMS data; NIST* work offline)")
+    data.add_argument(
+        "--task", default="ACSIncome", help="task name (ACS* tasks download PUMS data; NIST* work offline)"
+    )
     data.add_argument("--data-dir", default=None, help="root folder of downloaded survey data")
     data.add_argument("--split", default="test", choices=("train", "val", "test"), help="split whose rows are rendered")
     add_config_flags(data, BenchmarkConfig, only=DATA_FIELDS)
@@ -92,7 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_prompt_arguments(parser.add_argument_group("prompt"))
     out = parser.add_argument_group("output")
     out.add_argument("--output", default=None, help="write JSONL here: one line per row and answer ordering")
-    out.add_argument("--hf-dataset", default=None, metavar="DIR", help="export train/test prompts as a Hugging Face dataset")
+    out.add_argument(
+        "--hf-dataset", default=None, metavar="DIR", help="export train/test prompts as a Hugging Face dataset"
+    )
     out.add_argument("--hf-splits", default="train,test", help="splits for --hf-dataset (comma-separated)")
     out.add_argument("--tokenizer", default=None, help="render chat prompts with this tokenizer's chat template")
     out.add_argument("--show", type=int, default=1, metavar="N", help="without --output/--hf-dataset: print N rows")
@@ -138,7 +155,10 @@ def run(args: argparse.Namespace) -> int:
         task, cache_dir=args.data_dir, seed=data["seed"], subsampling=data["subsampling"], **data_options(args)
     )
     batch = render_dataset(dataset, config, split=args.split)
-    print(f"# task {task.name}, split {args.split}: {len(batch)} rows x {batch.n_slots} prompt(s); config {config.name}", file=sys.stderr)
+    print(
+        f"# task {task.name}, split {args.split}: {len(batch)} rows x {batch.n_slots} prompt(s); config {config.name}",
+        file=sys.stderr,
+    )
     if args.output:
         n = write_prompts_jsonl(batch, args.output, split=args.split, tokenizer=tokenizer)
         print(f"wrote {n} prompts to {args.output}", file=sys.stderr)
@@ -153,7 +173,11 @@ def run(args: argparse.Namespace) -> int:
                 head = f"### row {rendered.row_id}, ordering {o}"
                 if rendered.orderings:
                     ordering = rendered.orderings[o]
-                    head += " (" + ", ".join(f"{l}={lab}" for l, lab in zip(ordering.letters, ordering.labels)) + ")"
+                    head += (
+                        " ("
+                        + ", ".join(f"{letter}={lab}" for letter, lab in zip(ordering.letters, ordering.labels))
+                        + ")"
+                    )
                 print(head)
                 prompt = rendered.to_prompt(o)
                 if tokenizer is not None:

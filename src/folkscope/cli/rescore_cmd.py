@@ -12,7 +12,9 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("rescore", help="recompute metrics, plots and report of a finished run folder (any part)")
+    parser = subparsers.add_parser(
+        "rescore", help="recompute metrics, plots and report of a finished run folder (any part)"
+    )
     parser.add_argument("run_dir", help="a run folder written by `folkscope run` or any `folkscope <part> run`")
     parser.set_defaults(func=run)
 

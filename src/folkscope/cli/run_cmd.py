@@ -32,10 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from folkscope.risk.config import INFERENCE, PROMPTS, RUN, BenchmarkConfig
 
     core = parser.add_argument_group("model, task and folders")
-    core.add_argument("--task", default="ACSIncome", help="task name (ACS* download Census PUMS data; NIST* use bundled rows offline)")
+    core.add_argument(
+        "--task", default="ACSIncome", help="task name (ACS* download Census PUMS data; NIST* use bundled rows offline)"
+    )
     core.add_argument("--results-dir", default="results", help="directory under which the run folder is written")
-    core.add_argument("--data-dir", default=None, help="root folder for downloaded survey data (default $FOLKSCOPE_HOME/data)")
-    add_data_source_arguments(parser.add_argument_group("data source (default: Census PUMS download for ACS tasks, bundled rows for NIST tasks)"))
+    core.add_argument(
+        "--data-dir", default=None, help="root folder for downloaded survey data (default $FOLKSCOPE_HOME/data)"
+    )
+    add_data_source_arguments(
+        parser.add_argument_group(
+            "data source (default: Census PUMS download for ACS tasks, bundled rows for NIST tasks)"
+        )
+    )
     engine = parser.add_argument_group("inference")
     prompts = parser.add_argument_group("prompts")
     add_config_flags(parser, BenchmarkConfig, groups={RUN: core, INFERENCE: engine, PROMPTS: prompts})
@@ -47,8 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """``folkscope risk run|list``, the grammar of every part, and ``folkscope run``, folktexts' spelling of ``risk run``."""
     from folkscope.cli import tasks_cmd
 
-    folktexts = subparsers.add_parser("run", help="benchmark risk scores of a model on a task (= risk run, run_acs_benchmark)",
-                                      description=DESCRIPTION)  # fmt: skip
+    folktexts = subparsers.add_parser(
+        "run",
+        help="benchmark risk scores of a model on a task (= risk run, run_acs_benchmark)",
+        description=DESCRIPTION,
+    )
     add_arguments(folktexts)
     folktexts.set_defaults(func=run)
     parser = subparsers.add_parser("risk", help="risk scores (folktexts): run, list", description=DESCRIPTION)

@@ -1,5 +1,10 @@
 """Task-ready survey data: population, labels, weights, groups and fixed splits.
 
+Why one module: :class:`Dataset` and :class:`ACSDataset` are folktexts' two
+dataset classes with one API (``get_train``, ``subsample``, ``filter``...); the
+ACS one only adds where the rows come from, so the population, label, weight and
+split rules are written once, beside both.
+
 A :class:`Dataset` takes raw rows and a :class:`~folkscope.tasks.TaskMetadata`,
 keeps the population, derives the 0/1 label and splits rows into
 train / (validation) / test with a fixed seed. The split is a permutation
@@ -48,7 +53,9 @@ class _SplitIds:
 
     def get(self, split: str) -> np.ndarray:
         if split not in _SPLITS:
-            raise ConfigError(f"split must be one of {', '.join(_SPLITS)}, got {split!r}", parameter="split", value=split)
+            raise ConfigError(
+                f"split must be one of {', '.join(_SPLITS)}, got {split!r}", parameter="split", value=split
+            )
         return getattr(self, split)
 
 
@@ -186,7 +193,9 @@ class Dataset:
             log.info("data of %s: %s", task.name, self.population_report["note"])
         # the ACS's replicate weights (PWGTP1..PWGTP80) travel with the rows when the data has them
         self.replicate_columns = tuple(
-            f"{self.weight_column}{k}" for k in range(1, 81) if self.weight_column and f"{self.weight_column}{k}" in data.columns
+            f"{self.weight_column}{k}"
+            for k in range(1, 81)
+            if self.weight_column and f"{self.weight_column}{k}" in data.columns
         )
         label = given.column if given is not None else None
         wanted = (*task.needed_columns, label, self.weight_column, *self.replicate_columns)
@@ -201,17 +210,28 @@ class Dataset:
         frame.index.name = "row_id"
         return frame
 
-    def _report_blanks(self, data: pd.DataFrame, mask: np.ndarray, filters: Sequence[PopulationFilter]) -> dict[str, Any]:
+    def _report_blanks(
+        self, data: pd.DataFrame, mask: np.ndarray, filters: Sequence[PopulationFilter]
+    ) -> dict[str, Any]:
         """Rows left out by the population filters, and how many of them only because a filter column is blank."""
         columns = list(dict.fromkeys(f.column for f in filters if not f.keep_blank))  # a blank passes those
         blank = data[columns].isna() if columns else pd.DataFrame(index=data.index)
         dropped = ~np.asarray(mask, dtype=bool)
         by_column = {c: int((blank[c].to_numpy() & dropped).sum()) for c in columns}
-        report = {"rows_in": int(len(data)), "rows_kept": int(np.sum(mask)), "left_out_for_blank_filter_column": by_column}
+        report = {
+            "rows_in": int(len(data)),
+            "rows_kept": int(np.sum(mask)),
+            "left_out_for_blank_filter_column": by_column,
+        }
         if any(by_column.values()):
             listed = ", ".join(f"{n} blank in {c}" for c, n in by_column.items() if n)
-            log.info("population of %s: %d of %d rows kept; left out with a blank filter column: %s",
-                     self.task.name, report["rows_kept"], len(data), listed)  # fmt: skip
+            log.info(
+                "population of %s: %d of %d rows kept; left out with a blank filter column: %s",
+                self.task.name,
+                report["rows_kept"],
+                len(data),
+                listed,
+            )
         return report
 
     def _check_weights(self, weights: pd.Series) -> None:
@@ -359,7 +379,9 @@ class Dataset:
             keep &= (self._frame[column] == value).to_numpy()
         if not keep.any():
             shown = ", ".join(f"{k}={v}" for k, v in population_feature_values.items())
-            raise EmptyPopulationError(f"no row of {len(self._frame)} has {shown}; check the values (codes, not labels)")
+            raise EmptyPopulationError(
+                f"no row of {len(self._frame)} has {shown}; check the values (codes, not labels)"
+            )
         kept = self._frame.index[keep]
         self._frame = self._frame.loc[kept]
         self._splits = _SplitIds(**{s: np.intersect1d(self._splits.get(s), kept.to_numpy()) for s in _SPLITS})
@@ -437,7 +459,10 @@ class Dataset:
         smaller = copy.copy(self)
         smaller._frame, smaller._splits = self._frame.loc[keep], splits
         smaller._rng = np.random.default_rng(self.seed if seed is None else seed)  # its own draws, not the parent's
-        smaller.provenance = {**self.provenance, "subsample": {"size": size, "seed": self.seed if seed is None else seed}}
+        smaller.provenance = {
+            **self.provenance,
+            "subsample": {"size": size, "seed": self.seed if seed is None else seed},
+        }
         return smaller
 
     def describe(self) -> dict[str, Any]:
@@ -502,7 +527,9 @@ class ACSDataset(Dataset):
         pums_options = {"states": states, "year": survey_year, "horizon": horizon}
         given = [name for name, value in pums_options.items() if value is not None]
         if given and (data_file is not None or task_obj.source == "nist"):
-            source = f"--data-file {data_file}" if data_file is not None else f"task {task_obj.name} (bundled NIST excerpt)"
+            source = (
+                f"--data-file {data_file}" if data_file is not None else f"task {task_obj.name} (bundled NIST excerpt)"
+            )
             raise ConfigError(
                 f"--{given[0]} selects Census PUMS files, which {source} does not read; drop it",
                 parameter=given[0],
@@ -525,8 +552,15 @@ class ACSDataset(Dataset):
             horizon = horizon or "1-Year"
             replicates = [f"PWGTP{k}" for k in range(1, 81)] if replicate_weights else []
             columns = list(dict.fromkeys((*task_obj.needed_columns, "PWGTP", *replicates)))
-            data = load_pums(states=states, year=year, horizon=horizon, data_dir=cache_dir, columns=columns, download=download)
+            data = load_pums(
+                states=states, year=year, horizon=horizon, data_dir=cache_dir, columns=columns, download=download
+            )
             data.index = pd.RangeIndex(len(data), name="row_id")
-            provenance = {"source": "census-pums", "survey_year": year, "horizon": horizon, "states": list(states) if states else "all"}
+            provenance = {
+                "source": "census-pums",
+                "survey_year": year,
+                "horizon": horizon,
+                "states": list(states) if states else "all",
+            }
         dataset = cls(data, task_obj, test_size=test_size, val_size=val_size, seed=seed, provenance=provenance)
         return dataset.subsample(subsampling, seed=seed) if subsampling is not None else dataset  # type: ignore[return-value]

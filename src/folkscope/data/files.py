@@ -53,7 +53,9 @@ def read_rows(path: str | Path) -> pd.DataFrame:
     path = Path(path).expanduser()
     kind = _kind(path)
     if not path.is_file():
-        raise ConfigError(f"--data-file {path} does not exist (or is not a file)", parameter="data_file", value=str(path))
+        raise ConfigError(
+            f"--data-file {path} does not exist (or is not a file)", parameter="data_file", value=str(path)
+        )
     try:
         frame = pd.read_parquet(path) if kind == "parquet" else pd.read_csv(path, low_memory=False)
     except (OSError, ValueError, pd.errors.ParserError) as exc:

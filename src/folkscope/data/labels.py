@@ -32,13 +32,24 @@ from folkscope.tasks.task import TaskMetadata
 
 __all__ = ["FOLKTABLES_RULES", "GivenLabel", "given_label"]
 
-_COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne}
+_COMPARE = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
 #: a label column named by its rule, as folktexts names it: COLUMN, operator, number
 _RULE_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(==|!=|>=|<=|>|<)(-?\d+(?:\.\d+)?)$")
 #: folktables 0.0.12's rule behind the True/False it writes in each ACS task's target column
 FOLKTABLES_RULES: dict[str, tuple[str, float]] = {
-    "PINCP": (">", 50000.0), "PUBCOV": ("==", 1.0), "MIG": ("==", 1.0), "ESR": ("==", 1.0), "JWMNP": (">", 20.0),
-}  # fmt: skip
+    "PINCP": (">", 50000.0),
+    "PUBCOV": ("==", 1.0),
+    "MIG": ("==", 1.0),
+    "ESR": ("==", 1.0),
+    "JWMNP": (">", 20.0),
+}
 
 
 @dataclass(frozen=True)
@@ -110,8 +121,12 @@ def _is_true_false(column: pd.Series) -> bool:
 def _relation(task: TaskMetadata, op: str, value: float) -> bool | None:
     """False: the rule ``target op value`` is the task's label; True: its complement; None: neither."""
     column = task.target.column
-    codes = [float(c) for c in getattr(task.column_texts.get(column), "values", None) or {} if isinstance(c, (int, float))]
-    probe = np.unique([*codes, *range(-1, 10), value - 1, value - 0.5, value, value + 0.5, value + 1, -value, 2 * value])
+    codes = [
+        float(c) for c in getattr(task.column_texts.get(column), "values", None) or {} if isinstance(c, (int, float))
+    ]
+    probe = np.unique(
+        [*codes, *range(-1, 10), value - 1, value - 0.5, value, value + 0.5, value + 1, -value, 2 * value]
+    )
     theirs = _COMPARE[op](probe, value).astype(np.int8)
     ours = task.target.labels(pd.DataFrame({column: probe}))
     if np.array_equal(ours, theirs):
@@ -150,7 +165,9 @@ def given_label(data: pd.DataFrame, task: TaskMetadata) -> GivenLabel | None:
         rule = FOLKTABLES_RULES.get(target.column)
         complement = None if rule is None else _relation(task, *rule)
         if rule is None or complement is None:
-            known = f"folktables' label {target.column}{rule[0]}{rule[1]:g}" if rule else "a label by a rule not known here"
+            known = (
+                f"folktables' label {target.column}{rule[0]}{rule[1]:g}" if rule else "a label by a rule not known here"
+            )
             raise DataError(
                 f"column {target.column} holds True/False ({known}), from which task {task.name}'s label "
                 f"{target.name} cannot be read; give the raw {target.column} values, or a label column named {target.name}"

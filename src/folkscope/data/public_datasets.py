@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from folkscope.data.pums import default_states, load_pums
 from folkscope.data.public_files import PublicDataset, PublicFile
+from folkscope.data.pums import default_states, load_pums
 
 __all__ = ["PUBLIC_DATASETS", "PumsDataset", "nhanes_smoking", "scf_implicate"]
 
@@ -65,11 +65,19 @@ class PumsDataset:
         """The USPS codes loaded."""
         return list(self.states) if self.states is not None else [s for s in (*default_states(), "DC") if s != "PR"]
 
-    def load(self, data_dir: str | os.PathLike[str] | None = None, *, base_url: str | None = None,
-             download: bool = True) -> pd.DataFrame:  # fmt: skip
+    def load(
+        self, data_dir: str | os.PathLike[str] | None = None, *, base_url: str | None = None, download: bool = True
+    ) -> pd.DataFrame:
         """The kept columns of every state's persons (the data layer's errors and offline hints)."""
-        return load_pums(self.state_list(), self.year, self.horizon, data_dir, columns=list(self.columns), download=download,
-                         base_url=base_url)  # fmt: skip
+        return load_pums(
+            self.state_list(),
+            self.year,
+            self.horizon,
+            data_dir,
+            columns=list(self.columns),
+            download=download,
+            base_url=base_url,
+        )
 
 
 def nhanes_smoking(frame: pd.DataFrame) -> pd.DataFrame:
@@ -80,8 +88,11 @@ def nhanes_smoking(frame: pd.DataFrame) -> pd.DataFrame:
     ['never', 'current', 'current', 'former', '-']
     """
     ever, now = frame["SMQ020"], frame["SMQ040"]
-    frame["smoking"] = np.select([ever == 2, (ever == 1) & now.isin([1, 2]), (ever == 1) & (now == 3)],
-                                 ["never", "current", "former"], default=None)  # fmt: skip
+    frame["smoking"] = np.select(
+        [ever == 2, (ever == 1) & now.isin([1, 2]), (ever == 1) & (now == 3)],
+        ["never", "current", "former"],
+        default=None,
+    )
     return frame
 
 
@@ -105,7 +116,9 @@ _NHANES = PublicDataset(
     files=(
         # demographics and the design weights: sex (1 male, 2 female), age in years (80: 80 or over), race and
         # Hispanic origin with Asian (RIDRETH3), education of adults 20+ (DMDEDUC2)
-        PublicFile("DEMO_J.xpt", "xport", ("SEQN", "RIAGENDR", "RIDAGEYR", "RIDRETH3", "DMDEDUC2", "WTINT2YR", "WTMEC2YR")),
+        PublicFile(
+            "DEMO_J.xpt", "xport", ("SEQN", "RIAGENDR", "RIDAGEYR", "RIDRETH3", "DMDEDUC2", "WTINT2YR", "WTMEC2YR")
+        ),
         # SMQ020 smoked at least 100 cigarettes in life; SMQ040 smokes now (1 every day, 2 some days, 3 not at all)
         PublicFile("SMQ_J.xpt", "xport", ("SEQN", "SMQ020", "SMQ040")),
         # BPQ020 ever told by a doctor of high blood pressure (1 yes, 2 no)
@@ -123,8 +136,14 @@ _BRFSS = PublicDataset(
     about="CDC BRFSS 2022 (445,132 adults in the states, DC and three territories), final weight _LLCPWT",
     page="https://www.cdc.gov/brfss/annual_data/annual_2022.html",
     base_url="https://www.cdc.gov/brfss/annual_data/2022/files",
-    files=(PublicFile("LLCP2022XPT.zip", "xport", ("_STATE", "SEXVAR", "_AGE_G", "_EDUCAG", "GENHLTH", "_SMOKER3", "EXERANY2",
-                                                    "_LLCPWT"), member=r"LLCP2022\.XPT"),),  # fmt: skip
+    files=(
+        PublicFile(
+            "LLCP2022XPT.zip",
+            "xport",
+            ("_STATE", "SEXVAR", "_AGE_G", "_EDUCAG", "GENHLTH", "_SMOKER3", "EXERANY2", "_LLCPWT"),
+            member=r"LLCP2022\.XPT",
+        ),
+    ),
     weight="_LLCPWT",  # the combined landline and cell-phone weight, the one the CDC's codebook names for all analyses
 )
 
@@ -134,8 +153,14 @@ _GSS = PublicDataset(
     page="https://gss.norc.org/get-the-data/stata",
     base_url="https://gss.norc.org/content/dam/gss/get-the-data/documents/stata",
     # NORC replaces the archive with each release: gss7222_r4.dta (1972-2022), gss7224_r3a.dta (1972-2024), ...
-    files=(PublicFile("GSS_stata.zip", "stata", ("year", "wtssps", "sex", "age", "degree", "grass", "happy", "cappun"),
-                      member=r"gss7\d{3}_r\w+\.dta"),),  # fmt: skip
+    files=(
+        PublicFile(
+            "GSS_stata.zip",
+            "stata",
+            ("year", "wtssps", "sex", "age", "degree", "grass", "happy", "cappun"),
+            member=r"gss7\d{3}_r\w+\.dta",
+        ),
+    ),
     # NORC's weighting guidance since the 2021 release: wtssps (post-stratification weight, defined for every year
     # of the cumulative file); wtssall, the weight used before, is not defined for 2021 and later
     weight="wtssps",
@@ -144,14 +169,20 @@ _GSS = PublicDataset(
 _MEPS = PublicDataset(
     name="meps2022",
     about="AHRQ MEPS HC-243, 2022 full-year consolidated file (persons of the civilian noninstitutionalized population), "
-          "person weight PERWT22F",
+    "person weight PERWT22F",
     page="https://meps.ahrq.gov/mepsweb/data_stats/download_data_files_detail.jsp?cboPufNumber=HC-243",
     base_url="https://meps.ahrq.gov/mepsweb/data_files/pufs/h243",
     # AGE22X age at the end of 2022 (85: 85 or over); SEX 1 male 2 female; RTHLTH53 perceived health in round 5/3
     # (1 excellent ... 5 poor); INSCOV22 1 any private, 2 public only, 3 uninsured; POVCAT22 family income as
     # percent of poverty (1 poor ... 5 high income); TOTEXP22 total health care expenses in dollars
-    files=(PublicFile("h243dta.zip", "stata", ("DUPERSID", "AGE22X", "SEX", "RTHLTH53", "INSCOV22", "POVCAT22", "TOTEXP22",
-                                                "PERWT22F"), member=r"h243\.dta"),),  # fmt: skip
+    files=(
+        PublicFile(
+            "h243dta.zip",
+            "stata",
+            ("DUPERSID", "AGE22X", "SEX", "RTHLTH53", "INSCOV22", "POVCAT22", "TOTEXP22", "PERWT22F"),
+            member=r"h243\.dta",
+        ),
+    ),
     weight="PERWT22F",  # zero for persons out of scope at the end of the year: they count for nothing
 )
 
@@ -163,9 +194,14 @@ _NSDUH = PublicDataset(
     # CATAG6 age group (1 12-17, 2 18-25, 3 26-34, 4 35-49, 5 50-64, 6 65+); IRSEX 1 male 2 female; IRMJRC, IRALCRC,
     # IRCIGRC: imputation-revised recency of marijuana, alcohol and cigarette use (1 past 30 days, 2 past 12 months,
     # 3 (cigarettes: 3 and 4) longer ago, 9 never)
-    files=(PublicFile("NSDUH-2022-DS0001-bndl-data-tsv_v2.zip", "tsv",
-                      ("QUESTID2", "CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC", "ANALWT2_C"),
-                      member=r"NSDUH_2022_Tab\.(txt|tsv)"),),  # fmt: skip
+    files=(
+        PublicFile(
+            "NSDUH-2022-DS0001-bndl-data-tsv_v2.zip",
+            "tsv",
+            ("QUESTID2", "CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC", "ANALWT2_C"),
+            member=r"NSDUH_2022_Tab\.(txt|tsv)",
+        ),
+    ),
     weight="ANALWT2_C",  # the 2021-2023 files' person weight; ANALWT_C in 2019 and earlier, ANALWTQ1Q4_C in 2020
 )
 
@@ -178,8 +214,14 @@ _SCF = PublicDataset(
     # (1 no high-school diploma, 2 diploma or GED, 3 some college or associate degree, 4 bachelor's or more),
     # RACECL4 (1 white non-Hispanic, 2 Black non-Hispanic, 3 Hispanic, 4 other or several); HOUSECL 1 owns the home,
     # 2 otherwise; HSTOCKS, HDEBT 1 holds directly held stocks / has any debt, 0 not
-    files=(PublicFile("scfp2022s.zip", "stata", ("YY1", "Y1", "WGT", "AGECL", "EDCL", "RACECL4", "HOUSECL", "HSTOCKS", "HDEBT"),
-                      member=r"rscfp2022\.dta"),),  # fmt: skip
+    files=(
+        PublicFile(
+            "scfp2022s.zip",
+            "stata",
+            ("YY1", "Y1", "WGT", "AGECL", "EDCL", "RACECL4", "HOUSECL", "HSTOCKS", "HDEBT"),
+            member=r"rscfp2022\.dta",
+        ),
+    ),
     # All five implicates are kept. The extract's WGT is the full file's weight X42001 already divided by 5, so all
     # rows together add up to the US families and weighted shares are the Fed's point estimates averaged over the
     # implicates. Each family still counts five times among the rows, so a task's Kish effective sample size, and
@@ -196,4 +238,6 @@ _PUMS = PumsDataset(
 )
 
 #: full public files, downloaded on first use or read from your copy, by name
-PUBLIC_DATASETS: dict[str, PublicDataset | PumsDataset] = {d.name: d for d in (_NHANES, _BRFSS, _GSS, _MEPS, _NSDUH, _SCF, _PUMS)}
+PUBLIC_DATASETS: dict[str, PublicDataset | PumsDataset] = {
+    d.name: d for d in (_NHANES, _BRFSS, _GSS, _MEPS, _NSDUH, _SCF, _PUMS)
+}

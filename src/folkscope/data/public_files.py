@@ -95,11 +95,17 @@ class PublicFile:
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
-            raise ConfigError(f"file {self.name}: format must be one of {', '.join(FORMATS)}, got {self.format!r}",
-                              parameter="format", value=self.format)  # fmt: skip
+            raise ConfigError(
+                f"file {self.name}: format must be one of {', '.join(FORMATS)}, got {self.format!r}",
+                parameter="format",
+                value=self.format,
+            )
         if (self.member is None) == self.name.lower().endswith(".zip"):
-            raise ConfigError(f"file {self.name}: a zip archive needs the 'member' to read, and only a zip archive has one",
-                              parameter="member", value=self.member)  # fmt: skip
+            raise ConfigError(
+                f"file {self.name}: a zip archive needs the 'member' to read, and only a zip archive has one",
+                parameter="member",
+                value=self.member,
+            )
 
 
 @dataclass(frozen=True)
@@ -155,8 +161,9 @@ class PublicDataset:
         root = Path(data_dir).expanduser() if data_dir is not None else data_home()
         return root / "epidemiology" / self.name
 
-    def load(self, data_dir: str | os.PathLike[str] | None = None, *, base_url: str | None = None,
-             download: bool = True) -> pd.DataFrame:  # fmt: skip
+    def load(
+        self, data_dir: str | os.PathLike[str] | None = None, *, base_url: str | None = None, download: bool = True
+    ) -> pd.DataFrame:
         """The kept and derived columns, one row per respondent (see the module docstring for where from).
 
         Raises
@@ -182,15 +189,21 @@ class PublicDataset:
         try:
             return self.derive(frame)
         except (KeyError, ValueError, TypeError) as exc:  # a damaged file's values (a missing family number, ...)
-            raise DataError(f"the {self.name} columns cannot be derived from the files in {folder} ({type(exc).__name__}: "
-                            f"{str(exc)[:80]}); replace them with the published files") from None  # fmt: skip
+            raise DataError(
+                f"the {self.name} columns cannot be derived from the files in {folder} ({type(exc).__name__}: "
+                f"{str(exc)[:80]}); replace them with the published files"
+            ) from None
 
     # --- cache ------------------------------------------------------------------
 
     def _cached(self, folder: Path, cache: Path) -> pd.DataFrame | None:
         """The cache if its sidecar vouches for it and the files beside it are those it was made from."""
         record = read_sidecar(cache, _CACHE_FORMAT)
-        if record is None or record.get("columns") != self.columns or set(record.get("sources", {})) != {f.name for f in self.files}:
+        if (
+            record is None
+            or record.get("columns") != self.columns
+            or set(record.get("sources", {})) != {f.name for f in self.files}
+        ):
             return None
         for file in self.files:
             path = _find(folder, file.name)
@@ -210,8 +223,16 @@ class PublicDataset:
         if writable(folder):
             write_parquet(cache, frame)
             sources = {f.name: p.stat().st_size for f, p in zip(self.files, paths)}
-            write_sidecar(cache, {"format": _CACHE_FORMAT, "dataset": self.name, "columns": self.columns, "rows": len(frame),
-                                  "sources": sources})  # fmt: skip
+            write_sidecar(
+                cache,
+                {
+                    "format": _CACHE_FORMAT,
+                    "dataset": self.name,
+                    "columns": self.columns,
+                    "rows": len(frame),
+                    "sources": sources,
+                },
+            )
         else:
             log.info("%s is read-only: %s is read from its files each time", folder, self.name)
         return frame
@@ -221,7 +242,9 @@ class PublicDataset:
             raise ConfigError(f"dataset {self.name} has several files but no key to join them on", parameter="key")
         for side, where in ((left, "the base file"), (right, str(path))):
             if side[self.key].duplicated().any():
-                raise DataError(f"{where} holds {self.key} values twice; it is not the published {self.name} file, replace it")
+                raise DataError(
+                    f"{where} holds {self.key} values twice; it is not the published {self.name} file, replace it"
+                )
         return left.merge(right, on=self.key, how="left", validate="one_to_one")
 
     # --- files ------------------------------------------------------------------
@@ -233,25 +256,32 @@ class PublicDataset:
             try:
                 _check(found, file)
             except IntegrityError as exc:
-                raise IntegrityError(f"your copy {found} is damaged ({exc}); delete it to download it again, or replace it "
-                                     f"with the original from {self.page}") from None  # fmt: skip
+                raise IntegrityError(
+                    f"your copy {found} is damaged ({exc}); delete it to download it again, or replace it "
+                    f"with the original from {self.page}"
+                ) from None
             return found
         url = self.url(file, base_url=base_url)
         dest = folder / file.name
         if not download or not writable(folder):
             why = "download=False" if not download else "that folder is read-only"
-            raise DownloadError(f"{self.name}: {file.name} is not at {dest} and {why}; {self._by_hand(file, url, dest)}")
+            raise DownloadError(
+                f"{self.name}: {file.name} is not at {dest} and {why}; {self._by_hand(file, url, dest)}"
+            )
         try:
             return download_file(url, dest, validate=lambda part: _check(part, file))
         except IntegrityError as exc:
-            raise IntegrityError(f"{self.name}: the download is damaged ({exc}); try again later, or "
-                                 f"{self._by_hand(file, url, dest)}") from exc  # fmt: skip
+            raise IntegrityError(
+                f"{self.name}: the download is damaged ({exc}); try again later, or {self._by_hand(file, url, dest)}"
+            ) from exc
         except DownloadError as exc:
             raise DownloadError(f"{self.name}: {exc}; {self._by_hand(file, url, dest)}") from exc
 
     def _by_hand(self, file: PublicFile, url: str, dest: Path) -> str:
-        return (f"download {url} (or from {self.page}) by hand and put it at {dest} (--data-dir: the folder holding "
-                f"epidemiology/{self.name}/{file.name}), or set ${self.base_url_env} to a mirror")  # fmt: skip
+        return (
+            f"download {url} (or from {self.page}) by hand and put it at {dest} (--data-dir: the folder holding "
+            f"epidemiology/{self.name}/{file.name}), or set ${self.base_url_env} to a mirror"
+        )
 
 
 def _find(folder: Path, name: str) -> Path | None:
@@ -309,10 +339,22 @@ def _read(path: Path, file: PublicFile, dataset: str) -> pd.DataFrame:
     except DataError:
         raise
     # Warning: pandas' "xport file may be corrupted", which _read_xport raises (and any warning run as an error)
-    except (OSError, ValueError, TypeError, KeyError, IndexError, EOFError, struct.error, zipfile.BadZipFile, zlib.error,
-            Warning) as exc:  # fmt: skip
-        raise DataError(f"{path} cannot be read as the {dataset} {file.format} file ({type(exc).__name__}: {str(exc)[:80]}); "
-                        "replace it with the published file") from None  # fmt: skip
+    except (
+        OSError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        EOFError,
+        struct.error,
+        zipfile.BadZipFile,
+        zlib.error,
+        Warning,
+    ) as exc:
+        raise DataError(
+            f"{path} cannot be read as the {dataset} {file.format} file ({type(exc).__name__}: {str(exc)[:80]}); "
+            "replace it with the published file"
+        ) from None
 
 
 def _names(found: list[Any], wanted: tuple[str, ...], where: str) -> dict[Any, str]:
@@ -320,8 +362,10 @@ def _names(found: list[Any], wanted: tuple[str, ...], where: str) -> dict[Any, s
     by_upper = {str(c).strip().upper(): c for c in found}
     missing = [w for w in wanted if w.upper() not in by_upper]
     if missing:
-        raise DataError(f"{where} lacks the column(s) {', '.join(missing)}; it is not the expected table, replace it with "
-                        "the published file")  # fmt: skip
+        raise DataError(
+            f"{where} lacks the column(s) {', '.join(missing)}; it is not the expected table, replace it with "
+            "the published file"
+        )
     return {by_upper[w.upper()]: w for w in wanted}
 
 
@@ -363,10 +407,14 @@ def _read_stata(fh: IO[bytes], columns: tuple[str, ...], where: str) -> pd.DataF
 def _read_tsv(fh: IO[bytes], columns: tuple[str, ...], where: str) -> pd.DataFrame:
     header = fh.readline().decode("latin-1").rstrip("\r\n").split("\t")
     rename = _names(header, columns, where)
-    frame = pd.read_csv(fh, sep="\t", header=None, names=header, usecols=list(rename), encoding="latin-1", low_memory=False)
+    frame = pd.read_csv(
+        fh, sep="\t", header=None, names=header, usecols=list(rename), encoding="latin-1", low_memory=False
+    )
     return frame.rename(columns=rename)[list(columns)]
 
 
 _READERS: dict[str, Callable[[IO[bytes], tuple[str, ...], str], pd.DataFrame]] = {
-    "xport": _read_xport, "stata": _read_stata, "tsv": _read_tsv,
-}  # fmt: skip
+    "xport": _read_xport,
+    "stata": _read_stata,
+    "tsv": _read_tsv,
+}

@@ -17,7 +17,13 @@ __all__ = ["sample_rows"]
 
 
 def sample_rows(
-    labels: np.ndarray, n: int, *, order: np.ndarray, reuse: bool, composition: str | Sequence[int], rng: np.random.Generator
+    labels: np.ndarray,
+    n: int,
+    *,
+    order: np.ndarray,
+    reuse: bool,
+    composition: str | Sequence[int],
+    rng: np.random.Generator,
 ) -> np.ndarray:
     """Positions of ``n`` rows of ``labels``: ``"random"``, ``"balanced"`` or per-label counts (in label order).
 
@@ -51,9 +57,15 @@ def sample_rows(
             parameter="composition",
             value=composition,
         )
-    short = [f"label {c}: {int((labels == c).sum())} rows, {k} asked for" for c, k in zip(classes, counts) if (labels == c).sum() < k]
+    short = [
+        f"label {c}: {int((labels == c).sum())} rows, {k} asked for"
+        for c, k in zip(classes, counts)
+        if (labels == c).sum() < k
+    ]
     if short:
         raise DataError(f"not enough training rows to draw from ({'; '.join(short)})")
-    parts = [order[labels[order] == c][:k] if reuse else rng.choice(np.flatnonzero(labels == c), size=k, replace=False)
-             for c, k in zip(classes, counts)]  # fmt: skip
+    parts = [
+        order[labels[order] == c][:k] if reuse else rng.choice(np.flatnonzero(labels == c), size=k, replace=False)
+        for c, k in zip(classes, counts)
+    ]
     return rng.permutation(np.concatenate(parts))

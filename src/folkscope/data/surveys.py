@@ -44,8 +44,9 @@ def _load(name: str) -> pd.DataFrame:
         frame = pd.read_csv(_DATA / "anes96.csv.gz", sep="\t")
         return frame.rename(columns=lambda c: c.strip().strip("'\""))
     frame = pd.read_csv(_DATA / "randhie.csv.gz")
-    frame["health"] = np.select([frame["hlthg"] == 1, frame["hlthf"] == 1, frame["hlthp"] == 1], ["good", "fair", "poor"],
-                                default="excellent")  # fmt: skip
+    frame["health"] = np.select(
+        [frame["hlthg"] == 1, frame["hlthf"] == 1, frame["hlthp"] == 1], ["good", "fair", "poor"], default="excellent"
+    )
     return frame
 
 

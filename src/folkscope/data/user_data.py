@@ -17,7 +17,16 @@ import pandas as pd
 
 from folkscope.errors import ConfigError, DataError
 
-__all__ = ["USER_DATASETS", "UserDataset", "read_brfss", "read_gss2010", "read_meps96", "read_nhanes", "read_nhis", "read_yrbss"]
+__all__ = [
+    "USER_DATASETS",
+    "UserDataset",
+    "read_brfss",
+    "read_gss2010",
+    "read_meps96",
+    "read_nhanes",
+    "read_nhis",
+    "read_yrbss",
+]
 
 
 @dataclass(frozen=True)
@@ -32,18 +41,31 @@ class UserDataset:
 
     def load(self, data_dir: str | Path | None) -> pd.DataFrame:
         if data_dir is None:
-            raise ConfigError(f"dataset {self.name} is read from your copy ({self.about}); pass --data-dir, the folder holding "
-                              f"{self.path}", parameter="data_dir", value=self.name)  # fmt: skip
+            raise ConfigError(
+                f"dataset {self.name} is read from your copy ({self.about}); pass --data-dir, the folder holding "
+                f"{self.path}",
+                parameter="data_dir",
+                value=self.name,
+            )
         file = Path(data_dir).expanduser() / self.path
         if not file.is_file():
-            raise DataError(f"no {self.name} file at {file}; get it from {self.source} and put it at {self.path} under --data-dir")
+            raise DataError(
+                f"no {self.name} file at {file}; get it from {self.source} and put it at {self.path} under --data-dir"
+            )
         try:
             return self.read(file)
         except DataError:
             raise
-        except (OSError, ValueError, TypeError, KeyError) as exc:  # not gzip, not CSV, not text, text where numbers belong
-            raise DataError(f"{file} cannot be read as the {self.name} table ({type(exc).__name__}: {str(exc)[:80]}); replace it "
-                            f"with the original from {self.source}") from None  # fmt: skip
+        except (
+            OSError,
+            ValueError,
+            TypeError,
+            KeyError,
+        ) as exc:  # not gzip, not CSV, not text, text where numbers belong
+            raise DataError(
+                f"{file} cannot be read as the {self.name} table ({type(exc).__name__}: {str(exc)[:80]}); replace it "
+                f"with the original from {self.source}"
+            ) from None
 
 
 def _rdatasets(file: Path) -> pd.DataFrame:
@@ -60,8 +82,10 @@ def _need(frame: pd.DataFrame, file: Path, columns: list[str]) -> pd.DataFrame:
     """``frame`` unchanged, or one clear error when ``file`` is not the table it should be."""
     missing = [c for c in columns if c not in frame]
     if missing:
-        raise DataError(f"{file} lacks the column(s) {', '.join(missing)}; it is not the expected table, replace it with the "
-                        "original file")  # fmt: skip
+        raise DataError(
+            f"{file} lacks the column(s) {', '.join(missing)}; it is not the expected table, replace it with the "
+            "original file"
+        )
     return frame
 
 
@@ -86,8 +110,11 @@ def read_nhanes(file: Path) -> pd.DataFrame:
     cycles = frame["SurveyYr"].nunique()
     frame["WTINT4YR"] = frame["WTINT2YR"] / cycles
     frame["WTMEC4YR"] = frame["WTMEC2YR"] / cycles
-    frame["smoking"] = np.select([frame["Smoke100"] == "No", frame["SmokeNow"] == "No", frame["SmokeNow"] == "Yes"],
-                                 ["never", "former", "current"], default=None)  # fmt: skip
+    frame["smoking"] = np.select(
+        [frame["Smoke100"] == "No", frame["SmokeNow"] == "No", frame["SmokeNow"] == "Yes"],
+        ["never", "former", "current"],
+        default=None,
+    )
     return frame
 
 
@@ -108,7 +135,9 @@ def read_yrbss(file: Path) -> pd.DataFrame:
     other grade) become missing, so grade-based levels never mix them in. The
     answer columns keep their texts (``did not ride``, ``<5``, ``5+``...).
     """
-    frame = _need(_rdatasets(file), file, ["gender", "grade", "helmet_12m", "physically_active_7d", "school_night_hours_sleep"])
+    frame = _need(
+        _rdatasets(file), file, ["gender", "grade", "helmet_12m", "physically_active_7d", "school_night_hours_sleep"]
+    )
     frame["grade"] = pd.to_numeric(frame["grade"], errors="coerce")
     return frame
 
@@ -146,21 +175,50 @@ def read_brfss(file: Path) -> pd.DataFrame:
 _RD = "Rdatasets (https://vincentarelbundock.github.io/Rdatasets/): csv/{0}/{1}.csv of the CRAN package {0}, gzipped"
 
 #: datasets read from the user's copy, by name
-USER_DATASETS: dict[str, UserDataset] = {d.name: d for d in (
-    UserDataset("nhanes", "nhanes-r-package/NHANESraw.csv.gz",
-                "NHANES 2009-2012, 20,293 participants with their survey weights (R package NHANES, NHANESraw)",
-                "the CRAN package NHANES (data NHANESraw, written to CSV) or https://github.com/cran/NHANES", read_nhanes),
-    UserDataset("gss", "rdatasets-surveys/csv/openintro__gss2010.csv.gz", "General Social Survey 2010, 2,044 respondents (openintro)",
-                _RD.format("openintro", "gss2010"), read_gss2010),
-    UserDataset("yrbss", "rdatasets-surveys/csv/openintro__yrbss.csv.gz",
-                "Youth Risk Behavior Survey, 13,583 high-school students (openintro)", _RD.format("openintro", "yrbss"), read_yrbss),
-    UserDataset("nhis", "rdatasets-surveys/csv/stevedata__mm_nhis.csv.gz",
-                "National Health Interview Survey 2009, 18,790 married people aged 26-59 (stevedata mm_nhis)",
-                _RD.format("stevedata", "mm_nhis"), read_nhis),
-    UserDataset("meps96", "rdatasets-surveys/csv/AER__HealthInsurance.csv.gz",
-                "Medical Expenditure Panel Survey 1996, 8,802 workers aged 18-62 (AER HealthInsurance)",
-                _RD.format("AER", "HealthInsurance"), read_meps96),
-    UserDataset("brfss", "rdatasets-surveys/csv/openintro__health_coverage.csv.gz",
-                "BRFSS 2010, 20,000 adults: health coverage and general health (openintro health_coverage)",
-                _RD.format("openintro", "health_coverage"), read_brfss),
-)}  # fmt: skip
+USER_DATASETS: dict[str, UserDataset] = {
+    d.name: d
+    for d in (
+        UserDataset(
+            "nhanes",
+            "nhanes-r-package/NHANESraw.csv.gz",
+            "NHANES 2009-2012, 20,293 participants with their survey weights (R package NHANES, NHANESraw)",
+            "the CRAN package NHANES (data NHANESraw, written to CSV) or https://github.com/cran/NHANES",
+            read_nhanes,
+        ),
+        UserDataset(
+            "gss",
+            "rdatasets-surveys/csv/openintro__gss2010.csv.gz",
+            "General Social Survey 2010, 2,044 respondents (openintro)",
+            _RD.format("openintro", "gss2010"),
+            read_gss2010,
+        ),
+        UserDataset(
+            "yrbss",
+            "rdatasets-surveys/csv/openintro__yrbss.csv.gz",
+            "Youth Risk Behavior Survey, 13,583 high-school students (openintro)",
+            _RD.format("openintro", "yrbss"),
+            read_yrbss,
+        ),
+        UserDataset(
+            "nhis",
+            "rdatasets-surveys/csv/stevedata__mm_nhis.csv.gz",
+            "National Health Interview Survey 2009, 18,790 married people aged 26-59 (stevedata mm_nhis)",
+            _RD.format("stevedata", "mm_nhis"),
+            read_nhis,
+        ),
+        UserDataset(
+            "meps96",
+            "rdatasets-surveys/csv/AER__HealthInsurance.csv.gz",
+            "Medical Expenditure Panel Survey 1996, 8,802 workers aged 18-62 (AER HealthInsurance)",
+            _RD.format("AER", "HealthInsurance"),
+            read_meps96,
+        ),
+        UserDataset(
+            "brfss",
+            "rdatasets-surveys/csv/openintro__health_coverage.csv.gz",
+            "BRFSS 2010, 20,000 adults: health coverage and general health (openintro health_coverage)",
+            _RD.format("openintro", "health_coverage"),
+            read_brfss,
+        ),
+    )
+}

@@ -23,7 +23,6 @@ T = TypeVar("T")
 B = TypeVar("B")
 
 
-
 def is_out_of_memory(exc: BaseException) -> bool:
     """True for ``torch.cuda.OutOfMemoryError`` and RuntimeErrors saying "out of memory".
 
@@ -137,7 +136,9 @@ def run_with_backoff(
                     f"further (batch_tokens is down to {budget.tokens}). Use a smaller model or dtype, shorter "
                     "prompts, or a device with more memory"
                 ) from exc
-            log.info("out of memory on a %d-token batch; batch_tokens %d -> %d, re-planning", item.cost, old, budget.tokens)
+            log.info(
+                "out of memory on a %d-token batch; batch_tokens %d -> %d, re-planning", item.cost, old, budget.tokens
+            )
             rest: list[int] = []
             seen: set[int] = set()
             for later in queue[pos:]:

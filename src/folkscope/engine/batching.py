@@ -249,11 +249,15 @@ def plan_batches(
     (36, 80)
     """
     if batch_tokens < 1:
-        raise ConfigError(f"batch_tokens must be >= 1, got {batch_tokens}", parameter="batch_tokens", value=batch_tokens)
+        raise ConfigError(
+            f"batch_tokens must be >= 1, got {batch_tokens}", parameter="batch_tokens", value=batch_tokens
+        )
     if min_shared < 1:
         raise ConfigError(f"min_shared must be >= 1, got {min_shared}", parameter="min_shared", value=min_shared)
     if pass_overhead < 0:
-        raise ConfigError(f"pass_overhead must be >= 0, got {pass_overhead}", parameter="pass_overhead", value=pass_overhead)
+        raise ConfigError(
+            f"pass_overhead must be >= 0, got {pass_overhead}", parameter="pass_overhead", value=pass_overhead
+        )
     by_job: dict[int, list[int]] = {}
     for i, unit in enumerate(units):
         by_job.setdefault(unit.job, []).append(i)
@@ -322,7 +326,9 @@ class _Tree:
     def __init__(self, units: Sequence[Unit], items: Sequence[_Item], glob: tuple[int, ...], min_shared: int) -> None:
         self.units = units
         self.items = items
-        members = sorted((u for it in items for u in it.units), key=lambda u: (units[u].tokens[: units[u].shareable], u))
+        members = sorted(
+            (u for it in items for u in it.units), key=lambda u: (units[u].tokens[: units[u].shareable], u)
+        )
         self.members = members
         # node 0 is the empty root; a node is a prefix length shared by the units below it
         self.depth = [0]
@@ -480,9 +486,14 @@ class _Tree:
         jobs = tuple(dict.fromkeys(it.job for it in self.items))
         complete = tuple(it.job for it in self.items if it.complete)
         return Batch(
-            tuple(passes), tuple(order), tuple(leaf_of[u] for u in order), tuple(cut_of[u] for u in order),
-            jobs, complete, _cost(passes),
-        )  # fmt: skip
+            tuple(passes),
+            tuple(order),
+            tuple(leaf_of[u] for u in order),
+            tuple(cut_of[u] for u in order),
+            jobs,
+            complete,
+            _cost(passes),
+        )
 
 
 def _split_by_width(lengths: Sequence[int], overhead: int) -> list[list[int]]:
@@ -551,9 +562,14 @@ def _plan_flat(units: Sequence[Unit], by_job: dict[int, list[int]], budget: int)
             cost = len(rows) * max(len(s) for s in segs)
             n = len(rows)
             batch = Batch(
-                (Pass(segs, (None,) * n),), tuple(rows), tuple((0, r) for r in range(n)), (0,) * n,
-                tuple(jobs), tuple(complete), cost,
-            )  # fmt: skip
+                (Pass(segs, (None,) * n),),
+                tuple(rows),
+                tuple((0, r) for r in range(n)),
+                (0,) * n,
+                tuple(jobs),
+                tuple(complete),
+                cost,
+            )
             batches.append(batch)
             rows.clear()
             jobs.clear()

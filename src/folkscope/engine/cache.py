@@ -110,7 +110,11 @@ def _not_damage(exc: BaseException) -> str | None:
         return "busy"
     if primary == _SQLITE_FULL:
         return "full"
-    return "denied" if primary in (_SQLITE_PERM, _SQLITE_READONLY, _SQLITE_CANTOPEN) and code != _SQLITE_READONLY_DBMOVED else None
+    return (
+        "denied"
+        if primary in (_SQLITE_PERM, _SQLITE_READONLY, _SQLITE_CANTOPEN) and code != _SQLITE_READONLY_DBMOVED
+        else None
+    )
 
 
 def _open(path: Path, *, timeout: float, read_only: bool = False) -> sqlite3.Connection:
@@ -227,7 +231,9 @@ class ResultCache:
             legacy = conn.execute("SELECT key, result FROM results WHERE checksum IS NULL").fetchall()
             if legacy:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("UPDATE results SET checksum = ? WHERE key = ?", [(_checksum(k, t), k) for k, t in legacy])
+                conn.executemany(
+                    "UPDATE results SET checksum = ? WHERE key = ?", [(_checksum(k, t), k) for k, t in legacy]
+                )
                 conn.execute("COMMIT")
         except BaseException:
             conn.close()
@@ -289,7 +295,9 @@ class ResultCache:
                 fixed = [(*row[:5], row[5] or _checksum(row[0], row[3]), row[6]) for row in good]
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    self._conn.executemany(f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", fixed)
+                    self._conn.executemany(
+                        f"INSERT OR IGNORE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", fixed
+                    )
                     self._conn.execute("COMMIT")
                 except BaseException:
                     self._rollback()
@@ -306,7 +314,10 @@ class ResultCache:
         log.warning(
             "the engine result cache %s was damaged (%s): kept the %d answers that could still be read and verified "
             "in a fresh file, moved the damaged one to %s; every other answer is recomputed as it is needed",
-            self.path, exc, kept, aside,
+            self.path,
+            exc,
+            kept,
+            aside,
         )
 
     def _close_quietly(self) -> None:
@@ -326,7 +337,12 @@ class ResultCache:
             for suffix in moved:
                 os.replace(f"{aside}{suffix}", f"{self.path}{suffix}")
         except OSError as err:  # cannot even put it back: say where it is
-            log.warning("the damaged engine result cache is at %s (%s); move it back to %s to salvage it later", aside, err, self.path)
+            log.warning(
+                "the damaged engine result cache is at %s (%s); move it back to %s to salvage it later",
+                aside,
+                err,
+                self.path,
+            )
 
     def _guarded(self, operation: str, run: Any) -> Any:
         """Run a database operation; on damage, salvage the file and run it once more on the fresh one.
@@ -360,7 +376,9 @@ class ResultCache:
         for start in range(0, len(keys), _CHUNK):
             chunk = list(keys[start : start + _CHUNK])
             marks = ",".join("?" * len(chunk))
-            yield from self._conn.execute(f"SELECT key, {columns} FROM results WHERE {condition}key IN ({marks})", chunk).fetchall()
+            yield from self._conn.execute(
+                f"SELECT key, {columns} FROM results WHERE {condition}key IN ({marks})", chunk
+            ).fetchall()
 
     def _get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -412,7 +430,9 @@ class ResultCache:
         def write() -> int:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                self._conn.executemany(
+                    f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+                )
                 self._conn.execute("COMMIT")  # a full disk may show only here, when the WAL grows
             except BaseException:
                 self._rollback()
@@ -461,7 +481,9 @@ class ResultCache:
     def count(self, namespace: str | None = None) -> int:
         """Number of stored results, in one namespace or in all."""
         if namespace is None:
-            return int(self._guarded("a count", lambda: self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]))
+            return int(
+                self._guarded("a count", lambda: self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+            )
         query = "SELECT COUNT(*) FROM results WHERE namespace = ?"
         return int(self._guarded("a count", lambda: self._conn.execute(query, (namespace,)).fetchone()[0]))
 
@@ -476,4 +498,3 @@ class ResultCache:
 
     def __repr__(self) -> str:
         return f"ResultCache({str(self.directory)!r})"
-

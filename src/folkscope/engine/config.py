@@ -61,84 +61,139 @@ class EngineConfig:
 
     model: str = field(
         default="default",
-        metadata=_meta("'default' (SmolLM2-135M-Instruct, offline), a local folder, a .gguf file, a hub id, or a "
-                       "litellm model id with --use-web-api-model", "--model", group="model"),
-    )  # fmt: skip
+        metadata=_meta(
+            "'default' (SmolLM2-135M-Instruct, offline), a local folder, a .gguf file, a hub id, or a "
+            "litellm model id with --use-web-api-model",
+            "--model",
+            group="model",
+        ),
+    )
     backend: str = field(
         default="transformers",
-        metadata=_meta("inference backend: transformers, vllm (a CUDA GPU and the [vllm] extra), litellm (web APIs; "
-                       "same as --use-web-api-model) or fake (deterministic, for dry runs)", "--inference-backend", choices=BACKENDS),
-    )  # fmt: skip
-    device: str | None = field(default=None, metadata=_meta("torch device (default: cuda if available, else cpu)", "--device"))
-    dtype: str | None = field(default=None, metadata=_meta("model dtype (default: bfloat16 on GPU, float32 on CPU)", "--dtype"))
+        metadata=_meta(
+            "inference backend: transformers, vllm (a CUDA GPU and the [vllm] extra), litellm (web APIs; "
+            "same as --use-web-api-model) or fake (deterministic, for dry runs)",
+            "--inference-backend",
+            choices=BACKENDS,
+        ),
+    )
+    device: str | None = field(
+        default=None, metadata=_meta("torch device (default: cuda if available, else cpu)", "--device")
+    )
+    dtype: str | None = field(
+        default=None, metadata=_meta("model dtype (default: bfloat16 on GPU, float32 on CPU)", "--dtype")
+    )
     batch_tokens: int | None = field(
         default=None,
-        metadata=_meta("local backends: token budget of a batch (default: from the device's memory; halved on "
-                       "out-of-memory)", "--batch-tokens"),
-    )  # fmt: skip
-    use_cache: bool = field(default=True, metadata=_meta("do not read or write the engine's result cache", "--no-cache", kind="negate"))
+        metadata=_meta(
+            "local backends: token budget of a batch (default: from the device's memory; halved on out-of-memory)",
+            "--batch-tokens",
+        ),
+    )
+    use_cache: bool = field(
+        default=True, metadata=_meta("do not read or write the engine's result cache", "--no-cache", kind="negate")
+    )
     cache_dir: str | None = field(
         default=None, metadata=_meta("engine result cache folder (default $FOLKSCOPE_HOME/engine-cache)", "--cache-dir")
     )
-    max_rpm: int | None = field(default=None, metadata=_meta("web APIs: maximum requests per minute", "--max-api-rpm", group="api"))
+    max_rpm: int | None = field(
+        default=None, metadata=_meta("web APIs: maximum requests per minute", "--max-api-rpm", group="api")
+    )
     api_base: str | None = field(
         default=None,
-        metadata=_meta("web APIs: base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1)", "--api-base", group="api"),
+        metadata=_meta(
+            "web APIs: base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1)",
+            "--api-base",
+            group="api",
+        ),
     )
     max_concurrency: int | None = field(
-        default=None, metadata=_meta("web APIs: requests in flight at once (default 8)", "--max-api-concurrency", group="api")
+        default=None,
+        metadata=_meta("web APIs: requests in flight at once (default 8)", "--max-api-concurrency", group="api"),
     )
     assistant_prefill: bool | None = field(
         default=None,
-        metadata=_meta("web APIs: the server continues a final assistant message (needed for chat prompts with an answer "
-                       "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)", "--assistant-prefill", group="api",
-                       kind="maybe"),
-    )  # fmt: skip
+        metadata=_meta(
+            "web APIs: the server continues a final assistant message (needed for chat prompts with an answer "
+            "prefill on servers litellm does not know, e.g. vLLM's OpenAI server)",
+            "--assistant-prefill",
+            group="api",
+            kind="maybe",
+        ),
+    )
     score_mode: str | None = field(
         default=None,
-        metadata=_meta("web APIs: how plain-text prompts are scored: topk (default; one top-k request per prompt, echo only "
-                       "for answers that could matter) or echo (every answer echoed: the prompt billed once per answer; the "
-                       "cache of earlier versions)", "--api-score-mode", group="api", choices=API_SCORE_MODES),
-    )  # fmt: skip
+        metadata=_meta(
+            "web APIs: how plain-text prompts are scored: topk (default; one top-k request per prompt, echo only "
+            "for answers that could matter) or echo (every answer echoed: the prompt billed once per answer; the "
+            "cache of earlier versions)",
+            "--api-score-mode",
+            group="api",
+            choices=API_SCORE_MODES,
+        ),
+    )
     max_cost: float | None = field(
         default=None,
-        metadata=_meta("web APIs: USD a run may spend before it asks for confirmation (refused without a terminal unless "
-                       "--yes; default 1; litellm's prices, models it has no price for are never held back)", "--max-cost",
-                       group="api", metavar="USD"),
-    )  # fmt: skip
+        metadata=_meta(
+            "web APIs: USD a run may spend before it asks for confirmation (refused without a terminal unless "
+            "--yes; default 1; litellm's prices, models it has no price for are never held back)",
+            "--max-cost",
+            group="api",
+            metavar="USD",
+        ),
+    )
     approve_cost: bool | None = field(
         default=None,
-        metadata=_meta("web APIs: send the requests whatever the estimated cost (no confirmation)", "--yes", group="api", kind="maybe"),
+        metadata=_meta(
+            "web APIs: send the requests whatever the estimated cost (no confirmation)",
+            "--yes",
+            group="api",
+            kind="maybe",
+        ),
     )
     gpu_memory_utilization: float | None = field(
-        default=None, metadata=_meta("fraction of GPU memory vLLM may use (default 0.85)", "--gpu-memory-utilization", group="vllm")
+        default=None,
+        metadata=_meta("fraction of GPU memory vLLM may use (default 0.85)", "--gpu-memory-utilization", group="vllm"),
     )
     max_model_len: int | None = field(
-        default=None, metadata=_meta("vLLM maximum tokens per request (input + output)", "--max-model-len", group="vllm")
+        default=None,
+        metadata=_meta("vLLM maximum tokens per request (input + output)", "--max-model-len", group="vllm"),
     )
     vllm_dtype: str | None = field(
-        default=None, metadata=_meta("vLLM compute dtype (auto, bfloat16, float16, float32; default auto)", "--vllm-dtype", group="vllm")
+        default=None,
+        metadata=_meta(
+            "vLLM compute dtype (auto, bfloat16, float16, float32; default auto)", "--vllm-dtype", group="vllm"
+        ),
     )
     tensor_parallel_size: int | None = field(
         default=None, metadata=_meta("GPUs to shard the model across", "--tensor-parallel-size", group="vllm")
     )
     window: int | None = field(
         default=None,
-        metadata=_meta("transformers and fake backends: requests planned into batches together, in prompt order (default "
-                       "4096); with --data-parallel the unit of sharding, so a smaller window spreads a small run over more "
-                       "workers (other batches: last-bit differences from a run with another window)", "--plan-window"),
-    )  # fmt: skip
+        metadata=_meta(
+            "transformers and fake backends: requests planned into batches together, in prompt order (default "
+            "4096); with --data-parallel the unit of sharding, so a smaller window spreads a small run over more "
+            "workers (other batches: last-bit differences from a run with another window)",
+            "--plan-window",
+        ),
+    )
     data_parallel: int = field(
         default=1,
-        metadata=_meta("local backends: copies of the model, one Ray worker each (one GPU each where there are GPUs), "
-                       "answering shards of the requests in parallel into the one result cache; needs the [ray] "
-                       "extra", "--data-parallel"),
-    )  # fmt: skip
+        metadata=_meta(
+            "local backends: copies of the model, one Ray worker each (one GPU each where there are GPUs), "
+            "answering shards of the requests in parallel into the one result cache; needs the [ray] "
+            "extra",
+            "--data-parallel",
+        ),
+    )
     ray_address: str | None = field(
         default=None,
-        metadata=_meta("with --data-parallel: address of an existing Ray cluster (e.g. auto or ray://head:10001; "
-                       "folkscope installed on its nodes); default: a local one", "--ray-address"),
-    )  # fmt: skip
+        metadata=_meta(
+            "with --data-parallel: address of an existing Ray cluster (e.g. auto or ray://head:10001; "
+            "folkscope installed on its nodes); default: a local one",
+            "--ray-address",
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -148,7 +203,9 @@ class EngineConfig:
                 value=self.backend,
             )
         if not isinstance(self.model, str) or not self.model.strip():
-            raise ConfigError(f"model must be a model handle (text), got {self.model!r}", parameter="model", value=self.model)
+            raise ConfigError(
+                f"model must be a model handle (text), got {self.model!r}", parameter="model", value=self.model
+            )
         for name in ("batch_tokens", "window", "max_rpm", "max_concurrency", "max_model_len", "tensor_parallel_size"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -156,26 +213,39 @@ class EngineConfig:
         self._check_data_parallel()
         if self.score_mode is not None and self.score_mode not in API_SCORE_MODES:
             raise ConfigError(
-                f"--api-score-mode must be one of {', '.join(API_SCORE_MODES)}, got {self.score_mode!r}", parameter="score_mode", value=self.score_mode
+                f"--api-score-mode must be one of {', '.join(API_SCORE_MODES)}, got {self.score_mode!r}",
+                parameter="score_mode",
+                value=self.score_mode,
             )
         if self.max_cost is not None:
             check_max_cost(self.max_cost, "--max-cost")
         gpu = self.gpu_memory_utilization
         if gpu is not None and not (isinstance(gpu, (int, float)) and 0 < gpu <= 1):
-            raise ConfigError(f"--gpu-memory-utilization must be in (0, 1], got {gpu}", parameter="gpu_memory_utilization", value=gpu)
-        given = [f.name for f in fields(self) if f.name in (*API_OPTIONS, *VLLM_OPTIONS, *_LOCAL_ONLY) and getattr(self, f.name) is not None]
+            raise ConfigError(
+                f"--gpu-memory-utilization must be in (0, 1], got {gpu}", parameter="gpu_memory_utilization", value=gpu
+            )
+        given = [
+            f.name
+            for f in fields(self)
+            if f.name in (*API_OPTIONS, *VLLM_OPTIONS, *_LOCAL_ONLY) and getattr(self, f.name) is not None
+        ]
         if self.backend == "litellm":
             self._check_web_api(given)
             return
         api = [name for name in given if name in API_OPTIONS]
         if api:
-            raise ConfigError(f"{self.flag(api[0])} applies to web API models; add --use-web-api-model", parameter=api[0])
+            raise ConfigError(
+                f"{self.flag(api[0])} applies to web API models; add --use-web-api-model", parameter=api[0]
+            )
         vllm = [name for name in given if name in VLLM_OPTIONS]
         if vllm and self.backend != "vllm":
             raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm", parameter=vllm[0])
         if self.window is not None and self.backend == "vllm":
-            raise ConfigError("--plan-window applies to the transformers and fake backends (vLLM schedules its own batches)",
-                              parameter="window", value=self.window)  # fmt: skip
+            raise ConfigError(
+                "--plan-window applies to the transformers and fake backends (vLLM schedules its own batches)",
+                parameter="window",
+                value=self.window,
+            )
         # the names only (no torch): whether this machine has the device is checked where a command starts
         check_dtype(self.dtype)
         check_device(self.device, available=False)
@@ -187,26 +257,37 @@ class EngineConfig:
             raise ConfigError(f"--data-parallel must be >= 1, got {n}", parameter="data_parallel", value=n)
         if n == 1:
             if self.ray_address is not None:
-                raise ConfigError("--ray-address applies with --data-parallel 2 or more", parameter="ray_address", value=self.ray_address)
+                raise ConfigError(
+                    "--ray-address applies with --data-parallel 2 or more",
+                    parameter="ray_address",
+                    value=self.ray_address,
+                )
             return
         if self.backend == "litellm":
             raise ConfigError(
                 "--data-parallel applies to local backends; web API models scale with --max-api-concurrency",
-                parameter="data_parallel", value=n,
-            )  # fmt: skip
+                parameter="data_parallel",
+                value=n,
+            )
         require("ray", feature=f"--data-parallel {n}")
 
     def _check_web_api(self, given: list[str]) -> None:
         if self.model == "default":
             raise ConfigError(
-                "--use-web-api-model needs --model set to a litellm model id, e.g. openai/gpt-4o-mini", parameter="model", value=self.model
+                "--use-web-api-model needs --model set to a litellm model id, e.g. openai/gpt-4o-mini",
+                parameter="model",
+                value=self.model,
             )
         for name in _LOCAL_ONLY:
             if name in given:
-                raise ConfigError(f"{self.flag(name)} does not apply to web API models", parameter=name, value=getattr(self, name))
+                raise ConfigError(
+                    f"{self.flag(name)} does not apply to web API models", parameter=name, value=getattr(self, name)
+                )
         vllm = [name for name in given if name in VLLM_OPTIONS]
         if vllm:
-            raise ConfigError(f"{self.flag(vllm[0])} applies to --inference-backend vllm, not to web API models", parameter=vllm[0])
+            raise ConfigError(
+                f"{self.flag(vllm[0])} applies to --inference-backend vllm, not to web API models", parameter=vllm[0]
+            )
         for name in ("batch_tokens", "window"):
             if getattr(self, name) is not None:
                 raise ConfigError(f"{self.flag(name)} applies to local backends, not to web API models", parameter=name)
@@ -218,8 +299,13 @@ class EngineConfig:
 
     def backend_options(self) -> dict[str, Any]:
         """The options this backend takes beyond model, device and dtype (only those that were set)."""
-        names: tuple[str, ...] = (API_OPTIONS if self.backend == "litellm" else ("batch_tokens", *VLLM_OPTIONS) if self.backend == "vllm"
-                                  else ("batch_tokens", "window"))  # fmt: skip
+        names: tuple[str, ...] = (
+            API_OPTIONS
+            if self.backend == "litellm"
+            else ("batch_tokens", *VLLM_OPTIONS)
+            if self.backend == "vllm"
+            else ("batch_tokens", "window")
+        )
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,10 +15,15 @@ __all__ = ["check_device", "check_dtype", "resolve_device", "resolve_dtype"]
 
 _FEATURE = "the transformers backend"
 _DTYPES = {
-    "float32": "float32", "fp32": "float32", "float": "float32",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "float16": "float16", "fp16": "float16", "half": "float16",
-}  # fmt: skip
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+}
 
 
 _DEVICE = re.compile(r"cpu|mps|cuda(:[0-9]+)?")
@@ -43,20 +48,34 @@ def check_device(device: object, *, available: bool = True) -> None:
     if device is None or device == "auto":
         return
     if not isinstance(device, str) or not _DEVICE.fullmatch(device):
-        raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {device!r}", parameter="device", value=device)
+        raise ConfigError(
+            f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto', got {device!r}", parameter="device", value=device
+        )
     if not available or device == "cpu":
         return
     torch = require("torch", feature=_FEATURE)
     if device == "mps":
         if not torch.backends.mps.is_available():
-            raise ConfigError("device 'mps' was asked for but torch sees no Apple GPU; use device='cpu'", parameter="device", value=device)
+            raise ConfigError(
+                "device 'mps' was asked for but torch sees no Apple GPU; use device='cpu'",
+                parameter="device",
+                value=device,
+            )
         return
     if not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} was asked for but torch sees no CUDA GPU; use device='cpu'", parameter="device", value=device)
+        raise ConfigError(
+            f"device {device!r} was asked for but torch sees no CUDA GPU; use device='cpu'",
+            parameter="device",
+            value=device,
+        )
     count = torch.cuda.device_count()
     if device != "cuda" and int(device.split(":")[1]) >= count:
-        raise ConfigError(f"device {device!r} was asked for but torch sees {count} CUDA GPU{'s' if count != 1 else ''} "
-                          f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})", parameter="device", value=device)  # fmt: skip
+        raise ConfigError(
+            f"device {device!r} was asked for but torch sees {count} CUDA GPU{'s' if count != 1 else ''} "
+            f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})",
+            parameter="device",
+            value=device,
+        )
 
 
 def check_dtype(dtype: object) -> None:

@@ -36,8 +36,12 @@ def agreeing_config(given: EngineConfig | None, *, model: str, backend: str, own
         return EngineConfig(model=model, backend=backend)
     for name, wanted in (("model", model), ("backend", backend)):
         if getattr(given, name) != wanted:
-            raise ConfigError(f"engine_config.{name} is {getattr(given, name)!r} but the {owner} says {wanted!r}; "
-                              "build both from the same value", parameter=name, value=getattr(given, name))  # fmt: skip
+            raise ConfigError(
+                f"engine_config.{name} is {getattr(given, name)!r} but the {owner} says {wanted!r}; "
+                "build both from the same value",
+                parameter=name,
+                value=getattr(given, name),
+            )
     return given
 
 

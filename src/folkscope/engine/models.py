@@ -266,7 +266,11 @@ def resolve_model(
 
 
 def download_models(
-    model_ids: list[str], save_dir: str | Path | None = None, *, revision: str | None = None, cache_dir: str | Path | None = None
+    model_ids: list[str],
+    save_dir: str | Path | None = None,
+    *,
+    revision: str | None = None,
+    cache_dir: str | Path | None = None,
 ) -> list[Path]:
     """Fetch hub models for later offline use (``folkscope download-models``).
 
@@ -290,7 +294,9 @@ def download_models(
     return out
 
 
-def load_model_tokenizer(model_name_or_path: str = DEFAULT_MODEL, *, device: str | None = None, dtype: str | None = None, **kwargs: Any) -> tuple[Any, Any]:
+def load_model_tokenizer(
+    model_name_or_path: str = DEFAULT_MODEL, *, device: str | None = None, dtype: str | None = None, **kwargs: Any
+) -> tuple[Any, Any]:
     """Load a transformers model and its tokenizer (folktexts' ``load_model_tokenizer``).
 
     The handle is resolved as everywhere else (``"default"``, a folder, a

@@ -96,7 +96,9 @@ FAULT_ENV = "FOLKSCOPE_TEST_WORKER_EXIT"
 
 
 def _backend(config: EngineConfig) -> Backend:
-    return create_backend(config.backend, config.model, device=config.device, dtype=config.dtype, **config.backend_options())
+    return create_backend(
+        config.backend, config.model, device=config.device, dtype=config.dtype, **config.backend_options()
+    )
 
 
 def order_keys(requests: Sequence[Any], render: Any) -> list[str]:
@@ -154,7 +156,9 @@ def shard(keys: Sequence[str], workers: int, *, window: int | None = None) -> li
     for w in range(1, workers):
         target = round(w * n / workers)
         low, high = max(cuts[-1] + 1, target - slack), min(n - 1, target + slack)
-        cuts.append(min(range(low, high + 1), key=lambda c: (lcp(keys[order[c - 1]], keys[order[c]]), abs(c - target), c)))
+        cuts.append(
+            min(range(low, high + 1), key=lambda c: (lcp(keys[order[c - 1]], keys[order[c]]), abs(c - target), c))
+        )
     cuts.append(n)
     return [order[a:b] for a, b in zip(cuts, cuts[1:])]
 
@@ -180,8 +184,12 @@ class _Worker:
 
     def begin(self, kind: str, requests: list[Any], done: list[bool]) -> str:
         """Start a shard and return this life's id; an error is kept for :meth:`next`, the call the driver waits on."""
-        method = {"score": self.backend.score, "prefix_group": self.backend.score_groups,
-                  "next_token": self.backend.next_token, "generate": self.backend.generate}[kind]  # fmt: skip
+        method = {
+            "score": self.backend.score,
+            "prefix_group": self.backend.score_groups,
+            "next_token": self.backend.next_token,
+            "generate": self.backend.generate,
+        }[kind]
         self._error = None
         try:
             self._stream = iter(method(requests, done=done))
@@ -252,7 +260,11 @@ class ParallelBackend:
     def _start(self, config: EngineConfig, timeout: float) -> None:
         ray = self._ray
         if not ray.is_initialized():
-            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.WARNING,
+            }
             if config.ray_address is None:
                 options["num_cpus"] = max(os.cpu_count() or 1, self.size)
             ray.init(address=config.ray_address, **options)
@@ -266,8 +278,9 @@ class ParallelBackend:
                 raise ConfigError(
                     f"--data-parallel {self.size} needs {self.size * each} {kind}s ({each} per worker) but the Ray "
                     f"cluster has {resources.get(kind, 0):g}; lower --data-parallel or add nodes",
-                    parameter="data_parallel", value=self.size,
-                )  # fmt: skip
+                    parameter="data_parallel",
+                    value=self.size,
+                )
         actor = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=0, num_cpus=1, num_gpus=gpus_each)(_Worker)
         fault = os.environ.get(FAULT_ENV) or None
         self._workers = [actor.remote(config, fault, _torch_threads(config, gpus_each)) for _ in range(self.size)]
@@ -280,13 +293,16 @@ class ParallelBackend:
             ) from None
         except ray.exceptions.RayTaskError as exc:
             raise _cause(exc) from exc
-        differ = sorted(k for i in identities[1:] for k in set(i) | set(identities[0]) if i.get(k) != identities[0].get(k))
+        differ = sorted(
+            k for i in identities[1:] for k in set(i) | set(identities[0]) if i.get(k) != identities[0].get(k)
+        )
         if differ:
             raise ConfigError(
                 f"the data-parallel workers report different {differ[0]} ({', '.join(str(i.get(differ[0])) for i in identities)}),"
                 " so their answers cannot share one cache; set it (e.g. --batch-tokens, --dtype) or use alike nodes",
-                parameter="data_parallel", value=self.size,
-            )  # fmt: skip
+                parameter="data_parallel",
+                value=self.size,
+            )
         self._identity: dict[str, Any] = identities[0]
         gpu = f", {gpus_each} GPU(s) each" if gpus_each else ""
         log.info("data-parallel: %d Ray workers%s", self.size, gpu)
@@ -345,7 +361,9 @@ class ParallelBackend:
         requests = list(requests)
         answered = list(done) if done is not None else [False] * len(requests)
         if len(answered) != len(requests):
-            raise ConfigError(f"done has {len(answered)} flags for {len(requests)} requests", parameter="done", value=len(answered))
+            raise ConfigError(
+                f"done has {len(answered)} flags for {len(requests)} requests", parameter="done", value=len(answered)
+            )
         # a tokenizing backend plans batches within windows of its sorted requests: shard by whole windows, so every
         # worker plans one process's batches and answers to the last bit (generation batches by length: no windows)
         window = getattr(self.local, "window", None) if kind != GenerateRequest.kind else None
@@ -398,7 +416,10 @@ class ParallelBackend:
             self._latest[w] = counters
             if batch is None:
                 continue
-            pending[self._workers[w].next.remote()] = (w, "next")  # the worker computes its next batch while this one is saved
+            pending[self._workers[w].next.remote()] = (
+                w,
+                "next",
+            )  # the worker computes its next batch while this one is saved
             completed = [(shards[w][i], result) for i, result in batch]
             for i, _ in completed:
                 answered[i] = True
@@ -410,12 +431,21 @@ class ParallelBackend:
             return
         if self._lives[w] is not None:
             self._deaths[w] += 1
-            self._retired = BackendStats(**{f.name: getattr(self._retired, f.name) + self._latest[w].get(f.name, 0) for f in fields(BackendStats)})
+            self._retired = BackendStats(
+                **{
+                    f.name: getattr(self._retired, f.name) + self._latest[w].get(f.name, 0)
+                    for f in fields(BackendStats)
+                }
+            )
             self._latest[w] = {}
             log.warning(
                 "data-parallel worker %d was restarted by Ray (restart %d of at most %d) and redoes the %d requests of "
-                "its shard not yet saved", w, self._deaths[w], MAX_RESTARTS, left,
-            )  # fmt: skip
+                "its shard not yet saved",
+                w,
+                self._deaths[w],
+                MAX_RESTARTS,
+                left,
+            )
         self._lives[w] = life
 
     def _unavailable(self, w: int, exc: Exception, outage: dict[int, tuple[float, int]], left: int) -> float:
@@ -433,8 +463,10 @@ class ParallelBackend:
         if failures == 0:
             log.warning(
                 "data-parallel worker %d stopped (%s); waiting for Ray to restart it (%d requests of its shard not yet saved)",
-                w, first_line, left,
-            )  # fmt: skip
+                w,
+                first_line,
+                left,
+            )
         gone = isinstance(exc, ray.exceptions.ActorDiedError) and failures >= 1
         if gone or time.monotonic() - since > START_TIMEOUT:
             why = "Ray could not restart it" if gone else f"it did not come back within {START_TIMEOUT:g}s"

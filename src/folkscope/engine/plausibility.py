@@ -113,7 +113,11 @@ def _score(candidates: Sequence[str], result: ScoreResult, marks_unscored: bool)
 
 
 def _logprobs(
-    candidates: Sequence[str], logprobs: Sequence[float], counts: Sequence[int] | None, bound: float | None, marks_unscored: bool
+    candidates: Sequence[str],
+    logprobs: Sequence[float],
+    counts: Sequence[int] | None,
+    bound: float | None,
+    marks_unscored: bool,
 ) -> str | None:
     """The checks of the module docs on one list of log-probabilities.
 

@@ -112,7 +112,13 @@ class Progress:
     """
 
     def __init__(
-        self, total: int, *, description: str, unit: str = "requests", enabled: bool | None = None, interval: float | None = None
+        self,
+        total: int,
+        *,
+        description: str,
+        unit: str = "requests",
+        enabled: bool | None = None,
+        interval: float | None = None,
     ) -> None:
         self.total = int(total)
         self.description = description
@@ -173,7 +179,9 @@ class Progress:
 
     def _refresh(self) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, tokens=self.tokens, running=self.running, rate=self.rate())
+            self._bar.update(
+                self._task, completed=self.done, tokens=self.tokens, running=self.running, rate=self.rate()
+            )
         if time.monotonic() - self._last_line >= self.interval:
             self._emit()
 

@@ -144,7 +144,11 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise ConfigError(f"max_retries must be an integer >= 0, got {self.max_retries!r}", parameter="max_retries", value=self.max_retries)
+            raise ConfigError(
+                f"max_retries must be an integer >= 0, got {self.max_retries!r}",
+                parameter="max_retries",
+                value=self.max_retries,
+            )
         self.base_delay = _positive(self.base_delay, "backoff_base")
         self.max_delay = _positive(self.max_delay, "backoff_max")
         if self.max_delay < self.base_delay:

@@ -175,7 +175,9 @@ Prompt = Union[str, ChatPrompt]
 def _check_prompt(prompt: object, parameter: str) -> None:
     if isinstance(prompt, str):
         if not prompt:
-            raise ConfigError(f"{parameter} must be a non-empty string or a ChatPrompt", parameter=parameter, value=prompt)
+            raise ConfigError(
+                f"{parameter} must be a non-empty string or a ChatPrompt", parameter=parameter, value=prompt
+            )
         return
     if not isinstance(prompt, ChatPrompt):
         raise ConfigError(
@@ -185,7 +187,11 @@ def _check_prompt(prompt: object, parameter: str) -> None:
 
 def _check_context_size(value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"context_size must be a positive number of tokens or None, got {value!r}", parameter="context_size", value=value)
+        raise ConfigError(
+            f"context_size must be a positive number of tokens or None, got {value!r}",
+            parameter="context_size",
+            value=value,
+        )
 
 
 def _with_context(out: dict[str, Any], context_size: int | None) -> dict[str, Any]:
@@ -206,7 +212,9 @@ def _text_tuple(values: object, parameter: str, *, allow_empty_strings: bool = F
     for item in out:
         if not isinstance(item, str) or (not item and not allow_empty_strings):
             raise ConfigError(
-                f"every entry of {parameter} must be a non-empty string, got {item!r}", parameter=parameter, value=values
+                f"every entry of {parameter} must be a non-empty string, got {item!r}",
+                parameter=parameter,
+                value=values,
             )
     if len(set(out)) != len(out):
         dupes = sorted({x for x in out if out.count(x) > 1})
@@ -313,7 +321,11 @@ class ScoreResult:
         return p / p.sum()
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"logprobs": list(self.logprobs), "num_tokens": list(self.num_tokens), "prompt_tokens": self.prompt_tokens}
+        out = {
+            "logprobs": list(self.logprobs),
+            "num_tokens": list(self.num_tokens),
+            "prompt_tokens": self.prompt_tokens,
+        }
         return out if self.bound is None else {**out, "bound": self.bound}
 
     @classmethod
@@ -418,7 +430,9 @@ class NextTokenRequest:
         _check_context_size(self.context_size)
 
     def to_dict(self) -> dict[str, Any]:
-        return _with_context({"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "tokens": list(self.tokens)}, self.context_size)
+        return _with_context(
+            {"kind": self.kind, "prompt": prompt_to_dict(self.prompt), "tokens": list(self.tokens)}, self.context_size
+        )
 
 
 @dataclass(frozen=True)
@@ -452,7 +466,11 @@ class NextTokenResult:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NextTokenResult:
         bound = data.get("bound")
-        return cls(tuple(float(x) for x in data["logprobs"]), int(data["prompt_tokens"]), None if bound is None else float(bound))
+        return cls(
+            tuple(float(x) for x in data["logprobs"]),
+            int(data["prompt_tokens"]),
+            None if bound is None else float(bound),
+        )
 
 
 @dataclass(frozen=True)
@@ -488,11 +506,15 @@ class GenerationSettings:
         temp = self.temperature
         if isinstance(temp, bool) or not isinstance(temp, (int, float)) or not math.isfinite(temp) or temp < 0:
             raise ConfigError(
-                f"temperature must be a finite number >= 0 (0 = greedy), got {temp!r}", parameter="temperature", value=temp
+                f"temperature must be a finite number >= 0 (0 = greedy), got {temp!r}",
+                parameter="temperature",
+                value=temp,
             )
         object.__setattr__(self, "temperature", float(temp))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
-            raise ConfigError(f"seed must be an integer in [0, 2**63), got {self.seed!r}", parameter="seed", value=self.seed)
+            raise ConfigError(
+                f"seed must be an integer in [0, 2**63), got {self.seed!r}", parameter="seed", value=self.seed
+            )
         stop = () if self.stop == () else _text_tuple(self.stop, "stop")
         object.__setattr__(self, "stop", stop)
 

@@ -1,5 +1,9 @@
 """The engine: deduplicate, serve from the cache, compute the rest, persist as it goes.
 
+Why one module: every request kind goes through the same steps (deduplicate,
+cache namespace, resume, persist, progress) in one class; split by kind, each
+would copy them.
+
 :class:`Engine` wraps one backend and an optional :class:`ResultCache`. For
 every call it
 
@@ -45,7 +49,6 @@ from folkscope.engine.cache import ResultCache, entry_key, namespace_key
 from folkscope.engine.config import EngineConfig
 from folkscope.engine.plausibility import implausible
 from folkscope.engine.progress import Progress, progress_mode
-from folkscope.engine.usage import Usage
 from folkscope.engine.requests import (
     GenerateRequest,
     GenerateResult,
@@ -58,6 +61,7 @@ from folkscope.engine.requests import (
     ScoreResult,
     request_key,
 )
+from folkscope.engine.usage import Usage
 from folkscope.errors import BackendError, ConfigError
 
 __all__ = ["Engine", "EngineStats"]
@@ -161,7 +165,12 @@ class Engine:
     """
 
     def __init__(
-        self, backend: Backend, *, cache: ResultCache | None = None, prompt_version: str = "", progress: bool | None = None
+        self,
+        backend: Backend,
+        *,
+        cache: ResultCache | None = None,
+        prompt_version: str = "",
+        progress: bool | None = None,
     ) -> None:
         if not isinstance(prompt_version, (str, int)) or isinstance(prompt_version, bool):
             raise ConfigError(
@@ -219,7 +228,9 @@ class Engine:
         **backend_options
             Passed to the backend (e.g. ``share_prefixes``, ``strategy``).
         """
-        instance = create_backend(backend, model, device=device, dtype=dtype, batch_tokens=batch_tokens, **backend_options)
+        instance = create_backend(
+            backend, model, device=device, dtype=dtype, batch_tokens=batch_tokens, **backend_options
+        )
         cache = ResultCache(cache_dir) if use_cache else None
         return cls(instance, cache=cache, prompt_version=prompt_version, progress=progress)
 
@@ -244,9 +255,16 @@ class Engine:
             cache = ResultCache(config.cache_dir) if config.use_cache else None
             return cls(ParallelBackend(config), cache=cache, prompt_version=prompt_version, progress=progress)
         return cls.from_model(
-            config.model, backend=config.backend, device=config.device, dtype=config.dtype, cache_dir=config.cache_dir,
-            use_cache=config.use_cache, prompt_version=prompt_version, progress=progress, **config.backend_options(),
-        )  # fmt: skip
+            config.model,
+            backend=config.backend,
+            device=config.device,
+            dtype=config.dtype,
+            cache_dir=config.cache_dir,
+            use_cache=config.use_cache,
+            prompt_version=prompt_version,
+            progress=progress,
+            **config.backend_options(),
+        )
 
     @classmethod
     def from_loaded(
@@ -282,12 +300,20 @@ class Engine:
                 parameter="model",
             )
         source = getattr(model, "name_or_path", None) or getattr(config, "_name_or_path", None)
-        label = name or (Path(str(source)).name if source else None) or type(model).__name__  # a folder's name, as folktexts
+        label = (
+            name or (Path(str(source)).name if source else None) or type(model).__name__
+        )  # a folder's name, as folktexts
         commit = getattr(config, "_commit_hash", None)
         revision = f"{commit}+{weights_fingerprint(model)}" if commit else weights_fingerprint(model)
         where = device or str(getattr(model, "device", "cpu"))
         backend = HFBackend.from_loaded(
-            model, tokenizer, name=str(label), revision=revision, device=where, batch_tokens=batch_tokens, **backend_options
+            model,
+            tokenizer,
+            name=str(label),
+            revision=revision,
+            device=where,
+            batch_tokens=batch_tokens,
+            **backend_options,
         )
         cache = ResultCache(cache_dir) if use_cache else None
         return cls(backend, cache=cache, prompt_version=prompt_version, progress=progress)
@@ -320,7 +346,9 @@ class Engine:
         return bool(getattr(self.backend, "cuts_prompts", False))
 
     # ------------------------------------------------------------------ the four request kinds
-    def score(self, requests: Sequence[ScoreRequest], *, unit: str = "requests", description: str = "scoring") -> list[ScoreResult]:
+    def score(
+        self, requests: Sequence[ScoreRequest], *, unit: str = "requests", description: str = "scoring"
+    ) -> list[ScoreResult]:
         """Log-probabilities of candidate continuations, one :class:`ScoreResult` per request.
 
         ``unit`` names what one request is to the caller (``"rows"``), so
@@ -333,13 +361,17 @@ class Engine:
         self, requests: Sequence[PrefixGroupRequest], *, unit: str = "requests", description: str = "scoring"
     ) -> list[PrefixGroupResult]:
         """Shared-prefix groups, one :class:`PrefixGroupResult` per request (``unit``, ``description``: as :meth:`score`)."""
-        return self._run(requests, PrefixGroupRequest, PrefixGroupResult.from_dict, self.backend.score_groups, description, unit)
+        return self._run(
+            requests, PrefixGroupRequest, PrefixGroupResult.from_dict, self.backend.score_groups, description, unit
+        )
 
     def next_token(
         self, requests: Sequence[NextTokenRequest], *, unit: str = "requests", description: str = "next token"
     ) -> list[NextTokenResult]:
         """Next-token log-probabilities over given tokens, one :class:`NextTokenResult` per request (``unit``, ``description``: as :meth:`score`)."""
-        return self._run(requests, NextTokenRequest, NextTokenResult.from_dict, self.backend.next_token, description, unit)
+        return self._run(
+            requests, NextTokenRequest, NextTokenResult.from_dict, self.backend.next_token, description, unit
+        )
 
     def generate(
         self, requests: Sequence[GenerateRequest], *, unit: str = "requests", description: str = "generating"
@@ -399,7 +431,9 @@ class Engine:
                 try:
                     while True:
                         try:
-                            completed = _pass_on(stream, interrupt) if pass_on and interrupt is not None else next(stream)
+                            completed = (
+                                _pass_on(stream, interrupt) if pass_on and interrupt is not None else next(stream)
+                            )
                         except StopIteration:
                             break
                         pass_on = False
@@ -447,7 +481,9 @@ class Engine:
         limited = [i for i, r in enumerate(requests) if r.context_size is not None]
         if not limited:
             return requests
-        lengths = self.backend.prompt_lengths([requests[i] for i in limited]) if self.cuts_prompts else [0] * len(limited)
+        lengths = (
+            self.backend.prompt_lengths([requests[i] for i in limited]) if self.cuts_prompts else [0] * len(limited)
+        )
         out = list(requests)
         for i, n in zip(limited, lengths):
             if n <= requests[i].context_size:
@@ -455,7 +491,12 @@ class Engine:
         return out
 
     def _cached(
-        self, requests: list[Any], first: dict[str, int], unique: list[str], entries: list[str], decode: Callable[[Any], R]
+        self,
+        requests: list[Any],
+        first: dict[str, int],
+        unique: list[str],
+        entries: list[str],
+        decode: Callable[[Any], R],
     ) -> dict[str, R]:
         """The answers the cache holds that can be trusted; damaged and implausible ones are counted, logged and left to recompute."""
         assert self.cache is not None
@@ -484,13 +525,21 @@ class Engine:
             log.warning("%d cached answers were damaged; they are recomputed and replaced", damaged)
         if implausible_count:
             log.warning(
-                "%d cached answers were implausible (e.g. %s); they are recomputed and replaced", implausible_count, example
+                "%d cached answers were implausible (e.g. %s); they are recomputed and replaced",
+                implausible_count,
+                example,
             )
         self.stats.damaged += damaged + implausible_count
         return found
 
     def _store(
-        self, items: list[tuple[Any, ...]], found: dict[str, Any], unique: list[str], entries: list[str], kind: str, recorded: dict[str, Any]
+        self,
+        items: list[tuple[Any, ...]],
+        found: dict[str, Any],
+        unique: list[str],
+        entries: list[str],
+        kind: str,
+        recorded: dict[str, Any],
     ) -> None:
         """Append a batch's answers to the cache (idempotent); if the file was lost mid-run, write every answer held."""
         assert self.cache is not None
@@ -498,7 +547,11 @@ class Engine:
         self.cache.put_many(items)
         if self.cache.recreated != recreated:
             self.cache.put_many(
-                [(entries[i], self.namespace, kind, found[k].to_dict(), recorded.get(entries[i])) for i, k in enumerate(unique) if k in found]
+                [
+                    (entries[i], self.namespace, kind, found[k].to_dict(), recorded.get(entries[i]))
+                    for i, k in enumerate(unique)
+                    if k in found
+                ]
             )
 
     def _add_billing(self, usages: Sequence[Usage | None]) -> None:
@@ -524,4 +577,6 @@ class Engine:
 
     def __repr__(self) -> str:
         ident = self.backend.identity()
-        return f"Engine(backend={self.backend.name!r}, model={ident.get('model', {}).get('name')!r}, cache={self.cache!r})"
+        return (
+            f"Engine(backend={self.backend.name!r}, model={ident.get('model', {}).get('name')!r}, cache={self.cache!r})"
+        )

@@ -46,7 +46,9 @@ __all__ = [
 MISSING_TOLERANCE = 1e-3
 
 
-def missing_is_negligible(logprobs: Sequence[float] | np.ndarray, bound: float | None, tolerance: float = MISSING_TOLERANCE) -> bool:
+def missing_is_negligible(
+    logprobs: Sequence[float] | np.ndarray, bound: float | None, tolerance: float = MISSING_TOLERANCE
+) -> bool:
     """Whether the NaN (unscored) entries of ``logprobs`` can be left out: the one bound rule.
 
     Each NaN entry's probability is at most ``exp(bound)``; together they are
@@ -105,7 +107,9 @@ def token_variants(choice: str) -> tuple[str, ...]:
     (' yes', 'yes')
     """
     if not isinstance(choice, str) or not choice.strip():
-        raise ConfigError(f"an answer choice must be a non-blank string, got {choice!r}", parameter="choice", value=choice)
+        raise ConfigError(
+            f"an answer choice must be a non-blank string, got {choice!r}", parameter="choice", value=choice
+        )
     stripped = choice.lstrip(" ")
     spaced = " " + stripped
     return (choice, stripped) if choice.startswith(" ") else (choice, spaced)
@@ -147,7 +151,11 @@ class VariantSet:
     owner: tuple[int, ...]
 
     def merge_logprobs(
-        self, logprobs: Sequence[float] | np.ndarray, *, bound: float | None = None, tolerance: float = MISSING_TOLERANCE
+        self,
+        logprobs: Sequence[float] | np.ndarray,
+        *,
+        bound: float | None = None,
+        tolerance: float = MISSING_TOLERANCE,
     ) -> np.ndarray:
         """Log of the summed probability of each choice's variants, shape (n_choices,).
 
@@ -195,7 +203,11 @@ class VariantSet:
         return out
 
     def merge_probs(
-        self, logprobs: Sequence[float] | np.ndarray, *, bound: float | None = None, tolerance: float = MISSING_TOLERANCE
+        self,
+        logprobs: Sequence[float] | np.ndarray,
+        *,
+        bound: float | None = None,
+        tolerance: float = MISSING_TOLERANCE,
     ) -> np.ndarray:
         """Summed probability of each choice's variants, shape (n_choices,); NaN as in :meth:`merge_logprobs`."""
         return np.exp(self.merge_logprobs(logprobs, bound=bound, tolerance=tolerance))
@@ -292,7 +304,11 @@ def encode_continuations(tokenizer: TokenizerLike, texts: Sequence[str]) -> list
             anchor_ids = encode_texts(tokenizer, [anchor], add_special_tokens=False)[0]
         both = encode_texts(tokenizer, [anchor + text], add_special_tokens=False)[0]
         rest = both[len(anchor_ids) :]
-        if both[: len(anchor_ids)] != anchor_ids or not rest or tokenizer.decode(list(rest), clean_up_tokenization_spaces=False) != text:
+        if (
+            both[: len(anchor_ids)] != anchor_ids
+            or not rest
+            or tokenizer.decode(list(rest), clean_up_tokenization_spaces=False) != text
+        ):
             raise ConfigError(
                 f"cannot tokenize the continuation {text!r} on its own (it decodes to "
                 f"{tokenizer.decode(list(ids))!r}); use a different candidate or suffix",

@@ -70,7 +70,9 @@ class Usage:
         if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
             return None
         cost = data.get("cost_usd")
-        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0):
+        if cost is not None and (
+            isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0
+        ):
             return None
         return cls(*counts, None if cost is None else float(cost))
 

@@ -14,11 +14,20 @@ a task's truth can be a published table of proportions instead of microdata
 """
 
 from folkscope.data.surveys import DATASETS, load_dataset
-from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MAX_ORDERINGS, MODES, elicit
 from folkscope.epidemiology.analysis import rescore, score_table
 from folkscope.epidemiology.config import EpidemiologyConfig
+from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MAX_ORDERINGS, MODES, elicit
 from folkscope.epidemiology.run import EpidemiologyRun, run_epidemiology
-from folkscope.epidemiology.tasks import Level, Task, TaskFile, Variable, get_task, list_tasks, load_task_file, task_files
+from folkscope.epidemiology.tasks import (
+    Level,
+    Task,
+    TaskFile,
+    Variable,
+    get_task,
+    list_tasks,
+    load_task_file,
+    task_files,
+)
 from folkscope.epidemiology.truth import References, Truth, references, task_truth
 
 __all__ = [

@@ -75,18 +75,26 @@ class AggregateTable:
 
     def key(self) -> dict[str, Any]:
         """What the table says, for a run's fingerprint (another edition or declared best: another run)."""
-        return {"dist": self.dist.round(12).tolist(), "shares": self.shares.round(12).tolist(), "best": self.best,
-                "best_because": self.best_because, "source": dict(self.source)}  # fmt: skip
+        return {
+            "dist": self.dist.round(12).tolist(),
+            "shares": self.shares.round(12).tolist(),
+            "best": self.best,
+            "best_because": self.best_because,
+            "source": dict(self.source),
+        }
 
 
 def parse_source(data: Any, where: str) -> dict[str, Any]:
     """The file's citation: every key of :data:`SOURCE_KEYS`, non-empty (a truth nobody can look up is refused)."""
     if not isinstance(data, Mapping):
-        raise DataError(f"{where}: a task with a published 'table' needs the file's 'source' citation with "
-                        f"{', '.join(SOURCE_KEYS)}")  # fmt: skip
+        raise DataError(
+            f"{where}: a task with a published 'table' needs the file's 'source' citation with {', '.join(SOURCE_KEYS)}"
+        )
     missing = [k for k in SOURCE_KEYS if not str(data.get(k) or "").strip()]
     if missing:
-        raise DataError(f"{where}: the 'source' citation lacks {', '.join(missing)}; name the publication so the numbers can be checked")
+        raise DataError(
+            f"{where}: the 'source' citation lacks {', '.join(missing)}; name the publication so the numbers can be checked"
+        )
     if not str(data["url"]).startswith(("https://", "http://")):
         raise DataError(f"{where}: the source 'url' must be a web address, got {data['url']!r}")
     return dict(data)
@@ -99,8 +107,10 @@ def _proportions(data: Any, keys: Sequence[str], what: str, where: str) -> np.nd
     values = _keyed(data, keys, what, where)
     total = values.sum()
     if abs(total - 1.0) > SUM_TOLERANCE:
-        raise DataError(f"{where}: {what} sum to {total:.4f}, not 1 (published rounding allows ±{SUM_TOLERANCE}); "
-                        "give proportions (0.105, not 10.5) that cover every level")  # fmt: skip
+        raise DataError(
+            f"{where}: {what} sum to {total:.4f}, not 1 (published rounding allows ±{SUM_TOLERANCE}); "
+            "give proportions (0.105, not 10.5) that cover every level"
+        )
     return values / total
 
 
@@ -108,10 +118,14 @@ def _keyed(data: Mapping[str, Any], keys: Sequence[str], what: str, where: str) 
     given = {str(k) for k in data}
     missing = [k for k in keys if k not in given]
     if missing:
-        raise DataError(f"{where}: {what} lack level(s) {', '.join(missing)}; give a number for every level ({', '.join(keys)})")
+        raise DataError(
+            f"{where}: {what} lack level(s) {', '.join(missing)}; give a number for every level ({', '.join(keys)})"
+        )
     unknown = sorted(given - set(keys))
     if unknown:
-        raise DataError(f"{where}: {what} name {', '.join(unknown)}, which no level has as its 'value' (levels: {', '.join(keys)})")
+        raise DataError(
+            f"{where}: {what} name {', '.join(unknown)}, which no level has as its 'value' (levels: {', '.join(keys)})"
+        )
     values = {str(k): v for k, v in data.items()}
     out = []
     for k in keys:
@@ -122,8 +136,14 @@ def _keyed(data: Mapping[str, Any], keys: Sequence[str], what: str, where: str) 
     return np.asarray(out)
 
 
-def parse_table(data: Any, *, outcome: Sequence[str], condition: Sequence[str] | None, where: str,
-                source: Mapping[str, Any] | None = None) -> AggregateTable:  # fmt: skip
+def parse_table(
+    data: Any,
+    *,
+    outcome: Sequence[str],
+    condition: Sequence[str] | None,
+    where: str,
+    source: Mapping[str, Any] | None = None,
+) -> AggregateTable:
     """Check a task's ``"table"`` against its outcome (and condition) level values and read it.
 
     Raises
@@ -142,18 +162,37 @@ def parse_table(data: Any, *, outcome: Sequence[str], condition: Sequence[str] |
     else:
         rows = data.get("rows")
         if not isinstance(rows, Mapping):
-            raise DataError(f"{where}: the table needs 'rows': for each condition level's value, its 'share' and 'proportions'")
+            raise DataError(
+                f"{where}: the table needs 'rows': for each condition level's value, its 'share' and 'proportions'"
+            )
         _keyed({k: 0.0 for k in rows}, condition, "the table's rows", where)  # every condition level, nothing else
-        dist = np.stack([_proportions((rows[k] or {}).get("proportions") if isinstance(rows[k], Mapping) else None, outcome,
-                                      f"the proportions of row {k}", where) for k in condition])  # fmt: skip
+        dist = np.stack(
+            [
+                _proportions(
+                    (rows[k] or {}).get("proportions") if isinstance(rows[k], Mapping) else None,
+                    outcome,
+                    f"the proportions of row {k}",
+                    where,
+                )
+                for k in condition
+            ]
+        )
         shares = _proportions({k: rows[k].get("share") for k in condition}, condition, "the rows' shares", where)
     best = data.get("best")
     if not isinstance(best, Mapping) or not isinstance(best.get("because"), str) or not best["because"].strip():
-        raise DataError(f"{where}: declare the best reference, 'best': {{\"distance\": D, \"because\": \"why D\"}}: a published "
-                        "table has no microdata to resample")  # fmt: skip
+        raise DataError(
+            f'{where}: declare the best reference, \'best\': {{"distance": D, "because": "why D"}}: a published '
+            "table has no microdata to resample"
+        )
     distance = best.get("distance")
     if isinstance(distance, bool) or not isinstance(distance, (int, float)) or not 0.0 <= float(distance) < 2.0:
         raise DataError(f"{where}: the best reference distance must be a number in [0, 2), got {distance!r}")
     because = data.get("shares_because")
-    return AggregateTable(dist=dist, shares=shares, best=float(distance), best_because=best["because"].strip(),
-                          source=dict(source or {}), shares_because=str(because) if because else None)  # fmt: skip
+    return AggregateTable(
+        dist=dist,
+        shares=shares,
+        best=float(distance),
+        best_because=best["because"].strip(),
+        source=dict(source or {}),
+        shares_because=str(because) if because else None,
+    )

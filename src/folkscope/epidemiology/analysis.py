@@ -27,8 +27,15 @@ from folkscope.runs import RunFolder, record_caveats
 __all__ = ["analyse", "rescore", "score_table"]
 
 
-def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], *, n_resamples: int, seed: int,
-                persons: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+def score_table(
+    truth: pd.DataFrame,
+    model: pd.DataFrame,
+    refs: dict[str, Any],
+    *,
+    n_resamples: int,
+    seed: int,
+    persons: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Per task: distance, score 0-100 with its 95% bootstrap interval, and the references (see the module docstring).
 
     High-dimensional tasks are scored over ``persons`` (each person's truth
@@ -48,9 +55,17 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
         first = part.drop_duplicates("condition").set_index("condition").loc[conditions]
         shares, eff = first["share"].to_numpy(), first["effective_n"].to_numpy(dtype=np.int64)
         ref = refs[name]
-        row = {"task": name, "dataset": ref["dataset"], "dimension": ref["dimension"], "worst": ref["worst"],
-               "best": ref["best"], "mean_baseline": ref["mean_baseline"], "n_conditions": len(conditions),
-               "unread_conditions": int(q.isna().any(axis=1).sum()), "best_from": ref.get("best_from", "sampling noise")}  # fmt: skip
+        row = {
+            "task": name,
+            "dataset": ref["dataset"],
+            "dimension": ref["dimension"],
+            "worst": ref["worst"],
+            "best": ref["best"],
+            "mean_baseline": ref["mean_baseline"],
+            "n_conditions": len(conditions),
+            "unread_conditions": int(q.isna().any(axis=1).sum()),
+            "best_from": ref.get("best_from", "sampling noise"),
+        }
         if row["unread_conditions"]:
             row.update(distance=np.nan, score=np.nan, score_low=np.nan, score_high=np.nan)
             rows.append(row)
@@ -70,15 +85,31 @@ def score_table(truth: pd.DataFrame, model: pd.DataFrame, refs: dict[str, Any], 
             distance, boot = distribution_distance(pt, qm, condition_weights=shares), []
         else:
             distance = distribution_distance(pt, qm, condition_weights=shares)
-            redrawn = rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff))) / eff[None, :, None]
+            redrawn = (
+                rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff)))
+                / eff[None, :, None]
+            )
             boot = [distribution_distance(r, qm, condition_weights=shares) for r in redrawn]
         score = float(epidemiology_score(distance, worst=ref["worst"], best=ref["best"]))
         scores = epidemiology_score(np.asarray(boot), worst=ref["worst"], best=ref["best"])
         low, high = np.quantile(scores, [0.025, 0.975]) if len(boot) else (np.nan, np.nan)
         row.update(distance=distance, score=score, score_low=float(low), score_high=float(high))
         rows.append(row)
-    order = ["task", "score", "score_low", "score_high", "distance", "mean_baseline", "worst", "best", "dataset", "dimension",
-             "n_conditions", "unread_conditions", "best_from"]  # the answer first, as the page shows it
+    order = [
+        "task",
+        "score",
+        "score_low",
+        "score_high",
+        "distance",
+        "mean_baseline",
+        "worst",
+        "best",
+        "dataset",
+        "dimension",
+        "n_conditions",
+        "unread_conditions",
+        "best_from",
+    ]  # the answer first, as the page shows it
     return pd.DataFrame(rows)[order]
 
 
@@ -99,8 +130,9 @@ def analyse(folder: Path) -> dict[str, Any]:
     refs = read_json(folder / "references.json")
     truth, model = pd.read_parquet(folder / "truth.parquet"), pd.read_parquet(folder / "model.parquet")
     persons = pd.read_parquet(folder / "persons.parquet") if (folder / "persons.parquet").is_file() else None
-    scores = score_table(truth, model, refs["tasks"], n_resamples=int(config["n_resamples"]), seed=int(config["seed"]),
-                         persons=persons)  # fmt: skip
+    scores = score_table(
+        truth, model, refs["tasks"], n_resamples=int(config["n_resamples"]), seed=int(config["seed"]), persons=persons
+    )
     write_parquet(folder / "scores.parquet", scores)
     metrics = {
         "config": config,

@@ -26,5 +26,10 @@ def run_caveats(metrics: Mapping[str, Any]) -> list[Caveat]:
     if not unscored:
         return []
     named = ", ".join(unscored[:4]) + (", ..." if len(unscored) > 4 else "")
-    return [Caveat("unscored-tasks", f"{len(unscored)} of {len(rows)} tasks could not be scored ({named}): their scores are n/a "
-                                     f"and the mean score is over the other {len(rows) - len(unscored)}.")]  # fmt: skip
+    return [
+        Caveat(
+            "unscored-tasks",
+            f"{len(unscored)} of {len(rows)} tasks could not be scored ({named}): their scores are n/a "
+            f"and the mean score is over the other {len(rows) - len(unscored)}.",
+        )
+    ]

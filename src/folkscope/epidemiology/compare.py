@@ -29,15 +29,23 @@ from folkscope.runs import read_manifest, read_table
 
 __all__ = ["compare"]
 
-def _replicate_distances(truth: pd.DataFrame, models: Sequence[pd.DataFrame], persons: pd.DataFrame | None,
-                         dimension: str, replicates: int, rng: np.random.Generator
-                         ) -> tuple[list[float], np.ndarray] | None:  # fmt: skip
+
+def _replicate_distances(
+    truth: pd.DataFrame,
+    models: Sequence[pd.DataFrame],
+    persons: pd.DataFrame | None,
+    dimension: str,
+    replicates: int,
+    rng: np.random.Generator,
+) -> tuple[list[float], np.ndarray] | None:
     """Full-data distance of each run and its distances on redrawn truths (replicates x runs), or None if unreadable."""
     conditions = list(dict.fromkeys(truth["condition"]))
     levels = list(dict.fromkeys(truth["level"]))
     p = truth.pivot(index="condition", columns="level", values="p_true").loc[conditions, levels]
-    qs = [m.pivot(index="condition", columns="level", values="p_model").reindex(index=conditions, columns=levels)
-          for m in models]  # fmt: skip
+    qs = [
+        m.pivot(index="condition", columns="level", values="p_model").reindex(index=conditions, columns=levels)
+        for m in models
+    ]
     if any(q.isna().to_numpy().any() for q in qs):
         return None
     draws = np.empty((replicates, len(models)))
@@ -67,11 +75,15 @@ def _replicate_distances(truth: pd.DataFrame, models: Sequence[pd.DataFrame], pe
 def _condition_moves(task: str, truth: pd.DataFrame, models: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Per condition: each run's L1 distance to the truth and the change."""
     merged = truth.merge(models[0], on=["task", "condition", "level"]).merge(
-        models[1], on=["task", "condition", "level"], suffixes=("_a", "_b"))  # fmt: skip
+        models[1], on=["task", "condition", "level"], suffixes=("_a", "_b")
+    )
     merged["err_a"] = (merged["p_true"] - merged["p_model_a"]).abs()
     merged["err_b"] = (merged["p_true"] - merged["p_model_b"]).abs()
-    out = merged.groupby("condition", sort=False).agg(share=("share", "first"), distance_a=("err_a", "sum"),
-                                                      distance_b=("err_b", "sum")).reset_index()  # fmt: skip
+    out = (
+        merged.groupby("condition", sort=False)
+        .agg(share=("share", "first"), distance_a=("err_a", "sum"), distance_b=("err_b", "sum"))
+        .reset_index()
+    )
     out.insert(0, "task", task)
     out["difference"] = out["distance_b"] - out["distance_a"]
     return out
@@ -80,21 +92,29 @@ def _condition_moves(task: str, truth: pd.DataFrame, models: Sequence[pd.DataFra
 def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     """Paired per-task differences of distance and score, intervals from redrawing the shared survey truth."""
     cols = ["task", "dimension", "worst", "best", "score", "distance"]
-    matched = match_units(read_table(a, "scores").reindex(columns=cols), read_table(b, "scores").reindex(columns=cols),
-                          keys=["task"], same=["dimension", "worst", "best"], unit="task",
-                          shared_rows=opts.shared_rows)  # fmt: skip
+    matched = match_units(
+        read_table(a, "scores").reindex(columns=cols),
+        read_table(b, "scores").reindex(columns=cols),
+        keys=["task"],
+        same=["dimension", "worst", "best"],
+        unit="task",
+        shared_rows=opts.shared_rows,
+    )
     notes = [matched.note] if matched.note else []
     tasks = matched.shared
     truth = [read_table(f, "truth") for f in (a, b)]
     models = [read_table(f, "model") for f in (a, b)]
-    persons = [read_table(f, "persons") if (f / read_manifest(f).tables["persons"]["file"]).is_file() else None
-               for f in (a, b)]  # fmt: skip
+    persons = [
+        read_table(f, "persons") if (f / read_manifest(f).tables["persons"]["file"]).is_file() else None for f in (a, b)
+    ]
     keys = ["task", "condition", "level"]
     shared_truth = truth[0].merge(truth[1], on=keys, suffixes=("_a", "_b"))
     shared_truth = shared_truth[shared_truth["task"].isin(tasks["task"])]
     if not np.allclose(shared_truth["p_true_a"], shared_truth["p_true_b"], rtol=1e-9, atol=1e-12):
-        raise DataError("the runs share task names but not their survey truth (other data or filters); compare two runs "
-                        "over the same data")  # fmt: skip
+        raise DataError(
+            "the runs share task names but not their survey truth (other data or filters); compare two runs "
+            "over the same data"
+        )
     rng = np.random.default_rng(opts.seed)
     rows: list[dict[str, Any]] = []
     moves = []
@@ -104,8 +124,14 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
         name = task["task"]
         t = truth[0][truth[0]["task"] == name]
         ms = [m[m["task"] == name] for m in models]
-        got = _replicate_distances(t, ms, None if persons[0] is None else persons[0][persons[0]["task"] == name],
-                                   str(task["dimension"]), opts.replicates, rng)  # fmt: skip
+        got = _replicate_distances(
+            t,
+            ms,
+            None if persons[0] is None else persons[0][persons[0]["task"] == name],
+            str(task["dimension"]),
+            opts.replicates,
+            rng,
+        )
         stated = (float(task["distance_a"]), float(task["distance_b"]))
         if got is not None and not np.allclose(got[0], stated, rtol=1e-9, atol=1e-12, equal_nan=False):
             got = None  # our reading of the tables does not reproduce the run's distance: no interval rather than a wrong one
@@ -117,11 +143,19 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)  # best >= worst: NaN, as in the run's own table
                 scores = epidemiology_score(draws, worst=float(task["worst"]), best=float(task["best"]))
-        common: dict[str, Any] = {"scope": str(name), "n_units": int(t["condition"].nunique()), "confidence": opts.confidence}
-        rows.append(replicate_row("score", "score", "higher", task["score_a"], task["score_b"], scores[:, 0], scores[:, 1],
-                                  **common))  # fmt: skip
-        rows.append(replicate_row("distance", "distance", "lower", stated[0], stated[1], draws[:, 0], draws[:, 1],
-                                  **common))  # fmt: skip
+        common: dict[str, Any] = {
+            "scope": str(name),
+            "n_units": int(t["condition"].nunique()),
+            "confidence": opts.confidence,
+        }
+        rows.append(
+            replicate_row(
+                "score", "score", "higher", task["score_a"], task["score_b"], scores[:, 0], scores[:, 1], **common
+            )
+        )
+        rows.append(
+            replicate_row("distance", "distance", "lower", stated[0], stated[1], draws[:, 0], draws[:, 1], **common)
+        )
         if np.isfinite([task["score_a"], task["score_b"]]).all():
             score_draws += scores
             score_full += [task["score_a"], task["score_b"]]
@@ -129,19 +163,46 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
         if all(len(m) for m in ms):
             moves.append(_condition_moves(str(name), t, ms))
     if n_scored:
-        rows.insert(0, replicate_row("mean_score", "mean score", "higher", score_full[0] / n_scored,
-                                     score_full[1] / n_scored, score_draws[:, 0] / n_scored, score_draws[:, 1] / n_scored,
-                                     n_units=n_scored, confidence=opts.confidence))  # fmt: skip
+        rows.insert(
+            0,
+            replicate_row(
+                "mean_score",
+                "mean score",
+                "higher",
+                score_full[0] / n_scored,
+                score_full[1] / n_scored,
+                score_draws[:, 0] / n_scored,
+                score_draws[:, 1] / n_scored,
+                n_units=n_scored,
+                confidence=opts.confidence,
+            ),
+        )
     if no_interval:
-        notes.append(f"no interval for {', '.join(no_interval)}: the run's tables do not reproduce its distance "
-                     "(a condition the model did not answer, or an older run layout)")  # fmt: skip
+        notes.append(
+            f"no interval for {', '.join(no_interval)}: the run's tables do not reproduce its distance "
+            "(a condition the model did not answer, or an older run layout)"
+        )
     table = pd.DataFrame(rows, columns=list(COLUMNS))
-    moved = pd.concat(moves, ignore_index=True) if moves else pd.DataFrame(
-        columns=["task", "condition", "share", "distance_a", "distance_b", "difference"])  # fmt: skip
-    notes.append("intervals redraw the survey truth from its sampling noise, as each run's own score interval does; "
-                 "the tasks are taken as they are, not resampled")  # fmt: skip
-    return PartComparison("task", matched.n_a, matched.n_b, len(tasks), table, top_moved(moved, moved["difference"], opts.top),
-                          (("mean_score", "overall"),), tuple(notes), moved_unit="condition")  # fmt: skip
+    moved = (
+        pd.concat(moves, ignore_index=True)
+        if moves
+        else pd.DataFrame(columns=["task", "condition", "share", "distance_a", "distance_b", "difference"])
+    )
+    notes.append(
+        "intervals redraw the survey truth from its sampling noise, as each run's own score interval does; "
+        "the tasks are taken as they are, not resampled"
+    )
+    return PartComparison(
+        "task",
+        matched.n_a,
+        matched.n_b,
+        len(tasks),
+        table,
+        top_moved(moved, moved["difference"], opts.top),
+        (("mean_score", "overall"),),
+        tuple(notes),
+        moved_unit="condition",
+    )
 
 
 #: part name -> its comparer

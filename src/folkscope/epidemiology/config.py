@@ -21,52 +21,112 @@ DIMENSIONS = ("low", "high")
 class EpidemiologyConfig:
     """Everything that defines an epidemiology run (hashed into its folder name)."""
 
-    tasks: tuple[str, ...] = field(default=(), metadata=option(
-        "Task names (comma-separated); default: every task of --dataset, or the hand-written tasks of the bundled datasets "
-        "(generated ones join with --dataset or --dimension).", kind="list", metavar="NAME,...", aliases=("--task",)))
-    dataset: str | None = field(default=None, metadata=option(
-        "Run every task of this dataset (bundled: nist-acs, anes96, randhie; from your copy, with --data-dir: nhanes, gss, "
-        "yrbss, nhis, meps96, brfss; full public files, downloaded on first use: nhanes1718, brfss2022, gss-cumulative, "
-        "meps2022, nsduh2022, scf2022, acs-pums)."))
-    dimension: str | None = field(default=None, metadata=option(
-        "Only the low-dimensional (one condition at most) or high-dimensional (2-5 conditions, generated ones included) tasks "
-        "of the selection.", choices=DIMENSIONS))
-    data_dir: str | None = field(default=None, metadata=option(
-        "Folder holding your copies of the datasets that are not bundled (NHANES, GSS, ...); the project's test copy is "
-        "../shared/data. Full public files are read from (and downloaded to) its epidemiology/<dataset>/ folder; without "
-        "it, folkscope's data folder.", metavar="PATH"))
-    mode: str = field(default="qa", metadata=option(
-        "qa (lettered answers, averaged over their orderings), likelihood (the 22 probability bins per answer) or sampling "
-        "(answer frequencies of --n-samples generations, for models without log-probabilities).", choices=MODES))
+    tasks: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "Task names (comma-separated); default: every task of --dataset, or the hand-written tasks of the bundled datasets "
+            "(generated ones join with --dataset or --dimension).",
+            kind="list",
+            metavar="NAME,...",
+            aliases=("--task",),
+        ),
+    )
+    dataset: str | None = field(
+        default=None,
+        metadata=option(
+            "Run every task of this dataset (bundled: nist-acs, anes96, randhie; from your copy, with --data-dir: nhanes, gss, "
+            "yrbss, nhis, meps96, brfss; full public files, downloaded on first use: nhanes1718, brfss2022, gss-cumulative, "
+            "meps2022, nsduh2022, scf2022, acs-pums)."
+        ),
+    )
+    dimension: str | None = field(
+        default=None,
+        metadata=option(
+            "Only the low-dimensional (one condition at most) or high-dimensional (2-5 conditions, generated ones included) tasks "
+            "of the selection.",
+            choices=DIMENSIONS,
+        ),
+    )
+    data_dir: str | None = field(
+        default=None,
+        metadata=option(
+            "Folder holding your copies of the datasets that are not bundled (NHANES, GSS, ...); the project's test copy is "
+            "../shared/data. Full public files are read from (and downloaded to) its epidemiology/<dataset>/ folder; without "
+            "it, folkscope's data folder.",
+            metavar="PATH",
+        ),
+    )
+    mode: str = field(
+        default="qa",
+        metadata=option(
+            "qa (lettered answers, averaged over their orderings), likelihood (the 22 probability bins per answer) or sampling "
+            "(answer frequencies of --n-samples generations, for models without log-probabilities).",
+            choices=MODES,
+        ),
+    )
     n_samples: int = field(default=50, metadata=option("sampling: generations per condition (temperature 1).", low=1))
-    chat: bool = field(default=False, metadata=option("Deliver the questions through the chat template.", kind="toggle"))
-    likelihood_readout: str = field(default="argmax", metadata=option(
-        "likelihood: the most probable bin's midpoint (the paper) or the expectation over the 22 bins.", choices=LIKELIHOOD_READOUTS))
-    limit: int | None = field(default=None, metadata=option(
-        "A small run: keep only the first N tasks of the selection (in --task order, else as `epidemiology list` shows "
-        "them; default: all).",
-        metavar="N", low=1))  # fmt: skip
-    n_resamples: int = field(default=100, metadata=option("Bootstrap redraws of the best reference and the score interval.",
-                                                          flag="--n-bootstrap", aliases=("--n-resamples",), low=10))  # fmt: skip
-    refits: int = field(default=10, metadata=option("High-dimensional tasks: model refits on resampled persons for the best reference.",
-                                                    low=2))  # fmt: skip
-    quantile: float = field(default=0.975, metadata=option("Quantile of the redrawn distances that scores 100 (the authors' code: 0.975)."))
+    chat: bool = field(
+        default=False, metadata=option("Deliver the questions through the chat template.", kind="toggle")
+    )
+    likelihood_readout: str = field(
+        default="argmax",
+        metadata=option(
+            "likelihood: the most probable bin's midpoint (the paper) or the expectation over the 22 bins.",
+            choices=LIKELIHOOD_READOUTS,
+        ),
+    )
+    limit: int | None = field(
+        default=None,
+        metadata=option(
+            "A small run: keep only the first N tasks of the selection (in --task order, else as `epidemiology list` shows "
+            "them; default: all).",
+            metavar="N",
+            low=1,
+        ),
+    )
+    n_resamples: int = field(
+        default=100,
+        metadata=option(
+            "Bootstrap redraws of the best reference and the score interval.",
+            flag="--n-bootstrap",
+            aliases=("--n-resamples",),
+            low=10,
+        ),
+    )
+    refits: int = field(
+        default=10,
+        metadata=option("High-dimensional tasks: model refits on resampled persons for the best reference.", low=2),
+    )
+    quantile: float = field(
+        default=0.975, metadata=option("Quantile of the redrawn distances that scores 100 (the authors' code: 0.975).")
+    )
     seed: int = field(default=0, metadata=option("Seed of the orderings beyond 128 and of the bootstrap."))
     model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
-    backend: str = field(default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False))
+    backend: str = field(
+        default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False)
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", comma_names(self.tasks) if isinstance(self.tasks, str) else tuple(self.tasks))
         if self.mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode)
+            raise ConfigError(
+                f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
+            )
         if self.likelihood_readout not in LIKELIHOOD_READOUTS:
-            raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout")
+            raise ConfigError(
+                f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout"
+            )
         check_declared(self)
         if self.dimension is not None and self.dimension not in DIMENSIONS:
-            raise ConfigError(f"dimension must be one of {', '.join(DIMENSIONS)}, got {self.dimension!r}", parameter="dimension",
-                              value=self.dimension)  # fmt: skip
+            raise ConfigError(
+                f"dimension must be one of {', '.join(DIMENSIONS)}, got {self.dimension!r}",
+                parameter="dimension",
+                value=self.dimension,
+            )
         if not 0.5 < float(self.quantile) < 1:
-            raise ConfigError(f"quantile must be in (0.5, 1), got {self.quantile!r}", parameter="quantile", value=self.quantile)
+            raise ConfigError(
+                f"quantile must be in (0.5, 1), got {self.quantile!r}", parameter="quantile", value=self.quantile
+            )
         self.selected()  # unknown task names or datasets fail now, before any model loads
 
     def selected(self) -> list[Task]:
@@ -83,10 +143,15 @@ class EpidemiologyConfig:
         if self.tasks:
             chosen = [get_task(name) for name in self.tasks]
             if self.dataset is not None and any(t.dataset != self.dataset for t in chosen):
-                raise ConfigError("--tasks and --dataset disagree; give one of them", parameter="dataset", value=self.dataset)
+                raise ConfigError(
+                    "--tasks and --dataset disagree; give one of them", parameter="dataset", value=self.dataset
+                )
             if self.dimension is not None and any(t.dimension != self.dimension for t in chosen):
-                raise ConfigError(f"--tasks names tasks that are not {self.dimension}-dimensional; drop --dimension or those tasks",
-                                  parameter="dimension", value=self.dimension)  # fmt: skip
+                raise ConfigError(
+                    f"--tasks names tasks that are not {self.dimension}-dimensional; drop --dimension or those tasks",
+                    parameter="dimension",
+                    value=self.dimension,
+                )
             return chosen[: self.limit]
         if self.dataset is not None:
             chosen = list_tasks(dataset=self.dataset)
@@ -97,8 +162,11 @@ class EpidemiologyConfig:
         if self.dimension is not None:
             chosen = [t for t in chosen if t.dimension == self.dimension]
             if not chosen:
-                raise ConfigError(f"no {self.dimension}-dimensional tasks{f' of dataset {self.dataset!r}' if self.dataset else ''}",
-                                  parameter="dimension", value=self.dimension)  # fmt: skip
+                raise ConfigError(
+                    f"no {self.dimension}-dimensional tasks{f' of dataset {self.dataset!r}' if self.dataset else ''}",
+                    parameter="dimension",
+                    value=self.dimension,
+                )
         return chosen[: self.limit]
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,4 +175,3 @@ class EpidemiologyConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpidemiologyConfig:
         return cls(**config_fields(cls, data, "EpidemiologyConfig", parameter="config"))
-

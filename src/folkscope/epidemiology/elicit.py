@@ -58,32 +58,49 @@ def _conditions(task: Task) -> list[str | None]:  # a low-dimensional task's con
     return [None] if task.condition is None else [lv.text for lv in task.condition.levels]
 
 
-def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, likelihood_readout: str = "argmax",
-           seed: int = 0, n_samples: int = 50, conditions: Sequence[str] | None = None) -> np.ndarray:  # fmt: skip
+def elicit(
+    engine: Engine,
+    task: Task,
+    *,
+    mode: str = "qa",
+    chat: bool = False,
+    likelihood_readout: str = "argmax",
+    seed: int = 0,
+    n_samples: int = 50,
+    conditions: Sequence[str] | None = None,
+) -> np.ndarray:
     """The model's distribution, shape (n_conditions, n_levels); rows NaN where it could not be read.
 
     ``conditions``: the condition texts to ask about, in place of the task's
     own levels (a high-dimensional task's cells, :meth:`Task.cells`).
     """
     if conditions is None and task.dimension == "high":
-        raise ConfigError(f"task {task.name} is high-dimensional: pass the cells to ask about (conditions=)", parameter="conditions")
+        raise ConfigError(
+            f"task {task.name} is high-dimensional: pass the cells to ask about (conditions=)", parameter="conditions"
+        )
     asked = list(conditions) if conditions is not None else _conditions(task)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
     if likelihood_readout not in LIKELIHOOD_READOUTS:
-        raise ConfigError(f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}, got {likelihood_readout!r}",
-                          parameter="likelihood_readout", value=likelihood_readout)  # fmt: skip
+        raise ConfigError(
+            f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}, got {likelihood_readout!r}",
+            parameter="likelihood_readout",
+            value=likelihood_readout,
+        )
     config = PromptConfig(use_chat_template=chat)
     answers = [lv.text for lv in task.outcome.levels]
     if mode == "qa":
-        rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked]
+        rendered = [
+            qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked
+        ]
         return read_rendered(engine, rendered, unit="conditions", description=f"{task.name} (QA)").probs
     if mode == "sampling":
         return _sampled(engine, task, config, answers, asked, seed=seed, n_samples=n_samples)
     rendered = [likelihood_prompt(task.likelihood_question(c, a), config=config) for c in asked for a in answers]
     letters = tuple(b.letter for b in LIKELIHOOD_BINS)
-    probs = read_choices(engine, [[r.to_prompt()] for r in rendered], letters, unit="questions",
-                         description=f"{task.name} (likelihood)").probs  # fmt: skip
+    probs = read_choices(
+        engine, [[r.to_prompt()] for r in rendered], letters, unit="questions", description=f"{task.name} (likelihood)"
+    ).probs
     values = np.asarray([b.value for b in LIKELIHOOD_BINS])
     stated = most_likely(probs, values) if likelihood_readout == "argmax" else probs @ values
     stated = stated.reshape(len(asked), len(answers))
@@ -92,16 +109,32 @@ def elicit(engine: Engine, task: Task, *, mode: str = "qa", chat: bool = False, 
         return np.where(total > 0, stated / total, np.nan)
 
 
-def _sampled(engine: Engine, task: Task, config: PromptConfig, answers: list[str], asked: list[str | None], *, seed: int,
-             n_samples: int) -> np.ndarray:  # fmt: skip
+def _sampled(
+    engine: Engine,
+    task: Task,
+    config: PromptConfig,
+    answers: list[str],
+    asked: list[str | None],
+    *,
+    seed: int,
+    n_samples: int,
+) -> np.ndarray:
     """Answer frequencies of ``n_samples`` generations per condition (see the module docstring)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
-        raise ConfigError(f"n_samples must be an integer >= 1, got {n_samples!r}", parameter="n_samples", value=n_samples)
-    rendered = [qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked]
+        raise ConfigError(
+            f"n_samples must be an integer >= 1, got {n_samples!r}", parameter="n_samples", value=n_samples
+        )
+    rendered = [
+        qa_prompt(task.question(c), answers, max_orderings=MAX_ORDERINGS, seed=seed, config=config) for c in asked
+    ]
     k = rendered[0].n_slots
     plan = [(c, s % k, seed * 1_000_003 + s) for c in range(len(rendered)) for s in range(n_samples)]
-    requests = [GenerateRequest(rendered[c].to_prompt(o), GenerationSettings(max_new_tokens=8, temperature=1.0, seed=sample_seed))
-                for c, o, sample_seed in plan]  # fmt: skip
+    requests = [
+        GenerateRequest(
+            rendered[c].to_prompt(o), GenerationSettings(max_new_tokens=8, temperature=1.0, seed=sample_seed)
+        )
+        for c, o, sample_seed in plan
+    ]
     results = engine.generate(requests, unit="samples", description=f"{task.name} (sampling)")
     counts = np.zeros((len(rendered), len(answers)))
     for (c, o, _), result in zip(plan, results):

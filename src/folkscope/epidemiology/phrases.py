@@ -58,8 +58,16 @@ from folkscope._json import fingerprint, read_data_file, write_json
 from folkscope.epidemiology.tasks import Level, Task, parse_task
 from folkscope.errors import ConfigError, DataError
 
-__all__ = ["PhraseCondition", "PhraseOutcome", "PhraseTable", "bundled_phrases", "generate_task_file", "generate_tasks",
-           "load_phrases", "write_task_file"]  # fmt: skip
+__all__ = [
+    "PhraseCondition",
+    "PhraseOutcome",
+    "PhraseTable",
+    "bundled_phrases",
+    "generate_task_file",
+    "generate_tasks",
+    "load_phrases",
+    "write_task_file",
+]
 
 _PHRASES = Path(__file__).with_name("resources") / "phrases"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -118,8 +126,11 @@ def bundled_phrases(dataset: str) -> Path:
     path = _PHRASES / f"{dataset}.json"
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in _PHRASES.glob("*.json")))
-        raise ConfigError(f"no bundled phrase table for dataset {dataset!r}; tables: {known} (or give --phrases FILE)",
-                          parameter="dataset", value=dataset)  # fmt: skip
+        raise ConfigError(
+            f"no bundled phrase table for dataset {dataset!r}; tables: {known} (or give --phrases FILE)",
+            parameter="dataset",
+            value=dataset,
+        )
     return path
 
 
@@ -162,9 +173,16 @@ def _outcome(data: Any, where: str) -> PhraseOutcome:
         raise DataError(f"{where}: 'exclude' is a list of condition names")
     subset = data.get("subset") or {}
     if not isinstance(subset, Mapping):
-        raise DataError(f"{where}: 'subset' maps columns to a level ({{\"min\": 18}}, {{\"values\": [1, 2]}}, ...)")
-    return PhraseOutcome(name, _text(data, "column", where), tuple({k: v for k, v in lv.items() if k != "phrase"} for lv in levels),
-                         _text(data, "qa", where), _text(data, "likelihood", where), dict(subset), frozenset(exclude))  # fmt: skip
+        raise DataError(f'{where}: \'subset\' maps columns to a level ({{"min": 18}}, {{"values": [1, 2]}}, ...)')
+    return PhraseOutcome(
+        name,
+        _text(data, "column", where),
+        tuple({k: v for k, v in lv.items() if k != "phrase"} for lv in levels),
+        _text(data, "qa", where),
+        _text(data, "likelihood", where),
+        dict(subset),
+        frozenset(exclude),
+    )
 
 
 def _condition(data: Any, where: str) -> PhraseCondition:
@@ -181,14 +199,20 @@ def _condition(data: Any, where: str) -> PhraseCondition:
         phrase = lv.get("phrase", data.get("phrase"))
         if subject:
             if "phrase" in data or "phrase" in lv:
-                raise DataError(f"{where}: the subject's level texts are the noun phrase itself (\"a man\"); drop 'phrase'")
+                raise DataError(
+                    f"{where}: the subject's level texts are the noun phrase itself (\"a man\"); drop 'phrase'"
+                )
             fragment = lv["text"]
         elif not isinstance(phrase, str) or "{level}" not in phrase and "phrase" not in lv:
-            raise DataError(f"{where}: give a 'phrase' with {{level}} (e.g. \"aged {{level}}\"), or a 'phrase' on each level")
+            raise DataError(
+                f"{where}: give a 'phrase' with {{level}} (e.g. \"aged {{level}}\"), or a 'phrase' on each level"
+            )
         else:
             fragment = phrase.replace("{level}", lv["text"])
         if "{" in fragment or "}" in fragment:
-            raise DataError(f"{where}: the fragment {fragment!r} has a brace other than {{level}}; persons are plain text")
+            raise DataError(
+                f"{where}: the fragment {fragment!r} has a brace other than {{level}}; persons are plain text"
+            )
         fragments.append({**{k: v for k, v in lv.items() if k not in ("phrase", "text")}, "text": fragment})
     if len({f["text"] for f in fragments}) != len(fragments):
         raise DataError(f"{where}: two levels describe a person the same way")
@@ -207,7 +231,7 @@ def load_phrases(source: str | Path | Mapping[str, Any]) -> PhraseTable:
     prefix = _name({"name": data.get("name_prefix")}, f"{where} name_prefix")
     person = data.get("person") or {}
     if not isinstance(person, Mapping):
-        raise DataError(f"{where}: 'person' is the grammar, {{\"subject\": \"a person\", \"join\": \", \"}}")
+        raise DataError(f'{where}: \'person\' is the grammar, {{"subject": "a person", "join": ", "}}')
     subject, join = str(person.get("subject", "a person")), str(person.get("join", ", "))
     if any(ch in subject + join for ch in "{}"):
         raise DataError(f"{where}: the person grammar's 'subject' and 'join' are plain text, without braces")
@@ -230,14 +254,27 @@ def load_phrases(source: str | Path | Mapping[str, Any]) -> PhraseTable:
     known = {c.name for c in conditions}
     for o in outcomes:
         if o.exclude - known:
-            raise DataError(f"{where} outcome {o.name!r}: 'exclude' names unknown condition(s) {', '.join(sorted(o.exclude - known))}")
+            raise DataError(
+                f"{where} outcome {o.name!r}: 'exclude' names unknown condition(s) {', '.join(sorted(o.exclude - known))}"
+            )
     subset = data.get("subset") or {}
     if not isinstance(subset, Mapping):
         raise DataError(f"{where}: 'subset' maps columns to a level ({{\"min\": 18}}, ...)")
-    return PhraseTable(dataset=dataset, about=str(data.get("about", "")), population=str(data.get("population", "")),
-                       weights=data["weights"], unweighted_because=data.get("unweighted_because"), prefix=prefix, subset=dict(subset),
-                       subject=subject, join=join, outcomes=tuple(outcomes), conditions=tuple(conditions),
-                       fingerprint=fingerprint(data), file=where)  # fmt: skip
+    return PhraseTable(
+        dataset=dataset,
+        about=str(data.get("about", "")),
+        population=str(data.get("population", "")),
+        weights=data["weights"],
+        unweighted_because=data.get("unweighted_because"),
+        prefix=prefix,
+        subset=dict(subset),
+        subject=subject,
+        join=join,
+        outcomes=tuple(outcomes),
+        conditions=tuple(conditions),
+        fingerprint=fingerprint(data),
+        file=where,
+    )
 
 
 def _pick(rng: random.Random, n: int) -> int:
@@ -283,8 +320,16 @@ def _populated(task: Task, data: pd.DataFrame, min_persons: int) -> bool:
     return bool(np.bincount(cell[cell >= 0], minlength=len(texts)).min() >= min_persons)
 
 
-def generate_tasks(phrases: PhraseTable, n: int, seed: int, dims: tuple[int, int] = (2, 5), *, data: pd.DataFrame | None = None,
-                   min_persons: int = 1, avoid: Collection[tuple[str, frozenset[str]]] = ()) -> list[dict[str, Any]]:  # fmt: skip
+def generate_tasks(
+    phrases: PhraseTable,
+    n: int,
+    seed: int,
+    dims: tuple[int, int] = (2, 5),
+    *,
+    data: pd.DataFrame | None = None,
+    min_persons: int = 1,
+    avoid: Collection[tuple[str, frozenset[str]]] = (),
+) -> list[dict[str, Any]]:
     """``n`` distinct high-dimensional task entries drawn from the phrase table by ``seed``.
 
     Each draw picks an outcome, a number of conditions in ``dims`` (both
@@ -308,11 +353,17 @@ def generate_tasks(phrases: PhraseTable, n: int, seed: int, dims: tuple[int, int
     if not (isinstance(n, int) and n >= 1):
         raise ConfigError(f"n must be a positive integer, got {n!r}", parameter="n", value=n)
     if not 2 <= low <= high <= 5:
-        raise ConfigError(f"dims must satisfy 2 <= low <= high <= 5 (2-5 conditions), got {dims!r}", parameter="dims", value=dims)
+        raise ConfigError(
+            f"dims must satisfy 2 <= low <= high <= 5 (2-5 conditions), got {dims!r}", parameter="dims", value=dims
+        )
     possible = sum(comb(len(phrases.eligible(o)), k) for o in phrases.outcomes for k in range(low, high + 1))
     if n > possible:
-        raise ConfigError(f"the phrase table {phrases.file} allows only {possible} distinct tasks with {low}-{high} conditions; "
-                          f"ask for at most that many", parameter="n", value=n)  # fmt: skip
+        raise ConfigError(
+            f"the phrase table {phrases.file} allows only {possible} distinct tasks with {low}-{high} conditions; "
+            f"ask for at most that many",
+            parameter="n",
+            value=n,
+        )
     rng = random.Random(seed)
     seen: set[str] = set()
     entries: list[dict[str, Any]] = []
@@ -331,33 +382,60 @@ def generate_tasks(phrases: PhraseTable, n: int, seed: int, dims: tuple[int, int
         seen.add(entry["name"])
         if (outcome.column, frozenset(c["column"] for c in entry["conditions"])) in avoid:
             continue
-        task = parse_task(entry, dataset=phrases.dataset, population=phrases.population, weights=phrases.weights,
-                          where=phrases.file, generated=True)  # fmt: skip
+        task = parse_task(
+            entry,
+            dataset=phrases.dataset,
+            population=phrases.population,
+            weights=phrases.weights,
+            where=phrases.file,
+            generated=True,
+        )
         if data is not None and not _populated(task, data, min_persons):
             continue
         entries.append(entry)
     if len(entries) < n:
-        raise ConfigError(f"only {len(entries)} of {n} tasks found after {draws} draws ({len(seen)} distinct): too many "
-                          f"combinations of levels are empty; ask for fewer, narrow --dims, or lower --min-persons",
-                          parameter="n", value=n)  # fmt: skip
+        raise ConfigError(
+            f"only {len(entries)} of {n} tasks found after {draws} draws ({len(seen)} distinct): too many "
+            f"combinations of levels are empty; ask for fewer, narrow --dims, or lower --min-persons",
+            parameter="n",
+            value=n,
+        )
     return entries
 
 
-def generate_task_file(phrases: PhraseTable, n: int, seed: int, dims: tuple[int, int] = (2, 5), *, data: pd.DataFrame | None = None,
-                       min_persons: int = 1, avoid: Collection[tuple[str, frozenset[str]]] = ()) -> dict[str, Any]:  # fmt: skip
+def generate_task_file(
+    phrases: PhraseTable,
+    n: int,
+    seed: int,
+    dims: tuple[int, int] = (2, 5),
+    *,
+    data: pd.DataFrame | None = None,
+    min_persons: int = 1,
+    avoid: Collection[tuple[str, frozenset[str]]] = (),
+) -> dict[str, Any]:
     """A whole task file: the dataset's header, a ``generated`` record of how to make it again, and the tasks."""
-    tasks = generate_tasks(phrases, n, seed, dims, data=data, min_persons=min_persons if data is not None else 0, avoid=avoid)
-    head: dict[str, Any] = {"dataset": phrases.dataset, "about": phrases.about, "population": phrases.population,
-                            "weights": phrases.weights}  # fmt: skip
+    tasks = generate_tasks(
+        phrases, n, seed, dims, data=data, min_persons=min_persons if data is not None else 0, avoid=avoid
+    )
+    head: dict[str, Any] = {
+        "dataset": phrases.dataset,
+        "about": phrases.about,
+        "population": phrases.population,
+        "weights": phrases.weights,
+    }
     if phrases.unweighted_because is not None:
         head["unweighted_because"] = phrases.unweighted_because
     head["generated"] = {
-        "phrases": phrases.file, "phrases_fingerprint": phrases.fingerprint, "n": n, "seed": seed, "dims": list(dims),
+        "phrases": phrases.file,
+        "phrases_fingerprint": phrases.fingerprint,
+        "n": n,
+        "seed": seed,
+        "dims": list(dims),
         "min_persons": min_persons if data is not None else 0,
         "avoided": sorted(f"{outcome} by {', '.join(sorted(columns))}" for outcome, columns in avoid),
         "command": f"folkscope epidemiology generate --dataset {phrases.dataset} --n {n} --seed {seed} --dims {dims[0]},{dims[1]} "
-                   f"--min-persons {min_persons if data is not None else 0} --output FILE",
-    }  # fmt: skip
+        f"--min-persons {min_persons if data is not None else 0} --output FILE",
+    }
     return {**head, "tasks": tasks}
 
 

@@ -24,14 +24,18 @@ _MAX_PANELS = 6
 
 def write_task_figure(task: str, truth: pd.DataFrame, model: pd.DataFrame, path: Path) -> Path:
     """One panel per condition: the true and the model's share of each answer, side by side."""
-    part = truth[truth["task"] == task].merge(model[model["task"] == task], on=["task", "condition", "level"], sort=False)
+    part = truth[truth["task"] == task].merge(
+        model[model["task"] == task], on=["task", "condition", "level"], sort=False
+    )
     conditions = list(dict.fromkeys(part["condition"]))
     if len(conditions) > _MAX_PANELS:  # many cells (a high-dimensional task): one scatter of the second answer's share
         second = part[part["level"] == list(dict.fromkeys(part["level"]))[1]]
         fig, (ax,) = subplots_row(1, width=4.6, height=4.2, feature=_FEATURE)
         ax.scatter(second["p_true"], second["p_model"], s=20 + 400 * second["share"], alpha=0.6, color="#4c78a8")
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
-        ax.set_xlabel(plain_text(f"survey: P({second['level'].iloc[0][:30]}), one point per cell sized by its share"), fontsize=8)
+        ax.set_xlabel(
+            plain_text(f"survey: P({second['level'].iloc[0][:30]}), one point per cell sized by its share"), fontsize=8
+        )
         ax.set_ylabel("model", fontsize=8)
         ax.set_title(plain_text(task), fontsize=8)
         return save_png(fig, path)
@@ -53,29 +57,52 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
     """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
     scores = pd.DataFrame(metrics["scores"])
     mean = metrics.get("mean_score")
-    lead = (f"<p class=\"headline\">Mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks "
+    lead = (
+        (
+            f'<p class="headline">Mean score {mean:.1f} of 100 over {metrics["n_tasks"]} tasks '
             f"({escape(metrics['mode'])} prompting): 0 is no closer to the surveys than a uniform guess, "
-            "100 as close as the surveys' own sampling noise.</p>") if mean is not None else \
-        "<p class=\"headline warn\">No task could be scored: on every task the model's answers were unreadable, or (likelihood) it stated 0% for every answer of a condition.</p>"  # fmt: skip
+            "100 as close as the surveys' own sampling noise.</p>"
+        )
+        if mean is not None
+        else '<p class="headline warn">No task could be scored: on every task the model\'s answers were unreadable, or (likelihood) it stated 0% for every answer of a condition.</p>'
+    )
     beaten = scores[scores["distance"] > scores["mean_baseline"]]
     if len(beaten):
-        lead += (f"<p>On {len(beaten)} of {len(scores)} tasks the model is further from the truth than predicting the "
-                 "population's overall distribution for every condition (the mean baseline).</p>")  # fmt: skip
-    figures = optional_figures(lambda: {f"{task}: survey vs model": write_task_figure(task, truth, model, folder / f"{task}.png").name
-                                        for task in scores["task"]}, run_dir=folder)  # fmt: skip
+        lead += (
+            f"<p>On {len(beaten)} of {len(scores)} tasks the model is further from the truth than predicting the "
+            "population's overall distribution for every condition (the mean baseline).</p>"
+        )
+    figures = optional_figures(
+        lambda: {
+            f"{task}: survey vs model": write_task_figure(task, truth, model, folder / f"{task}.png").name
+            for task in scores["task"]
+        },
+        run_dir=folder,
+    )
     both = truth.merge(model, on=["task", "condition", "level"], sort=False)
     body = [
         lead,
-        section("Scores by task", frame_table(scores, digits=3),
-                "<p>distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
-                "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best_from: where it comes "
-                "from; a published table, with no respondents to redraw, declares it and has no interval); mean_baseline: "
-                "the overall distribution for every condition. score = 100 · clip((distance − worst) / (best − worst), 0, 1), "
-                "with a 95% bootstrap interval.</p>"),
+        section(
+            "Scores by task",
+            frame_table(scores, digits=3),
+            "<p>distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
+            "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best_from: where it comes "
+            "from; a published table, with no respondents to redraw, declares it and has no interval); mean_baseline: "
+            "the overall distribution for every condition. score = 100 · clip((distance − worst) / (best − worst), 0, 1), "
+            "with a 95% bootstrap interval.</p>",
+        ),
         figures,
-        section("Distributions", frame_table(both[["task", "condition", "level", "p_true", "p_model", "share", "n"]], digits=3)),
+        section(
+            "Distributions",
+            frame_table(both[["task", "condition", "level", "p_true", "p_model", "share", "n"]], digits=3),
+        ),
     ]
     config = metrics["config"]
     subtitle = f"{metrics.get('model')} · {config['mode']}{' (chat)' if config.get('chat') else ''} · {metrics['n_tasks']} tasks"
-    return render_page("epidemiology", heading="Does the model know P(Y | X) of real surveys?", body=body, subtitle=subtitle,
-                       config=config)  # fmt: skip
+    return render_page(
+        "epidemiology",
+        heading="Does the model know P(Y | X) of real surveys?",
+        body=body,
+        subtitle=subtitle,
+        config=config,
+    )

@@ -28,10 +28,10 @@ import pandas as pd
 
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, write_json
+from folkscope.data.surveys import load_dataset
 from folkscope.engine import Engine, EngineConfig, agreeing_config, engine_for_run, run_accounting
 from folkscope.epidemiology.analysis import analyse
 from folkscope.epidemiology.config import EpidemiologyConfig
-from folkscope.data.surveys import load_dataset
 from folkscope.epidemiology.elicit import elicit
 from folkscope.epidemiology.tasks import Task
 from folkscope.epidemiology.truth import (
@@ -99,16 +99,31 @@ def _high_long(task: Task, truth: HighTruth) -> pd.DataFrame:
 
 
 def _long(task: Task, dist: np.ndarray, column: str, cells: list[str] | None = None) -> pd.DataFrame:
-    conditions = cells if cells is not None else ["(all)"] if task.condition is None else [lv.text for lv in task.condition.levels]
+    conditions = (
+        cells
+        if cells is not None
+        else ["(all)"]
+        if task.condition is None
+        else [lv.text for lv in task.condition.levels]
+    )
     levels = [lv.text for lv in task.outcome.levels]
-    return pd.DataFrame({
-        "task": task.name, "condition": np.repeat(conditions, len(levels)), "level": np.tile(levels, len(conditions)),
-        column: dist.ravel(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "task": task.name,
+            "condition": np.repeat(conditions, len(levels)),
+            "level": np.tile(levels, len(conditions)),
+            column: dist.ravel(),
+        }
+    )
 
 
-def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, engine: Engine | None = None,
-                     engine_config: EngineConfig | None = None) -> EpidemiologyRun:
+def run_epidemiology(
+    config: EpidemiologyConfig,
+    results_dir: str | Path,
+    *,
+    engine: Engine | None = None,
+    engine_config: EngineConfig | None = None,
+) -> EpidemiologyRun:
     """Compute the truth of every selected task, elicit the model's distributions, and score them.
 
     Tasks no answer could score are the run's caveat: recorded in its manifest
@@ -116,16 +131,27 @@ def run_epidemiology(config: EpidemiologyConfig, results_dir: str | Path, *, eng
     """
     tasks = config.selected()
     # a published table is its own truth: no dataset to load
-    frames = {name: load_dataset(name, data_dir=config.data_dir) for name in dict.fromkeys(t.dataset for t in tasks if t.table is None)}
+    frames = {
+        name: load_dataset(name, data_dir=config.data_dir)
+        for name in dict.fromkeys(t.dataset for t in tasks if t.table is None)
+    }
     # bad task files or a missing copy fail here, before the model loads
     truths = {t.name: _truth_of(t, frames, config.seed) for t in tasks}
-    engine_config = agreeing_config(engine_config, model=config.model, backend=config.backend, owner="EpidemiologyConfig")
+    engine_config = agreeing_config(
+        engine_config, model=config.model, backend=config.backend, owner="EpidemiologyConfig"
+    )
     with engine_for_run(engine, engine_config, prompt_version=PROMPT_VERSION) as engine:
         return _write(config, tasks, frames, truths, engine, results_dir)
 
 
-def _write(config: EpidemiologyConfig, tasks: list[Task], frames: dict[str, pd.DataFrame], truths: dict[str, Truth | HighTruth],
-           engine: Engine, results_dir: str | Path) -> EpidemiologyRun:  # fmt: skip
+def _write(
+    config: EpidemiologyConfig,
+    tasks: list[Task],
+    frames: dict[str, pd.DataFrame],
+    truths: dict[str, Truth | HighTruth],
+    engine: Engine,
+    results_dir: str | Path,
+) -> EpidemiologyRun:
     """Elicit every task into the run's folder (through the shared lifecycle) and analyse it."""
     identity = engine.identity()
     model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
@@ -134,9 +160,17 @@ def _write(config: EpidemiologyConfig, tasks: list[Task], frames: dict[str, pd.D
     # dimension filter is in the task list already
     hashed = {k: v for k, v in config.to_dict().items() if k not in ("data_dir", "dimension")}
     data = {name: _truth_key(truth) for name, truth in truths.items()}
-    asked = {"config": hashed, "engine": identity, "version": PROMPT_VERSION, "tasks": [repr(t) for t in tasks], "truth": data}
+    asked = {
+        "config": hashed,
+        "engine": identity,
+        "version": PROMPT_VERSION,
+        "tasks": [repr(t) for t in tasks],
+        "truth": data,
+    }
     tables = {t.name: t.table.key() for t in tasks if t.table is not None}
-    key = fingerprint({**asked, "tables": tables} if tables else asked)  # a declared best or citation is part of the run too
+    key = fingerprint(
+        {**asked, "tables": tables} if tables else asked
+    )  # a declared best or citation is part of the run too
     if config.dataset:
         subject = f"epidemiology-{config.dataset}"
     elif config.tasks:
@@ -146,40 +180,75 @@ def _write(config: EpidemiologyConfig, tasks: list[Task], frames: dict[str, pd.D
     if config.dimension and not config.tasks:
         subject += f"-{config.dimension}"
     variant = config.mode + ("-chat" if config.chat else "")
-    final = run_path(results_dir, subject=subject, model=Path(model_name).name or model_name, variant=variant, fingerprint=key)
-    manifest = Manifest(part="epidemiology", fingerprint=key, config=config.to_dict(), engine=identity,
-                        data={"tasks": [t.name for t in tasks], "datasets": sorted({t.dataset for t in tasks}),
-                              "rows": {name: int(len(frame)) for name, frame in frames.items()}})  # fmt: skip
+    final = run_path(
+        results_dir, subject=subject, model=Path(model_name).name or model_name, variant=variant, fingerprint=key
+    )
+    manifest = Manifest(
+        part="epidemiology",
+        fingerprint=key,
+        config=config.to_dict(),
+        engine=identity,
+        data={
+            "tasks": [t.name for t in tasks],
+            "datasets": sorted({t.dataset for t in tasks}),
+            "rows": {name: int(len(frame)) for name, frame in frames.items()},
+        },
+    )
     with open_run(final, manifest, config=config.to_dict()) as folder:
         truth_rows, model_rows, person_rows, refs, timing = [], [], [], {}, {}
         for task in tasks:
             truth = truths[task.name]
             cells = truth.cell_texts if isinstance(truth, HighTruth) else None
             start = time.perf_counter()
-            dist = elicit(engine, task, mode=config.mode, chat=config.chat, likelihood_readout=config.likelihood_readout,
-                          seed=config.seed, n_samples=config.n_samples, conditions=cells)  # fmt: skip
+            dist = elicit(
+                engine,
+                task,
+                mode=config.mode,
+                chat=config.chat,
+                likelihood_readout=config.likelihood_readout,
+                seed=config.seed,
+                n_samples=config.n_samples,
+                conditions=cells,
+            )
             timing[task.name] = time.perf_counter() - start
             if isinstance(truth, HighTruth):
                 truth_rows.append(_high_long(task, truth))
-                person_rows.append(pd.DataFrame({"task": task.name, "condition": np.asarray(cells, dtype=object)[truth.cell],
-                                                 "p_true": truth.p, "weight": truth.weights}))  # fmt: skip
+                person_rows.append(
+                    pd.DataFrame(
+                        {
+                            "task": task.name,
+                            "condition": np.asarray(cells, dtype=object)[truth.cell],
+                            "p_true": truth.p,
+                            "weight": truth.weights,
+                        }
+                    )
+                )
                 r = high_references(truth, refits=config.refits, quantile=config.quantile, seed=config.seed)
             else:
                 truth_rows.append(_low_long(task, truth))
-                r = aggregate_references(task, quantile=config.quantile) if task.table is not None else \
-                    references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)  # fmt: skip
+                r = (
+                    aggregate_references(task, quantile=config.quantile)
+                    if task.table is not None
+                    else references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)
+                )
             model_rows.append(_long(task, dist, "p_model", cells))
-            refs[task.name] = {**asdict(r), "dataset": task.dataset, "dimension": task.dimension,
-                               "weights": "published table" if task.table is not None else task.weights or "none (declared unweighted)"}  # fmt: skip
+            refs[task.name] = {
+                **asdict(r),
+                "dataset": task.dataset,
+                "dimension": task.dimension,
+                "weights": "published table"
+                if task.table is not None
+                else task.weights or "none (declared unweighted)",
+            }
             if task.table is not None:
                 refs[task.name]["source"] = dict(task.table.source)
         write_parquet(folder / "truth.parquet", pd.concat(truth_rows, ignore_index=True))
         write_parquet(folder / "model.parquet", pd.concat(model_rows, ignore_index=True))
         if person_rows:
             write_parquet(folder / "persons.parquet", pd.concat(person_rows, ignore_index=True))
-        write_json(folder / "references.json", {"tasks": refs, "elicitation_seconds": timing, "model": model_name,
-                                                **run_accounting(engine)})  # what the answers cost, as every part records it
+        write_json(
+            folder / "references.json",
+            {"tasks": refs, "elicitation_seconds": timing, "model": model_name, **run_accounting(engine)},
+        )  # what the answers cost, as every part records it
         metrics = analyse(folder)
     return EpidemiologyRun(final, metrics)
-
-

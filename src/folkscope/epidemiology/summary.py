@@ -17,11 +17,16 @@ def print_summary(folder: str | Path, metrics: dict[str, Any]) -> None:
     """The answer first (the mean score), then one line per task (also ``rescore``'s summary)."""
     print(f"run folder: {folder}")
     mean = metrics.get("mean_score")
-    print(f"mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks ({metrics['mode']})" if mean is not None
-          else "no task could be scored: the answers were unreadable, or (likelihood) 0% for every answer of a condition")  # fmt: skip
+    print(
+        f"mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks ({metrics['mode']})"
+        if mean is not None
+        else "no task could be scored: the answers were unreadable, or (likelihood) 0% for every answer of a condition"
+    )
     for line in caveat_lines(folder):
         print(line)
-    scores = pd.DataFrame(metrics["scores"])[["task", "score", "score_low", "score_high", "distance", "worst", "best", "mean_baseline"]]
+    scores = pd.DataFrame(metrics["scores"])[
+        ["task", "score", "score_low", "score_high", "distance", "worst", "best", "mean_baseline"]
+    ]
     print(scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     seconds = metrics.get("elicitation_seconds") or {}
     if seconds:

@@ -1,5 +1,9 @@
 """Epidemiology tasks as data: one JSON file per dataset, no Python to add a task.
 
+Why one module: the task-file format (its schema, its checks, its loader) is one
+contract with the files in ``resources/tasks``; a file is checked against one
+place.
+
 A file names its dataset, the population, and its survey-weight column,
 stated explicitly: ``"weights": "PWGTP"``, or ``"weights": null`` together
 with ``"unweighted_because"`` (why the sample's own shares are the truth).
@@ -46,12 +50,22 @@ import numpy as np
 import pandas as pd
 
 from folkscope._json import read_data_file
-from folkscope.epidemiology.aggregate import AggregateTable, parse_source, parse_table
 from folkscope._names import did_you_mean
+from folkscope.epidemiology.aggregate import AggregateTable, parse_source, parse_table
 from folkscope.errors import ConfigError, DataError
 from folkscope.prompting import format_slots
 
-__all__ = ["Level", "Task", "TaskFile", "Variable", "get_task", "list_tasks", "load_task_file", "parse_task", "task_files"]
+__all__ = [
+    "Level",
+    "Task",
+    "TaskFile",
+    "Variable",
+    "get_task",
+    "list_tasks",
+    "load_task_file",
+    "parse_task",
+    "task_files",
+]
 
 _BUNDLED = Path(__file__).with_name("resources") / "tasks"
 
@@ -92,7 +106,13 @@ def _compatible(value_kind: str | None, column_kind: str) -> bool:
 
 #: how an error message names a value's kind, and a column's
 _KIND_NOUN = {"number": "the number", "text": "the text", "true/false": "the truth value"}
-_KINDS_NOUN = {"number": "numbers", "text": "text", "true/false": "true/false values", "mixed": "mixed values", "nothing": "no value"}
+_KINDS_NOUN = {
+    "number": "numbers",
+    "text": "text",
+    "true/false": "true/false values",
+    "mixed": "mixed values",
+    "nothing": "no value",
+}
 
 
 def _existing(column: pd.Series) -> str:
@@ -119,7 +139,9 @@ class Level:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Level:
         if not isinstance(data, Mapping):
-            raise DataError(f"{where}: a level is an object with its 'text' and 'value', 'values' or 'min'/'max', got {_shown(data)[:60]}")
+            raise DataError(
+                f"{where}: a level is an object with its 'text' and 'value', 'values' or 'min'/'max', got {_shown(data)[:60]}"
+            )
         keys = set(data) - {"text"}
         if not isinstance(data.get("text"), str) or not data["text"].strip():
             raise DataError(f"{where}: every level needs a non-empty 'text'")
@@ -130,15 +152,26 @@ class Level:
             raise DataError(f"{where}: 'values' of level {data['text']!r} must be a non-empty list")
         for value in values if values is not None else [data["value"]] if "value" in data else []:
             if _kind_of(value) is None:
-                raise DataError(f"{where}: level {data['text']!r} has the value {_shown(value)}; a value is a number, a text or "
-                                "true/false, as the column holds it")  # fmt: skip
+                raise DataError(
+                    f"{where}: level {data['text']!r} has the value {_shown(value)}; a value is a number, a text or "
+                    "true/false, as the column holds it"
+                )
         for bound in ("min", "max"):
             if bound in data and _kind_of(data[bound]) != "number":
-                raise DataError(f"{where}: '{bound}' of level {data['text']!r} must be a number, got {_shown(data[bound])}")
+                raise DataError(
+                    f"{where}: '{bound}' of level {data['text']!r} must be a number, got {_shown(data[bound])}"
+                )
         if data.get("min") is not None and data.get("max") is not None and not data["min"] < data["max"]:
-            raise DataError(f"{where}: level {data['text']!r} is empty: 'min' {data['min']} is not below 'max' {data['max']} (max is excluded)")
-        return cls(text=data["text"], value=data.get("value"), values=None if values is None else tuple(values),
-                   min=data.get("min"), max=data.get("max"))  # fmt: skip
+            raise DataError(
+                f"{where}: level {data['text']!r} is empty: 'min' {data['min']} is not below 'max' {data['max']} (max is excluded)"
+            )
+        return cls(
+            text=data["text"],
+            value=data.get("value"),
+            values=None if values is None else tuple(values),
+            min=data.get("min"),
+            max=data.get("max"),
+        )
 
     def describe(self) -> str:
         """What the level covers, as a task file writes it (``= 1``, ``in [1, 2]``, ``18 <= x < 65``)."""
@@ -146,8 +179,15 @@ class Level:
             return f"in [{', '.join(map(_shown, self.values))}]"
         if self.min is None and self.max is None:
             return f"= {_shown(self.value)}"
-        return " ".join(p for p in (f"{self.min} <=" if self.min is not None else "", "x",
-                                    f"< {self.max}" if self.max is not None else "") if p)  # fmt: skip
+        return " ".join(
+            p
+            for p in (
+                f"{self.min} <=" if self.min is not None else "",
+                "x",
+                f"< {self.max}" if self.max is not None else "",
+            )
+            if p
+        )
 
     def check(self, column: pd.Series, *, task: str, role: str, empty_ok: bool = False) -> None:
         """Refuse a level whose values are of another type than ``column``'s, or (unless ``empty_ok``) that no row matches.
@@ -157,17 +197,31 @@ class Level:
         """
         where = f"task {task}: {role} level {self.text!r} of {column.name}"
         kind = _column_kind(column)
-        if self.values is None and self.value is None and kind == "text" and pd.to_numeric(column, errors="coerce").notna().any():
+        if (
+            self.values is None
+            and self.value is None
+            and kind == "text"
+            and pd.to_numeric(column, errors="coerce").notna().any()
+        ):
             kind = "number"  # codes stored as text ("00105") are ranged as the numbers they spell, as mask() does
-        given = (self.min, self.max) if self.values is None and self.value is None else \
-            self.values if self.values is not None else (self.value,)  # fmt: skip
+        given = (
+            (self.min, self.max)
+            if self.values is None and self.value is None
+            else self.values
+            if self.values is not None
+            else (self.value,)
+        )
         clash = [v for v in given if v is not None and not _compatible(_kind_of(v), kind)]
         if clash:
-            raise DataError(f"{where} is {_KIND_NOUN[str(_kind_of(clash[0]))]} {_shown(clash[0])}, but {column.name} holds "
-                            f"{_KINDS_NOUN[kind]} ({column.dtype}): {_existing(column)}; write the level as the column holds it")  # fmt: skip
+            raise DataError(
+                f"{where} is {_KIND_NOUN[str(_kind_of(clash[0]))]} {_shown(clash[0])}, but {column.name} holds "
+                f"{_KINDS_NOUN[kind]} ({column.dtype}): {_existing(column)}; write the level as the column holds it"
+            )
         if not empty_ok and not self.mask(column).any():
-            raise DataError(f"{where} ({self.describe()}) matches no respondent; {column.name} holds {_existing(column)}; "
-                            "fix or drop the level")  # fmt: skip
+            raise DataError(
+                f"{where} ({self.describe()}) matches no respondent; {column.name} holds {_existing(column)}; "
+                "fix or drop the level"
+            )
 
     def mask(self, column: pd.Series) -> np.ndarray:
         """Which rows of ``column`` fall in this level."""
@@ -247,7 +301,10 @@ class Task:
         keys, cell = np.unique(codes[complete], axis=0, return_inverse=True)
         index = np.full(len(rows), -1)
         index[complete] = cell.ravel()
-        texts = [str(self.person).format(**{v.column: v.levels[int(c)].text for v, c in zip(self.conditions, key)}) for key in keys]
+        texts = [
+            str(self.person).format(**{v.column: v.levels[int(c)].text for v, c in zip(self.conditions, key)})
+            for key in keys
+        ]
         return codes, index, texts
 
     def question(self, condition_text: str | None) -> str:
@@ -281,15 +338,19 @@ class Task:
             keep &= level.mask(frame[column])
         population = frame[keep]
         if self.outcome.column not in population:
-            raise DataError(f"task {self.name}: the data has no column {self.outcome.column!r}; columns: "
-                            f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+            raise DataError(
+                f"task {self.name}: the data has no column {self.outcome.column!r}; columns: "
+                f"{', '.join(map(str, frame.columns))}"
+            )
         for level in self.outcome.levels:
             level.check(population[self.outcome.column], task=self.name, role="outcome", empty_ok=empty_ok)
         rows = population[self.outcome.codes(population) >= 0]
         for variable in (self.condition,) if self.condition is not None else self.conditions:
             if variable.column not in rows:
-                raise DataError(f"task {self.name}: the data has no column {variable.column!r}; columns: "
-                                f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+                raise DataError(
+                    f"task {self.name}: the data has no column {variable.column!r}; columns: "
+                    f"{', '.join(map(str, frame.columns))}"
+                )
             for level in variable.levels:
                 level.check(rows[variable.column], task=self.name, role="condition", empty_ok=empty_ok)
 
@@ -325,8 +386,10 @@ def _check_template(text: Any, slots: Sequence[str], where: str) -> str:
         raise DataError(f"{where}: a question template is missing")
     unknown = [s for s in format_slots(text, where, error=DataError) if s not in slots]
     if unknown:
-        raise DataError(f"{where}: the template {text[:50]!r} may use only {', '.join('{' + s + '}' for s in slots)}, "
-                        f"not {{{unknown[0]}}}")  # fmt: skip
+        raise DataError(
+            f"{where}: the template {text[:50]!r} may use only {', '.join('{' + s + '}' for s in slots)}, "
+            f"not {{{unknown[0]}}}"
+        )
     return text
 
 
@@ -338,11 +401,21 @@ def _check_high(conditions: tuple[Variable, ...], person: Any, condition: Any, a
         raise DataError(f"{at}: a high-dimensional task has 2 to 5 conditioning variables, got {len(conditions)}")
     columns = [v.column for v in conditions]
     if not isinstance(person, str) or sorted(format_slots(person, f"{at} person", error=DataError)) != sorted(columns):
-        raise DataError(f"{at}: 'person' must describe a person with each condition once, as {', '.join('{' + c + '}' for c in columns)}")
+        raise DataError(
+            f"{at}: 'person' must describe a person with each condition once, as {', '.join('{' + c + '}' for c in columns)}"
+        )
 
 
-def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None, where: str,
-               source: Mapping[str, Any] | None = None, generated: bool = False) -> Task:  # fmt: skip
+def parse_task(
+    entry: Any,
+    *,
+    dataset: str,
+    population: str,
+    weights: str | None,
+    where: str,
+    source: Mapping[str, Any] | None = None,
+    generated: bool = False,
+) -> Task:
     """Read and check one task entry of a task file (also how the generator checks what it writes).
 
     ``where`` names the file in error messages; ``source`` is the file's
@@ -357,7 +430,7 @@ def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None
     condition = entry.get("condition")
     subset, conditions = entry.get("subset") or {}, entry.get("conditions") or []
     if not isinstance(subset, Mapping) or not all(isinstance(spec, Mapping) for spec in subset.values()):
-        raise DataError(f"{at}: 'subset' maps columns to a level, e.g. {{\"AGEP\": {{\"min\": 18}}}}")
+        raise DataError(f'{at}: \'subset\' maps columns to a level, e.g. {{"AGEP": {{"min": 18}}}}')
     if not isinstance(conditions, list):
         raise DataError(f"{at}: 'conditions' is a list of conditioning variables (each a 'column' and its 'levels')")
     subset = {col: Level.from_dict({"text": col, **spec}, f"{at} subset") for col, spec in subset.items()}
@@ -366,21 +439,33 @@ def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None
     if conditions:
         _check_high(conditions, person, condition, f"{at}")
     task = Task(
-        name=str(name), dataset=dataset, population=population, weights=weights,
+        name=str(name),
+        dataset=dataset,
+        population=population,
+        weights=weights,
         outcome=Variable.from_dict(entry.get("outcome"), f"{at} outcome"),
         condition=None if condition is None else Variable.from_dict(condition, f"{at} condition"),
         qa=_check_template(entry.get("qa"), ("condition",), f"{at} qa"),
         likelihood=_check_template(entry.get("likelihood"), ("condition", "outcome"), f"{at} likelihood"),
-        subset=subset, conditions=conditions, person=person, generated=generated,
-    )  # fmt: skip
+        subset=subset,
+        conditions=conditions,
+        person=person,
+        generated=generated,
+    )
     if conditions and len(task.outcome.levels) != 2:
-        raise DataError(f"{at}: a high-dimensional task needs a binary outcome (two levels), got {len(task.outcome.levels)}")
+        raise DataError(
+            f"{at}: a high-dimensional task needs a binary outcome (two levels), got {len(task.outcome.levels)}"
+        )
     if len(task.outcome.levels) < 2:
         raise DataError(f"{at}: the outcome needs at least two levels")
     if "{outcome}" not in task.likelihood:
-        raise DataError(f"{at}: the likelihood question must name the answer ({{outcome}}), or every answer gets the same prompt")
+        raise DataError(
+            f"{at}: the likelihood question must name the answer ({{outcome}}), or every answer gets the same prompt"
+        )
     if (condition is not None or conditions) and "{condition}" not in task.qa:
-        raise DataError(f"{at}: the QA question must name the condition ({{condition}}), or every condition gets the same prompt")
+        raise DataError(
+            f"{at}: the QA question must name the condition ({{condition}}), or every condition gets the same prompt"
+        )
     if "table" in entry:
         return _with_table(task, entry["table"], source, at)
     return task
@@ -389,14 +474,22 @@ def parse_task(entry: Any, *, dataset: str, population: str, weights: str | None
 def _with_table(task: Task, table: Any, source: Mapping[str, Any] | None, at: str) -> Task:
     """A task whose truth is a published table: low-dimensional, no subset, levels keyed by ``value``."""
     if task.conditions or task.subset:
-        raise DataError(f"{at}: a published table gives one condition at most and no 'subset' (the table is its population)")
+        raise DataError(
+            f"{at}: a published table gives one condition at most and no 'subset' (the table is its population)"
+        )
     variables = [task.outcome] + ([task.condition] if task.condition is not None else [])
     for variable in variables:
-        if any(lv.values is not None or lv.min is not None or lv.max is not None or lv.value is None for lv in variable.levels):
-            raise DataError(f"{at}: in a published table each level of {variable.column!r} is named by one 'value' (the table's key)")
+        if any(
+            lv.values is not None or lv.min is not None or lv.max is not None or lv.value is None
+            for lv in variable.levels
+        ):
+            raise DataError(
+                f"{at}: in a published table each level of {variable.column!r} is named by one 'value' (the table's key)"
+            )
     keys = [[str(lv.value) for lv in v.levels] for v in variables]
-    parsed = parse_table(table, outcome=keys[0], condition=keys[1] if len(keys) > 1 else None, where=at,
-                         source=parse_source(source, at))  # fmt: skip
+    parsed = parse_table(
+        table, outcome=keys[0], condition=keys[1] if len(keys) > 1 else None, where=at, source=parse_source(source, at)
+    )
     return replace(task, table=parsed)
 
 
@@ -408,8 +501,10 @@ def load_task_file(path: str | Path) -> TaskFile:
     if not isinstance(data, Mapping):
         raise DataError(f"{where}: a task file is a JSON object with 'dataset', 'weights' and 'tasks'")
     if "weights" not in data:
-        raise DataError(f"{where}: declare the survey-weight column ('weights': \"COLUMN\"), or 'weights': null with "
-                        "'unweighted_because'; a task without stated weights is refused")  # fmt: skip
+        raise DataError(
+            f"{where}: declare the survey-weight column ('weights': \"COLUMN\"), or 'weights': null with "
+            "'unweighted_because'; a task without stated weights is refused"
+        )
     weights, reason = data["weights"], data.get("unweighted_because")
     if weights is None and not (isinstance(reason, str) and reason.strip()):
         raise DataError(f"{where}: 'weights' is null, so say why the sample is its own truth in 'unweighted_because'")
@@ -421,9 +516,18 @@ def load_task_file(path: str | Path) -> TaskFile:
     entries = data.get("tasks") or []
     if not isinstance(entries, list):
         raise DataError(f"{where}: 'tasks' is a list of task objects, got {type(entries).__name__}")
-    tasks = tuple(parse_task(entry, dataset=str(data.get("dataset")), population=str(data.get("population", "")), weights=weights,
-                             where=where, source=data.get("source"), generated=generated is not None)
-                  for entry in entries)  # fmt: skip
+    tasks = tuple(
+        parse_task(
+            entry,
+            dataset=str(data.get("dataset")),
+            population=str(data.get("population", "")),
+            weights=weights,
+            where=where,
+            source=data.get("source"),
+            generated=generated is not None,
+        )
+        for entry in entries
+    )
     if not tasks:
         raise DataError(f"{where} holds no tasks")
     names = [t.name for t in tasks]
@@ -431,7 +535,9 @@ def load_task_file(path: str | Path) -> TaskFile:
         twice = ", ".join(sorted({n for n in names if names.count(n) > 1}))
         raise DataError(f"{where}: task name(s) {twice} appear twice; names must be unique")
     source = data.get("source") if isinstance(data.get("source"), Mapping) else None
-    return TaskFile(str(data.get("dataset")), str(data.get("about", "")), weights, reason, tasks, file, source, generated)
+    return TaskFile(
+        str(data.get("dataset")), str(data.get("about", "")), weights, reason, tasks, file, source, generated
+    )
 
 
 def task_files(folder: str | Path | None = None) -> list[TaskFile]:
@@ -448,14 +554,19 @@ def list_tasks(*, dataset: str | None = None, folder: str | Path | None = None) 
     for f in files:
         for t in f.tasks:
             if t.name in owner and owner[t.name] != f.path:
-                raise DataError(f"task {t.name!r} is in both {owner[t.name].name} and {f.path.name}; rename one of them")
+                raise DataError(
+                    f"task {t.name!r} is in both {owner[t.name].name} and {f.path.name}; rename one of them"
+                )
             owner[t.name] = f.path
     if dataset is not None:
         tasks = [t for t in tasks if t.dataset == dataset]
         if not tasks:
             known = sorted({f.dataset for f in files})
-            raise ConfigError(f"no tasks of dataset {dataset!r}{did_you_mean(dataset, known)}; datasets: {', '.join(known)}",
-                              parameter="dataset", value=dataset)  # fmt: skip
+            raise ConfigError(
+                f"no tasks of dataset {dataset!r}{did_you_mean(dataset, known)}; datasets: {', '.join(known)}",
+                parameter="dataset",
+                value=dataset,
+            )
     return tasks
 
 
@@ -463,7 +574,10 @@ def get_task(name: str, *, folder: str | Path | None = None) -> Task:
     """The task called ``name``."""
     tasks = {t.name: t for t in list_tasks(folder=folder)}
     if name not in tasks:
-        raise ConfigError(f"unknown epidemiology task {name!r}{did_you_mean(name, tasks)}; `folkscope epidemiology list` shows "
-                          f"the {len(tasks)} there are",
-                          parameter="task", value=name)  # fmt: skip
+        raise ConfigError(
+            f"unknown epidemiology task {name!r}{did_you_mean(name, tasks)}; `folkscope epidemiology list` shows "
+            f"the {len(tasks)} there are",
+            parameter="task",
+            value=name,
+        )
     return tasks[name]

@@ -45,8 +45,17 @@ from folkscope.epidemiology.tasks import Task
 from folkscope.errors import DataError
 from folkscope.metrics import best_reference_distance, mean_baseline_distance, person_distance, worst_reference_distance
 
-__all__ = ["HighTruth", "References", "Truth", "aggregate_references", "aggregate_truth", "high_references", "high_truth", "references",
-           "task_truth"]
+__all__ = [
+    "HighTruth",
+    "References",
+    "Truth",
+    "aggregate_references",
+    "aggregate_truth",
+    "high_references",
+    "high_truth",
+    "references",
+    "task_truth",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,7 +109,9 @@ def task_truth(task: Task, frame: pd.DataFrame) -> Truth:
     totals = table.sum(axis=1)
     if (totals <= 0).any():
         empty = [task.condition.levels[i].text if task.condition else "all" for i in np.flatnonzero(totals <= 0)]
-        raise DataError(f"task {task.name}: no respondent (or zero weight) in condition(s) {', '.join(empty)}; drop or widen them")
+        raise DataError(
+            f"task {task.name}: no respondent (or zero weight) in condition(s) {', '.join(empty)}; drop or widen them"
+        )
     n = np.bincount(x, minlength=n_cond)
     w_sum, w_sq = np.bincount(x, weights=w, minlength=n_cond), np.bincount(x, weights=w * w, minlength=n_cond)
     effective = np.maximum(1, np.floor(w_sum**2 / np.where(w_sq > 0, w_sq, 1))).astype(np.int64)
@@ -149,16 +160,30 @@ def aggregate_references(task: Task, *, quantile: float = 0.975) -> References:
         raise DataError(f"task {task.name} has no published table; its references come from its dataset (references)")
     worst = worst_reference_distance(table.dist, condition_weights=table.shares)
     if table.best >= worst:
-        raise DataError(f"task {task.name}: the declared best distance {table.best} is not below the uniform guess's "
-                        f"{worst:.4f}; declare a smaller one")  # fmt: skip
-    return References(worst=worst, best=table.best, mean_baseline=mean_baseline_distance(table.dist, condition_weights=table.shares),
-                      n_resamples=0, quantile=quantile, best_from=f"declared: {table.best_because}")  # fmt: skip
+        raise DataError(
+            f"task {task.name}: the declared best distance {table.best} is not below the uniform guess's "
+            f"{worst:.4f}; declare a smaller one"
+        )
+    return References(
+        worst=worst,
+        best=table.best,
+        mean_baseline=mean_baseline_distance(table.dist, condition_weights=table.shares),
+        n_resamples=0,
+        quantile=quantile,
+        best_from=f"declared: {table.best_because}",
+    )
 
 
 def references(truth: Truth, *, n_resamples: int = 100, quantile: float = 0.975, seed: int = 0) -> References:
     """Worst (uniform), best (sampling noise) and mean-baseline distances of a task's truth."""
-    best = best_reference_distance(truth.dist, truth.effective_n, condition_weights=truth.shares, quantile=quantile,
-                                   n_resamples=n_resamples, random_state=seed)  # fmt: skip
+    best = best_reference_distance(
+        truth.dist,
+        truth.effective_n,
+        condition_weights=truth.shares,
+        quantile=quantile,
+        n_resamples=n_resamples,
+        random_state=seed,
+    )
     return References(
         worst=worst_reference_distance(truth.dist, condition_weights=truth.shares),
         best=float(best),
@@ -204,7 +229,9 @@ def _weights_of(task: Task, rows: pd.DataFrame) -> np.ndarray:
     if task.weights is None:
         return np.ones(len(rows))
     if task.weights not in rows:
-        raise DataError(f"task {task.name}: the weight column {task.weights!r} is not in the data; fix 'weights' in its task file")
+        raise DataError(
+            f"task {task.name}: the weight column {task.weights!r} is not in the data; fix 'weights' in its task file"
+        )
     w = pd.to_numeric(rows[task.weights], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(w).all() or (w < 0).any():
         raise DataError(f"task {task.name}: weight column {task.weights!r} has missing or negative values")
@@ -248,5 +275,11 @@ def high_references(truth: HighTruth, *, refits: int = 10, quantile: float = 0.9
         distances.append(truth.distance(model.predict_proba(np.asarray(truth.codes, dtype=float))[:, 1]))
     if not distances:
         raise DataError("every resample held one outcome only; the task is too small for a best reference")
-    return References(worst=worst, best=float(np.quantile(distances, quantile)), mean_baseline=truth.distance(np.full(len(truth.p), mean)),
-                      n_resamples=refits, quantile=quantile, best_from="refits on resampled persons")  # fmt: skip
+    return References(
+        worst=worst,
+        best=float(np.quantile(distances, quantile)),
+        mean_baseline=truth.distance(np.full(len(truth.p), mean)),
+        n_resamples=refits,
+        quantile=quantile,
+        best_from="refits on resampled persons",
+    )

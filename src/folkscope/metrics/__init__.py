@@ -71,14 +71,6 @@ from folkscope.metrics._curves import (
     selective_accuracy_curve,
     selective_accuracy_score,
 )
-from folkscope.metrics._evaluation import (
-    bootstrap_estimate,
-    compute_best_threshold,
-    evaluate_binary_predictions,
-    evaluate_binary_predictions_fairness,
-    evaluate_predictions,
-    evaluate_predictions_bootstrap,
-)
 from folkscope.metrics._epidemiology import (
     best_reference_distance,
     distribution_distance,
@@ -90,6 +82,13 @@ from folkscope.metrics._epidemiology import (
     worst_reference_distance,
     zero_one_baseline_distance,
 )
+from folkscope.metrics._evaluation import (
+    compute_best_threshold,
+    evaluate_binary_predictions,
+    evaluate_binary_predictions_fairness,
+    evaluate_predictions,
+)
+from folkscope.metrics._evaluation_bootstrap import bootstrap_estimate, evaluate_predictions_bootstrap
 from folkscope.metrics._groups import (
     GROUP_METRICS,
     GroupMetrics,
@@ -119,7 +118,6 @@ from folkscope.metrics._randomness import (
     runs_test,
     runs_test_pass_rate,
 )
-from folkscope.metrics._thresholds import THRESHOLD_RULES, best_accuracy_threshold
 from folkscope.metrics._recalibration import IsotonicCalibrator, PlattCalibrator
 from folkscope.metrics._replicates import replicate_standard_error
 from folkscope.metrics._selection import (
@@ -132,6 +130,7 @@ from folkscope.metrics._selection import (
     simulate_top_k_allocation,
     top_k_selection,
 )
+from folkscope.metrics._thresholds import THRESHOLD_RULES, best_accuracy_threshold
 
 __all__ = [
     "GROUP_METRICS",

@@ -37,8 +37,9 @@ __all__ = [
 ]
 
 
-def _group(scores: ArrayLike, weights: ArrayLike | None, name: str,
-           nan_policy: object) -> tuple[FloatArray, FloatArray | None]:
+def _group(
+    scores: ArrayLike, weights: ArrayLike | None, name: str, nan_policy: object
+) -> tuple[FloatArray, FloatArray | None]:
     policy = check_nan_policy(nan_policy)
     s, nan = check_scores(scores, name, nan_policy=policy, unit_interval=False)
     w = check_sample_weight(weights, len(s), f"weights_{name[-1]}")
@@ -157,8 +158,9 @@ def rabbi_test(
     value = rabbi(a, b)
     u_a = (value + 1.0) * len(a) * len(b) / 2.0
     if np.all(np.concatenate([a, b]) == a[0]):
-        return RabbiTest(value, u_a, undefined("rabbi_test: every score is identical, so the "
-                                               "Mann-Whitney p-value is undefined."))
+        return RabbiTest(
+            value, u_a, undefined("rabbi_test: every score is identical, so the Mann-Whitney p-value is undefined.")
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = mannwhitneyu(a, b, alternative="two-sided", method="auto")
@@ -256,13 +258,15 @@ def jensen_shannon_divergence(
     else:
         edges = as_1d(bins, "bins")
         if len(edges) < 2 or np.any(np.diff(edges) <= 0):
-            raise ConfigError("bins must be an int >= 1 or increasing edges (at least 2); "
-                              f"got {bins!r}.", parameter="bins", value=bins)
+            raise ConfigError(
+                f"bins must be an int >= 1 or increasing edges (at least 2); got {bins!r}.",
+                parameter="bins",
+                value=bins,
+            )
     pa = np.histogram(a, bins=edges, weights=wa)[0]
     pb = np.histogram(b, bins=edges, weights=wb)[0]
     if not (pa.sum() > 0 and pb.sum() > 0):
-        return undefined("jensen_shannon_divergence is undefined: a group has no score inside "
-                         "the histogram range.")
+        return undefined("jensen_shannon_divergence is undefined: a group has no score inside the histogram range.")
     pa, pb = pa / pa.sum(), pb / pb.sum()
     m = (pa + pb) / 2
 
@@ -344,14 +348,15 @@ def pointwise_relevance_score(
     probs = np.asarray(label_probs, dtype=np.float64)
     gamma = as_1d(relevance, "relevance")
     if probs.ndim != 2 or probs.shape[1] != len(gamma):
-        raise DataError(f"label_probs must have shape (n_candidates, {len(gamma)}); "
-                        f"got {probs.shape}.")
+        raise DataError(f"label_probs must have shape (n_candidates, {len(gamma)}); got {probs.shape}.")
     if not np.isfinite(probs).all() or (probs < 0).any():
         raise DataError("label_probs must be finite and non-negative.")
     mass = probs.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = probs @ gamma / mass
     if (mass == 0).any():
-        undefined(f"pointwise_relevance_score: {int((mass == 0).sum())} candidate(s) put no "
-                  "probability on any label; their score is NaN.")
+        undefined(
+            f"pointwise_relevance_score: {int((mass == 0).sum())} candidate(s) put no "
+            "probability on any label; their score is NaN."
+        )
     return np.asarray(out)

@@ -59,13 +59,14 @@ class BootstrapResult:
 
 def _as_rows(arrays: tuple[ArrayLike, ...]) -> list[NDArray[Any]]:
     if not arrays:
-        raise ConfigError("bootstrap_ci needs at least one data array after the metric.",
-                          parameter="arrays", value=())
+        raise ConfigError("bootstrap_ci needs at least one data array after the metric.", parameter="arrays", value=())
     out = [np.asarray(a) for a in arrays]
     for i, a in enumerate(out):
         if a.ndim == 0:
-            raise DataError(f"array {i} passed to bootstrap_ci is a scalar; rows are resampled "
-                            "along axis 0, so pass arrays of shape (n_samples, ...).")
+            raise DataError(
+                f"array {i} passed to bootstrap_ci is a scalar; rows are resampled "
+                "along axis 0, so pass arrays of shape (n_samples, ...)."
+            )
     check_same_length(**{f"array_{i}": a for i, a in enumerate(out)})
     if len(out[0]) == 0:
         raise DataError("bootstrap_ci got empty arrays; at least one row is needed.")
@@ -83,8 +84,9 @@ def _cluster_index(clusters: ArrayLike, n: int) -> tuple[Any, Any, Any]:
     return order, starts, sizes
 
 
-def _resample_indices(rng: np.random.Generator, n: int, count: int,
-                      cluster: tuple[Any, Any, Any] | None) -> list[NDArray[np.intp]]:
+def _resample_indices(
+    rng: np.random.Generator, n: int, count: int, cluster: tuple[Any, Any, Any] | None
+) -> list[NDArray[np.intp]]:
     if cluster is None:
         return list(rng.integers(0, n, size=(count, n)))
     order, starts, sizes = cluster
@@ -141,8 +143,7 @@ def bootstrap_ci(
     True
     """
     if not callable(metric):
-        raise ConfigError(f"metric must be callable; got {metric!r}.", parameter="metric",
-                          value=metric)
+        raise ConfigError(f"metric must be callable; got {metric!r}.", parameter="metric", value=metric)
     b = int(check_number(n_resamples, "n_resamples", integer=True, low=1))
     check_number(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
     rows = _as_rows(arrays)
@@ -167,13 +168,14 @@ def bootstrap_ci(
         undefined(f"bootstrap_ci: the metric was undefined in all {b} resamples.")
         return BootstrapResult(estimate, np.nan, np.nan, np.nan, float(confidence), b, b, values)
     if n_undefined:
-        undefined(f"bootstrap_ci: the metric was undefined (NaN) in {n_undefined} of {b} "
-                  "resamples; they are excluded from the interval.")
+        undefined(
+            f"bootstrap_ci: the metric was undefined (NaN) in {n_undefined} of {b} "
+            "resamples; they are excluded from the interval."
+        )
     alpha = 1.0 - float(confidence)
     low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
     se = float(np.std(defined, ddof=1)) if len(defined) > 1 else float("nan")
-    return BootstrapResult(estimate, float(low), float(high), se, float(confidence), b,
-                           n_undefined, values)
+    return BootstrapResult(estimate, float(low), float(high), se, float(confidence), b, n_undefined, values)
 
 
 class MeanInterval(NamedTuple):
@@ -220,8 +222,10 @@ def clustered_mean_ci(
     check_number(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
     x = as_1d(values, "values")
     if np.isnan(x).any():
-        raise DataError(f"values contains {int(np.isnan(x).sum())} NaN; drop or fix them first "
-                        "(e.g. relative entropy is undefined when probability mass is 0).")
+        raise DataError(
+            f"values contains {int(np.isnan(x).sum())} NaN; drop or fix them first "
+            "(e.g. relative entropy is undefined when probability mass is 0)."
+        )
     resid = x - x.mean()
     if clusters is None:
         ss = float(np.dot(resid, resid))

@@ -366,12 +366,12 @@ def score_summary(
     p = p[keep]
     w = None if w is None else w[keep]
     n_nan = int(nan.sum())
-    out: dict[str, float] = {"n": float(len(nan)), "n_nan": float(n_nan),
-                             "share_nan": n_nan / len(nan)}
+    out: dict[str, float] = {"n": float(len(nan)), "n_nan": float(n_nan), "share_nan": n_nan / len(nan)}
     if len(p) == 0 or total_weight(len(p), w) == 0:
         undefined("score_summary: every score is NaN (or has weight 0); statistics are NaN.")
-        stats = dict.fromkeys(["mean", "std", *[f"q{q:g}" for q in levels],
-                               "share_near_0", "share_near_1"], float("nan"))
+        stats = dict.fromkeys(
+            ["mean", "std", *[f"q{q:g}" for q in levels], "share_near_0", "share_near_1"], float("nan")
+        )
         return {**out, **stats}
     mean = wmean(p, w)
     out["mean"] = mean

@@ -34,7 +34,6 @@ __all__ = [
 ]
 
 
-
 def _weights(n: int, w: FloatArray | None) -> FloatArray:
     return np.ones(n) if w is None else w
 
@@ -43,8 +42,9 @@ def _check_threshold(threshold: object) -> float:
     return float(check_number(threshold, "threshold", low=0.0, high=1.0))
 
 
-def _rates(y: FloatArray, p: FloatArray, w: FloatArray | None,
-           threshold: float, rule: str = ">=") -> tuple[float, float, float, float]:
+def _rates(
+    y: FloatArray, p: FloatArray, w: FloatArray | None, threshold: float, rule: str = ">="
+) -> tuple[float, float, float, float]:
     """Weighted (true positives, positives, false positives, negatives)."""
     pred = predict_positive(p, threshold, rule)
     if w is None:
@@ -52,10 +52,9 @@ def _rates(y: FloatArray, p: FloatArray, w: FloatArray | None,
         n_pos, tp = np.count_nonzero(pos), np.count_nonzero(pred & pos)
         return float(tp), float(n_pos), float(np.count_nonzero(pred) - tp), float(len(y) - n_pos)
     predf = pred.astype(np.float64)
-    w_pos = w * y          # exactly w or 0, since y is 0/1
-    w_neg = w - w_pos      # exactly 0 or w
-    return (float(np.dot(w_pos, predf)), float(w_pos.sum()),
-            float(np.dot(w_neg, predf)), float(w_neg.sum()))
+    w_pos = w * y  # exactly w or 0, since y is 0/1
+    w_neg = w - w_pos  # exactly 0 or w
+    return (float(np.dot(w_pos, predf)), float(w_pos.sum()), float(np.dot(w_neg, predf)), float(w_neg.sum()))
 
 
 def _accuracy(y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, rule: str = ">=") -> float:
@@ -302,8 +301,10 @@ def _auc(y: FloatArray, p: FloatArray, w: FloatArray | None) -> float:
     else:
         neg = ~pos
     if not (pos.any() and neg.any()):
-        return undefined("roc_auc_score is undefined: y_true holds a single class "
-                         f"({'no negatives' if not neg.any() else 'no positives'}).")
+        return undefined(
+            "roc_auc_score is undefined: y_true holds a single class "
+            f"({'no negatives' if not neg.any() else 'no positives'})."
+        )
     if p.size > 1 and bool(np.all(p[1:] >= p[:-1])):
         return _auc_presorted(pos, neg, p, w)
     pp, pn = p[pos], p[neg]

@@ -78,15 +78,24 @@ def calibration_curve(
         frac = np.bincount(idx, weights=ww * y, minlength=nb) / weight
         n_eff = weight**2 / weight2
     low, high = _binomial_interval(frac, n_eff, confidence, interval)
-    return pd.DataFrame({
-        "bin": np.arange(nb), "lower": edges[:-1], "upper": edges[1:], "count": count,
-        "weight": weight, "mean_predicted": mean_pred, "fraction_positive": frac,
-        "ci_low": low, "ci_high": high,
-    })
+    return pd.DataFrame(
+        {
+            "bin": np.arange(nb),
+            "lower": edges[:-1],
+            "upper": edges[1:],
+            "count": count,
+            "weight": weight,
+            "mean_predicted": mean_pred,
+            "fraction_positive": frac,
+            "ci_low": low,
+            "ci_high": high,
+        }
+    )
 
 
-def _binomial_interval(phat: FloatArray, n: FloatArray, confidence: float,
-                       method: str) -> tuple[FloatArray, FloatArray]:
+def _binomial_interval(
+    phat: FloatArray, n: FloatArray, confidence: float, method: str
+) -> tuple[FloatArray, FloatArray]:
     from scipy import stats
 
     alpha = 1.0 - confidence
@@ -108,8 +117,9 @@ def _binomial_interval(phat: FloatArray, n: FloatArray, confidence: float,
         return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
 
-def _confidence_levels(y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None,
-                       nan_policy: str) -> tuple[Any, Any, Any, float]:
+def _confidence_levels(
+    y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None, nan_policy: str
+) -> tuple[Any, Any, Any, float]:
     """Per distinct confidence max(r, 1-r), descending: (level, weight, correct weight)."""
     y, p, w, _ = check_binary_input(y_true, y_prob, sample_weight, nan_policy)
     if w is not None:  # a row of weight 0 must not add a point to the curve
@@ -157,8 +167,7 @@ def selective_accuracy_curve(
     cw, cc = np.cumsum(wt), np.cumsum(wc)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = cc / cw
-    return pd.DataFrame({"confidence": levels, "coverage": cw / total,
-                         "selective_accuracy": acc, "weight": cw})
+    return pd.DataFrame({"confidence": levels, "coverage": cw / total, "selective_accuracy": acc, "weight": cw})
 
 
 def selective_accuracy_score(

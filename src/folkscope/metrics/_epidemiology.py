@@ -44,16 +44,16 @@ def _dist(values: ArrayLike, name: str) -> FloatArray:
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] < 2:
-        raise DataError(f"{name} must have shape (n_conditions, n_levels) with n_levels >= 2; "
-                        f"got {np.shape(values)}.")
+        raise DataError(f"{name} must have shape (n_conditions, n_levels) with n_levels >= 2; got {np.shape(values)}.")
     if not np.isfinite(arr).all() or (arr < 0).any():
-        raise DataError(f"{name} must hold finite, non-negative probabilities (NaN found or "
-                        "negative values).")
+        raise DataError(f"{name} must hold finite, non-negative probabilities (NaN found or negative values).")
     off = np.abs(arr.sum(axis=1) - 1.0) > _SUM_TOL
     if off.any():
-        raise DataError(f"{name}: {int(off.sum())} row(s) do not sum to 1 (e.g. row "
-                        f"{int(np.flatnonzero(off)[0])} sums to {arr[off][0].sum():.6g}). "
-                        "Renormalise the elicited probabilities over the answers first.")
+        raise DataError(
+            f"{name}: {int(off.sum())} row(s) do not sum to 1 (e.g. row "
+            f"{int(np.flatnonzero(off)[0])} sums to {arr[off][0].sum():.6g}). "
+            "Renormalise the elicited probabilities over the answers first."
+        )
     return arr
 
 
@@ -167,8 +167,7 @@ def uniform_baseline_distance(
     0.6
     """
     p = _dist(true_dist, "true_dist")
-    return distribution_distance(p, np.full_like(p, 1.0 / p.shape[1]),
-                                 condition_weights=condition_weights)
+    return distribution_distance(p, np.full_like(p, 1.0 / p.shape[1]), condition_weights=condition_weights)
 
 
 def zero_one_baseline_distance(
@@ -201,8 +200,7 @@ def zero_one_baseline_distance(
         raise DataError(f"The 0/1 baseline needs a binary outcome (2 levels); got {p.shape[1]}.")
     w = _weights(condition_weights, len(p))
     guess = 1.0 if float(np.dot(w, p[:, 1])) > 0.5 else 0.0
-    return distribution_distance(p, np.tile([1.0 - guess, guess], (len(p), 1)),
-                                 condition_weights=w)
+    return distribution_distance(p, np.tile([1.0 - guess, guess], (len(p), 1)), condition_weights=w)
 
 
 def worst_reference_distance(
@@ -233,8 +231,7 @@ def worst_reference_distance(
     """
     worst = uniform_baseline_distance(true_dist, condition_weights=condition_weights)
     if include_zero_one:
-        worst = min(worst, zero_one_baseline_distance(true_dist,
-                                                      condition_weights=condition_weights))
+        worst = min(worst, zero_one_baseline_distance(true_dist, condition_weights=condition_weights))
     return worst
 
 

@@ -43,22 +43,22 @@ _Metric = Callable[..., float]
 #: ``(y, p, w, threshold, n_bins)`` and, for the thresholded ones, the rule
 #: as a sixth argument (default ``">="``, folktexts' ``score >= threshold``).
 GROUP_METRICS: dict[str, _Metric] = {
-    "ece": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "uniform"),          # expected_calibration_error
+    "ece": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "uniform"),  # expected_calibration_error
     "ece_quantile": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "quantile"),
     "ece_equal_count": lambda y, p, w, t, b, r=">=": _ece(y, p, w, b, "equal_count"),
-    "brier_score": lambda y, p, w, t, b, r=">=": _brier(y, p, w),              # brier_score_loss
+    "brier_score": lambda y, p, w, t, b, r=">=": _brier(y, p, w),  # brier_score_loss
     "log_loss": lambda y, p, w, t, b, r=">=": _log_loss(y, p, w, None),
-    "roc_auc": lambda y, p, w, t, b, r=">=": _auc(y, p, w),                    # roc_auc_score
+    "roc_auc": lambda y, p, w, t, b, r=">=": _auc(y, p, w),  # roc_auc_score
     "accuracy": lambda y, p, w, t, b, r=">=": _accuracy(y, p, w, t, r),
     "balanced_accuracy": lambda y, p, w, t, b, r=">=": _balanced_accuracy(y, p, w, t, r),
-    "tpr": lambda y, p, w, t, b, r=">=": _tpr(y, p, w, t, r),           # true_positive_rate
-    "fpr": lambda y, p, w, t, b, r=">=": _fpr(y, p, w, t, r),           # false_positive_rate
-    "fnr": lambda y, p, w, t, b, r=">=": _fnr(y, p, w, t, r),           # false_negative_rate
-    "tnr": lambda y, p, w, t, b, r=">=": _tnr(y, p, w, t, r),           # true_negative_rate
+    "tpr": lambda y, p, w, t, b, r=">=": _tpr(y, p, w, t, r),  # true_positive_rate
+    "fpr": lambda y, p, w, t, b, r=">=": _fpr(y, p, w, t, r),  # false_positive_rate
+    "fnr": lambda y, p, w, t, b, r=">=": _fnr(y, p, w, t, r),  # false_negative_rate
+    "tnr": lambda y, p, w, t, b, r=">=": _tnr(y, p, w, t, r),  # true_negative_rate
     "precision": lambda y, p, w, t, b, r=">=": _precision(y, p, w, t, r),  # precision_score
-    "ppr": lambda y, p, w, t, b, r=">=": _ppr(y, p, w, t, r),           # positive_prediction_rate
+    "ppr": lambda y, p, w, t, b, r=">=": _ppr(y, p, w, t, r),  # positive_prediction_rate
     "confidence_bias": lambda y, p, w, t, b, r=">=": _confidence_bias(y, p, w),
-    "sce": lambda y, p, w, t, b, r=">=": _sce(y, p, w),                 # signed_calibration_error
+    "sce": lambda y, p, w, t, b, r=">=": _sce(y, p, w),  # signed_calibration_error
 }
 
 
@@ -92,8 +92,7 @@ class GroupMetrics:
     def to_frame(self) -> pd.DataFrame:
         """Long (tidy) table with columns ``group, metric, value`` (overall as ``"__all__"``)."""
         wide = pd.concat([self.per_group, self.overall.to_frame("__all__").T])
-        long = wide.rename_axis("group").reset_index().melt(
-            id_vars="group", var_name="metric", value_name="value")
+        long = wide.rename_axis("group").reset_index().melt(id_vars="group", var_name="metric", value_name="value")
         return long
 
 
@@ -102,8 +101,9 @@ def _factorize_groups(groups: ArrayLike, n: int) -> tuple[Any, list[Any]]:
     return factorize_labels(groups)
 
 
-def _safe(metric: _Metric, y: FloatArray, p: FloatArray, w: FloatArray | None,
-          t: float, b: int, rule: str) -> tuple[float, bool]:
+def _safe(
+    metric: _Metric, y: FloatArray, p: FloatArray, w: FloatArray | None, t: float, b: int, rule: str
+) -> tuple[float, bool]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
         value = metric(y, p, w, t, b, rule)
@@ -117,10 +117,15 @@ def _safe(metric: _Metric, y: FloatArray, p: FloatArray, w: FloatArray | None,
 def _counts(y: FloatArray, p: FloatArray, w: FloatArray | None, n_nan: int) -> dict[str, float]:
     ww = np.ones_like(y) if w is None else w
     tot = float(ww.sum())
-    return {"n": float(len(y) + n_nan), "n_nan": float(n_nan), "weight": tot,
-            "n_positive": float((y == 1).sum()), "n_negative": float((y == 0).sum()),
-            "prevalence": float(np.dot(ww, y) / tot) if tot > 0 else float("nan"),
-            "mean_score": float(np.dot(ww, p) / tot) if tot > 0 else float("nan")}
+    return {
+        "n": float(len(y) + n_nan),
+        "n_nan": float(n_nan),
+        "weight": tot,
+        "n_positive": float((y == 1).sum()),
+        "n_negative": float((y == 0).sum()),
+        "prevalence": float(np.dot(ww, y) / tot) if tot > 0 else float("nan"),
+        "mean_score": float(np.dot(ww, p) / tot) if tot > 0 else float("nan"),
+    }
 
 
 def groupwise_metrics(
@@ -176,8 +181,11 @@ def groupwise_metrics(
     names = list(GROUP_METRICS) if metrics is None else list(metrics)
     unknown = [m for m in names if m not in GROUP_METRICS]
     if unknown or not names:
-        raise ConfigError(f"metrics must be a non-empty subset of {sorted(GROUP_METRICS)}; "
-                          f"got {metrics!r}.", parameter="metrics", value=metrics)
+        raise ConfigError(
+            f"metrics must be a non-empty subset of {sorted(GROUP_METRICS)}; got {metrics!r}.",
+            parameter="metrics",
+            value=metrics,
+        )
     t = float(check_number(threshold, "threshold", low=0.0, high=1.0))
     rule = check_threshold_rule(threshold_rule)
     b = int(check_number(n_bins, "n_bins", integer=True, low=1))
@@ -188,8 +196,7 @@ def groupwise_metrics(
     if pair is not None:
         missing = [g for g in pair if g not in labels]
         if len(pair) != 2 or missing:
-            raise ConfigError(f"pair must name two groups among {labels}; got {pair!r}.",
-                              parameter="pair", value=pair)
+            raise ConfigError(f"pair must name two groups among {labels}; got {pair!r}.", parameter="pair", value=pair)
     elif len(labels) == 2:
         pair = (labels[0], labels[1])
     codes_kept = codes[~nan]
@@ -200,8 +207,7 @@ def groupwise_metrics(
     w_all = None if w_all is None else w_all[by_score]
     undefined: list[tuple[Hashable, str]] = []
 
-    def compute(label: Hashable, y: FloatArray, p: FloatArray, w: FloatArray | None,
-                n_nan: int) -> dict[str, float]:
+    def compute(label: Hashable, y: FloatArray, p: FloatArray, w: FloatArray | None, n_nan: int) -> dict[str, float]:
         row = _counts(y, p, w, n_nan)
         for name in names:
             if len(y) == 0:
@@ -220,15 +226,13 @@ def groupwise_metrics(
     nan_per_group = np.bincount(codes[nan], minlength=len(labels))
     rows = {}
     for g, label in enumerate(labels):
-        sl = order[bounds[g]:bounds[g + 1]]
-        rows[label] = compute(label, y_all[sl], p_all[sl],
-                              None if w_all is None else w_all[sl], int(nan_per_group[g]))
+        sl = order[bounds[g] : bounds[g + 1]]
+        rows[label] = compute(label, y_all[sl], p_all[sl], None if w_all is None else w_all[sl], int(nan_per_group[g]))
     per_group = pd.DataFrame.from_dict(rows, orient="index")
     gaps = _gaps(per_group[names], pair)
     if undefined:
         desc = ", ".join(f"{m} of group {g!r}" for g, m in undefined)
-        warnings.warn(f"groupwise_metrics: undefined (NaN): {desc}.", UndefinedMetricWarning,
-                      stacklevel=2)
+        warnings.warn(f"groupwise_metrics: undefined (NaN): {desc}.", UndefinedMetricWarning, stacklevel=2)
     return GroupMetrics(overall, per_group, gaps, pair, tuple(undefined))
 
 
@@ -241,12 +245,14 @@ def _gaps(values: pd.DataFrame, pair: tuple[Hashable, Hashable] | None) -> pd.Da
     if some.any():
         max_group[some] = values.loc[:, some].idxmax()
         min_group[some] = values.loc[:, some].idxmin()
-    out = pd.DataFrame({
-        "max_minus_min": values.max() - values.min(),
-        "max_group": max_group,
-        "min_group": min_group,
-        "n_groups_defined": defined.sum().astype(float),
-    })
+    out = pd.DataFrame(
+        {
+            "max_minus_min": values.max() - values.min(),
+            "max_group": max_group,
+            "min_group": min_group,
+            "n_groups_defined": defined.sum().astype(float),
+        }
+    )
     if pair is not None:
         rows: Any = values.loc  # labels are arbitrary hashables
         out["a_minus_b"] = rows[pair[0]] - rows[pair[1]]
@@ -291,7 +297,14 @@ def signed_calibration_error_gap(
     ...                                    ["w", "w", "b", "b"], group_a="w", group_b="b"), 3)
     0.05
     """
-    res = groupwise_metrics(y_true, y_prob, groups, sample_weight=sample_weight, metrics=["sce"],
-                            pair=(group_a, group_b), nan_policy=nan_policy)
+    res = groupwise_metrics(
+        y_true,
+        y_prob,
+        groups,
+        sample_weight=sample_weight,
+        metrics=["sce"],
+        pair=(group_a, group_b),
+        nan_policy=nan_policy,
+    )
     gap: Any = res.gaps.at["sce", "a_minus_b"]
     return float(gap)

@@ -45,8 +45,7 @@ __all__ = [
 ]
 
 #: Reference behaviours, in the paper's order (also the tie-break order).
-REFERENCE_BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first",
-                        "pick_second")
+REFERENCE_BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 
 
 def _probs(values: ArrayLike, name: str, *, simplex: bool) -> FloatArray:
@@ -54,17 +53,18 @@ def _probs(values: ArrayLike, name: str, *, simplex: bool) -> FloatArray:
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] < 2:
-        raise DataError(f"{name} must have shape (n_problems, n_options) with n_options >= 2; "
-                        f"got {np.shape(values)}.")
+        raise DataError(f"{name} must have shape (n_problems, n_options) with n_options >= 2; got {np.shape(values)}.")
     if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
         raise DataError(f"{name} must hold finite probabilities in [0, 1].")
     sums = arr.sum(axis=1)
     if simplex and (np.abs(sums - 1) > 1e-6).any():
         raise DataError(f"{name} rows must sum to 1 (the implied distribution P).")
     if (sums > 1 + 1e-6).any():
-        raise DataError(f"{name}: option probabilities of a problem sum to more than 1 "
-                        f"(max {sums.max():.6g}); they are next-token probabilities of "
-                        "distinct continuations.")
+        raise DataError(
+            f"{name}: option probabilities of a problem sum to more than 1 "
+            f"(max {sums.max():.6g}); they are next-token probabilities of "
+            "distinct continuations."
+        )
     return arr
 
 
@@ -166,8 +166,9 @@ def relative_entropy(model_probs: ArrayLike, ideal_probs: ArrayLike) -> float | 
     h_model = _entropy_bits(np.where(zero[:, None], 0.0, norm))
     re = np.where(zero, np.nan, h_model - _entropy_bits(p))
     if zero.any():
-        undefined(f"relative_entropy is undefined for {int(zero.sum())} problem(s) with "
-                  "probability mass 0; returned NaN.")
+        undefined(
+            f"relative_entropy is undefined for {int(zero.sum())} problem(s) with probability mass 0; returned NaN."
+        )
     return _out(np.asarray(re), model_probs)
 
 
@@ -191,13 +192,14 @@ def numeric_calibration_table(model_probs: ArrayLike, ideal_probs: ArrayLike) ->
     with np.errstate(invalid="ignore", divide="ignore"):
         norm = np.where((pm == 0)[:, None], 0.0, pi / np.where(pm == 0, 1.0, pm)[:, None])
     re = np.where(pm == 0, np.nan, _entropy_bits(norm) - _entropy_bits(p))
-    return pd.DataFrame({
-        "probability_mass": pm,
-        "calibration_distance": np.sqrt(((p - pi) ** 2).sum(axis=1)),
-        "relative_entropy": re,
-        "undefined_reason": np.where(pm == 0, "probability mass is 0: relative entropy undefined",
-                                     ""),
-    })
+    return pd.DataFrame(
+        {
+            "probability_mass": pm,
+            "calibration_distance": np.sqrt(((p - pi) ** 2).sum(axis=1)),
+            "relative_entropy": re,
+            "undefined_reason": np.where(pm == 0, "probability mass is 0: relative entropy undefined", ""),
+        }
+    )
 
 
 def _on_extreme(p: FloatArray, mass: FloatArray, which: str) -> FloatArray:
@@ -259,8 +261,9 @@ def pick_higher_baseline(ideal_probs: ArrayLike, *, q: float = 0.7) -> FloatArra
     return _on_extreme(p, np.full((len(p), 1), float(q)), "max")
 
 
-def random_baseline(n_problems: int, n_options: int = 2, *, tau: float = 1.0,
-                    random_state: int | np.random.Generator | None = None) -> FloatArray:
+def random_baseline(
+    n_problems: int, n_options: int = 2, *, tau: float = 1.0, random_state: int | np.random.Generator | None = None
+) -> FloatArray:
     r"""Baseline Random_τ: softmax of uniform draws at temperature τ, :math:`\mathrm{softmax}(u/τ)`.
 
     Returns
@@ -289,8 +292,9 @@ class BehaviourClassification(NamedTuple):
     mean_probability_mass: float
 
 
-def classify_behaviour(model_probs: ArrayLike, ideal_probs: ArrayLike, *,
-                       null_mass: float = 0.5) -> BehaviourClassification:
+def classify_behaviour(
+    model_probs: ArrayLike, ideal_probs: ArrayLike, *, null_mass: float = 0.5
+) -> BehaviourClassification:
     """Name the reference behaviour a grid cell's outputs match most often.
 
     Per problem, the matching behaviours are those whose output is nearest to
@@ -318,8 +322,9 @@ def classify_behaviour(model_probs: ArrayLike, ideal_probs: ArrayLike, *,
     """
     check_number(null_mass, "null_mass", low=0, high=1)
     pi, p = _pair(model_probs, ideal_probs)
-    dist = np.stack([np.sqrt(((reference_behaviour(b, p) - pi) ** 2).sum(axis=1))
-                     for b in REFERENCE_BEHAVIOURS], axis=1)
+    dist = np.stack(
+        [np.sqrt(((reference_behaviour(b, p) - pi) ** 2).sum(axis=1)) for b in REFERENCE_BEHAVIOURS], axis=1
+    )
     match = dist <= dist.min(axis=1, keepdims=True) + 1e-12
     rates = {b: float(r) for b, r in zip(REFERENCE_BEHAVIOURS, match.mean(axis=0), strict=True)}
     mean_pm = float(pi.sum(axis=1).mean())

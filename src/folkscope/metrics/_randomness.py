@@ -77,8 +77,7 @@ def runs_test(sequence: ArrayLike, *, correction: bool = False) -> RunsTestResul
         raise DataError(f"sequence must be a non-empty 1-d array; got shape {x.shape}.")
     values = np.unique(x)
     if len(values) > 2:
-        raise DataError(f"sequence must hold two distinct values; got {len(values)}: "
-                        f"{values[:5].tolist()}.")
+        raise DataError(f"sequence must hold two distinct values; got {len(values)}: {values[:5].tolist()}.")
     first = x == values[0]
     n1 = float(first.sum())
     n2 = float(len(x) - n1)
@@ -87,8 +86,9 @@ def runs_test(sequence: ArrayLike, *, correction: bool = False) -> RunsTestResul
     mu = 2 * n1 * n2 / n + 1
     var = 2 * n1 * n2 * (2 * n1 * n2 - n) / (n * n * (n - 1)) if n > 1 else 0.0
     if not var > 0:
-        nan = undefined("runs_test is undefined: the sequence needs both values and a "
-                        "non-zero variance of the run count.")
+        nan = undefined(
+            "runs_test is undefined: the sequence needs both values and a non-zero variance of the run count."
+        )
         return RunsTestResult(nan, nan, runs, mu)
     diff = runs - mu
     if correction and n < 50 and diff != 0:
@@ -156,7 +156,7 @@ def ngram_guesses(moves: ArrayLike, *, n: int = 4) -> NDArray[np.int64]:
         elif i >= 2:
             k = order_max if i > order_max else i - 1
             ctx = 0
-            for v in m[i - k:i]:
+            for v in m[i - k : i]:
                 ctx = (ctx << 1) | int(v)
             c0, c1 = counts[k][ctx]
             guesses[i] = 1 if c1 > c0 else 0

@@ -23,13 +23,16 @@ from folkscope.metrics._validation import (
 __all__ = ["IsotonicCalibrator", "PlattCalibrator"]
 
 
-def _fit_input(scores: ArrayLike, y_true: ArrayLike,
-               sample_weight: ArrayLike | None) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _fit_input(
+    scores: ArrayLike, y_true: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     y, p, w, _ = check_binary_input(y_true, scores, sample_weight, "raise")
     ww = np.ones_like(y) if w is None else w
     if not (ww[y == 1].sum() > 0 and ww[y == 0].sum() > 0):
-        raise DataError("A recalibration map needs training rows of both classes; y_true "
-                        "(with positive weight) holds a single class.")
+        raise DataError(
+            "A recalibration map needs training rows of both classes; y_true "
+            "(with positive weight) holds a single class."
+        )
     return p, y, ww
 
 
@@ -74,8 +77,7 @@ class PlattCalibrator:
         q = np.clip(p, self.eps, 1 - self.eps)
         return np.asarray(np.log(q) - np.log1p(-q))
 
-    def fit(self, scores: ArrayLike, y_true: ArrayLike, *,
-            sample_weight: ArrayLike | None = None) -> PlattCalibrator:
+    def fit(self, scores: ArrayLike, y_true: ArrayLike, *, sample_weight: ArrayLike | None = None) -> PlattCalibrator:
         """Fit ``a, b`` on training scores of shape (n_samples,) and labels 0/1."""
         check_number(self.eps, "eps", low=0, high=0.5, low_open=True, high_open=True)
         check_number(self.max_iter, "max_iter", integer=True, low=1)
@@ -114,14 +116,16 @@ class PlattCalibrator:
     def transform(self, scores: ArrayLike) -> FloatArray:
         """Recalibrated scores, shape (n_samples,)."""
         if not hasattr(self, "coef_"):
-            raise ConfigError("PlattCalibrator is not fitted; call fit(scores, y_true) first.",
-                              parameter="self", value=None)
+            raise ConfigError(
+                "PlattCalibrator is not fitted; call fit(scores, y_true) first.", parameter="self", value=None
+            )
         p, _ = check_scores(scores, "scores")
         z = self.coef_ * self._logit(p) + self.intercept_
         return np.asarray(1.0 / (1.0 + np.exp(-z)))
 
-    def fit_transform(self, scores: ArrayLike, y_true: ArrayLike, *,
-                      sample_weight: ArrayLike | None = None) -> FloatArray:
+    def fit_transform(
+        self, scores: ArrayLike, y_true: ArrayLike, *, sample_weight: ArrayLike | None = None
+    ) -> FloatArray:
         """Fit, then transform the same scores."""
         return self.fit(scores, y_true, sample_weight=sample_weight).transform(scores)
 
@@ -143,25 +147,29 @@ class IsotonicCalibrator:
     [0.0, 0.5, 1.0]
     """
 
-    def fit(self, scores: ArrayLike, y_true: ArrayLike, *,
-            sample_weight: ArrayLike | None = None) -> IsotonicCalibrator:
+    def fit(
+        self, scores: ArrayLike, y_true: ArrayLike, *, sample_weight: ArrayLike | None = None
+    ) -> IsotonicCalibrator:
         """Fit on training scores of shape (n_samples,) and labels 0/1."""
         from sklearn.isotonic import IsotonicRegression
 
         p, y, w = _fit_input(scores, y_true, sample_weight)
-        self.model_: Any = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True,
-                                              out_of_bounds="clip").fit(p, y, sample_weight=w)
+        self.model_: Any = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip").fit(
+            p, y, sample_weight=w
+        )
         return self
 
     def transform(self, scores: ArrayLike) -> FloatArray:
         """Recalibrated scores, shape (n_samples,)."""
         if not hasattr(self, "model_"):
-            raise ConfigError("IsotonicCalibrator is not fitted; call fit(scores, y_true) first.",
-                              parameter="self", value=None)
+            raise ConfigError(
+                "IsotonicCalibrator is not fitted; call fit(scores, y_true) first.", parameter="self", value=None
+            )
         p, _ = check_scores(scores, "scores")
         return np.asarray(self.model_.predict(p), dtype=np.float64)
 
-    def fit_transform(self, scores: ArrayLike, y_true: ArrayLike, *,
-                      sample_weight: ArrayLike | None = None) -> FloatArray:
+    def fit_transform(
+        self, scores: ArrayLike, y_true: ArrayLike, *, sample_weight: ArrayLike | None = None
+    ) -> FloatArray:
         """Fit, then transform the same scores."""
         return self.fit(scores, y_true, sample_weight=sample_weight).transform(scores)

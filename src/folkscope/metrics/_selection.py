@@ -149,14 +149,14 @@ def allocation_gaps(
     check_same_length(selected=sel, groups=g)
     codes, labels = factorize_labels(g)
     if reference not in labels:
-        raise ConfigError(f"reference must be one of the groups {labels}; "
-                          f"got {reference!r}.", parameter="reference", value=reference)
+        raise ConfigError(
+            f"reference must be one of the groups {labels}; got {reference!r}.", parameter="reference", value=reference
+        )
     m = len(labels)
     n = np.bincount(codes, minlength=m).astype(np.float64)
     phi = np.bincount(codes, weights=sel, minlength=m) / n
     ref = labels.index(reference)
-    out = pd.DataFrame({"n": n, "selection_rate": phi, "dp_gap": phi - phi[ref]},
-                       index=pd.Index(labels, name="group"))
+    out = pd.DataFrame({"n": n, "selection_rate": phi, "dp_gap": phi - phi[ref]}, index=pd.Index(labels, name="group"))
     if qualified is not None:
         d = check_binary(qualified, "qualified")
         check_same_length(selected=sel, qualified=d)
@@ -164,9 +164,11 @@ def allocation_gaps(
         with np.errstate(invalid="ignore", divide="ignore"):
             psi = np.bincount(codes, weights=sel * d, minlength=m) / nq
         if (nq == 0).any():
-            undefined(f"allocation_gaps: group(s) {[labels[i] for i in np.flatnonzero(nq == 0)]} "
-                      "have no qualified "
-                      "candidate; their qualified selection rate and EO gap are NaN.")
+            undefined(
+                f"allocation_gaps: group(s) {[labels[i] for i in np.flatnonzero(nq == 0)]} "
+                "have no qualified "
+                "candidate; their qualified selection rate and EO gap are NaN."
+            )
         out["n_qualified"] = nq
         out["qualified_selection_rate"] = psi
         out["eo_gap"] = psi - psi[ref]
@@ -250,8 +252,7 @@ def simulate_top_k_allocation(
     q = None if qualified is None else check_binary(qualified, "qualified")
     if q is not None:
         check_same_length(scores=s, qualified=q)
-    return allocation_gaps(sel, g[flat], reference=reference,
-                           qualified=None if q is None else q[flat])
+    return allocation_gaps(sel, g[flat], reference=reference, qualified=None if q is None else q[flat])
 
 
 def root_mean_square_bias(biases: ArrayLike) -> float:
@@ -390,8 +391,7 @@ def predictive_validity(
     if absolute_gap:
         y = np.abs(y)
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        nan = undefined("predictive_validity is undefined: fewer than 3 points or a constant "
-                        "input.")
+        nan = undefined("predictive_validity is undefined: fewer than 3 points or a constant input.")
         return PearsonResult(nan, nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

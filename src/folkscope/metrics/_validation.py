@@ -78,9 +78,7 @@ def check_number(
         above = high is not None and (v >= high if high_open else v > high)
         if not (below or above):
             return value
-    raise ConfigError(
-        f"{name} must be {kind} in {interval}; got {value!r}.", parameter=name, value=value
-    )
+    raise ConfigError(f"{name} must be {kind} in {interval}; got {value!r}.", parameter=name, value=value)
 
 
 def check_random_state(random_state: object) -> np.random.Generator:
@@ -89,12 +87,10 @@ def check_random_state(random_state: object) -> np.random.Generator:
         return random_state
     if random_state is None:
         return np.random.default_rng()
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
-            and int(random_state) >= 0:
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0:
         return np.random.default_rng(int(random_state))
     raise ConfigError(
-        "random_state must be None, a non-negative int seed or a numpy.random.Generator; "
-        f"got {random_state!r}.",
+        f"random_state must be None, a non-negative int seed or a numpy.random.Generator; got {random_state!r}.",
         parameter="random_state",
         value=random_state,
     )
@@ -105,9 +101,7 @@ def as_1d(values: ArrayLike, name: str, *, allow_empty: bool = False) -> FloatAr
     """Return ``values`` as a 1-d float64 array or raise DataError."""
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise DataError(
-            f"{name} must be a 1-d array of shape (n_samples,); got shape {arr.shape}."
-        )
+        raise DataError(f"{name} must be a 1-d array of shape (n_samples,); got shape {arr.shape}.")
     if arr.size == 0 and not allow_empty:
         raise DataError(f"{name} is empty; at least one row is needed.")
     if arr.dtype.kind not in "biuf":
@@ -137,8 +131,9 @@ def check_binary(values: ArrayLike, name: str = "y_true") -> FloatArray:
     return arr
 
 
-def check_scores(values: ArrayLike, name: str = "y_prob", *, nan_policy: NanPolicy = "raise",
-                 unit_interval: bool = True) -> tuple[FloatArray, NDArray[np.bool_]]:
+def check_scores(
+    values: ArrayLike, name: str = "y_prob", *, nan_policy: NanPolicy = "raise", unit_interval: bool = True
+) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Check scores; return them and the mask of NaN rows.
 
     NaN raises unless ``nan_policy='omit'``, in which case the caller drops the
@@ -169,8 +164,7 @@ def check_scores(values: ArrayLike, name: str = "y_prob", *, nan_policy: NanPoli
     return arr, nan
 
 
-def check_sample_weight(sample_weight: ArrayLike | None, n: int,
-                        name: str = "sample_weight") -> FloatArray | None:
+def check_sample_weight(sample_weight: ArrayLike | None, n: int, name: str = "sample_weight") -> FloatArray | None:
     """Weights must be finite and >= 0 with a positive sum; ``None`` stays ``None``."""
     if sample_weight is None:
         return None
@@ -199,8 +193,14 @@ class BinaryInput(NamedTuple):
     n_nan: int
 
 
-def check_binary_input(y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None,
-                       nan_policy: object = "raise", *, unit_interval: bool = True) -> BinaryInput:
+def check_binary_input(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    sample_weight: ArrayLike | None,
+    nan_policy: object = "raise",
+    *,
+    unit_interval: bool = True,
+) -> BinaryInput:
     """Validate the usual (y_true, y_prob, sample_weight) triple of a risk-score metric."""
     policy = check_nan_policy(nan_policy)
     y = check_binary(y_true, "y_true")
@@ -226,8 +226,10 @@ def factorize_labels(groups: ArrayLike, name: str = "groups") -> tuple[NDArray[n
         raise DataError(f"{name} must be a 1-d array of shape (n_samples,); got shape {arr.shape}.")
     codes, uniques = pd.factorize(arr, sort=True, use_na_sentinel=True)
     if (codes < 0).any():
-        raise DataError(f"{name} contains {int((codes < 0).sum())} missing label(s) (NaN/None); "
-                        "give those rows an explicit group such as 'unknown'.")
+        raise DataError(
+            f"{name} contains {int((codes < 0).sum())} missing label(s) (NaN/None); "
+            "give those rows an explicit group such as 'unknown'."
+        )
     labels = [u.item() if isinstance(u, np.generic) else u for u in uniques]
     return np.asarray(codes, dtype=np.intp), labels
 

@@ -12,6 +12,15 @@ Examples
 ('29', '30', '31', '32')
 """
 
+from folkscope.numeric.analysis import rescore
+from folkscope.numeric.compare import attach_comparison, compare_runs
+from folkscope.numeric.config import PROMPT_VERSION, NumericConfig
+from folkscope.numeric.frequencies import (
+    BUNDLED_FREQUENCIES,
+    NumberFrequencies,
+    load_number_frequencies,
+)
+from folkscope.numeric.games import PenniesResult, play_matching_pennies
 from folkscope.numeric.measures import (
     METRIC_COLUMNS,
     behaviour_shares,
@@ -28,12 +37,6 @@ from folkscope.numeric.measures import (
     split_unscored,
     summarize_metrics,
 )
-from folkscope.numeric.frequencies import (
-    BUNDLED_FREQUENCIES,
-    NumberFrequencies,
-    load_number_frequencies,
-)
-from folkscope.numeric.games import PenniesResult, play_matching_pennies
 from folkscope.numeric.original import load_original_templates
 from folkscope.numeric.problems import (
     SCALES,
@@ -43,9 +46,6 @@ from folkscope.numeric.problems import (
     load_templates,
     scale_numbers,
 )
-from folkscope.numeric.analysis import rescore
-from folkscope.numeric.compare import attach_comparison, compare_runs
-from folkscope.numeric.config import PROMPT_VERSION, NumericConfig
 from folkscope.numeric.run import NumericRun, run_numeric
 from folkscope.numeric.scoring import PROBABILITY_COLUMNS, engine_prompt, score_problems, word_variants
 from folkscope.numeric.templates import DATASETS, TemplateFile, detect_template_format

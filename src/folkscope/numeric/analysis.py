@@ -47,11 +47,12 @@ def analyse(folder: Path, *, heatmap: bool = True) -> dict[str, Any]:
     probs, unscored = measures.split_unscored(pd.read_parquet(folder / "probabilities.parquet"))
     if probs.empty:
         name = folder.name.removeprefix(".").removesuffix(".staging")  # the run's name, not its staging folder's
-        raise DataError(f"{name}: no problem has every option scored ({len(unscored)} left out), so there is "
-                        "nothing to analyse; the backend gave no probability for some option of each problem "
-                        "(a web API's chat endpoint returns only its top log-probabilities: try the base form)")
-    per_problem = measures.problem_metrics(probs).merge(
-        problems[["problem_id", "pair", "cell"]], on="problem_id")
+        raise DataError(
+            f"{name}: no problem has every option scored ({len(unscored)} left out), so there is "
+            "nothing to analyse; the backend gave no probability for some option of each problem "
+            "(a web API's chat endpoint returns only its top log-probabilities: try the base form)"
+        )
+    per_problem = measures.problem_metrics(probs).merge(problems[["problem_id", "pair", "cell"]], on="problem_id")
     cells = measures.classify_cells(probs, problems)
     bias, by_word = measures.order_bias(probs)
     metrics: dict[str, Any] = {
@@ -61,8 +62,7 @@ def analyse(folder: Path, *, heatmap: bool = True) -> dict[str, Any]:
         "n_cells": len(cells),
         "summary": measures.summarize_metrics(per_problem, per_problem["pair"]),
         "behaviour_shares": measures.behaviour_shares(cells),
-        "behaviour_shares_renormalised": measures.behaviour_shares(
-            cells, column="behaviour_renormalised"),
+        "behaviour_shares_renormalised": measures.behaviour_shares(cells, column="behaviour_renormalised"),
         "order_bias": bias,
         "multi_token_share": float((probs["min_tokens"] > 1).mean()),
     }
@@ -87,10 +87,11 @@ def analyse(folder: Path, *, heatmap: bool = True) -> dict[str, Any]:
         renormalised = measures.heatmap_data(cells, column="behaviour_renormalised")
         write_parquet(folder / "heatmap.parquet", heat)
         write_parquet(folder / "heatmap_renormalised.parquet", renormalised)
-        write_heatmap({"behaviour (rate)": heat, "behaviour of Π / PM (share of cells)": renormalised},
-                      folder / "heatmap.png",
-                      title=f"{config['dataset']} / {config['model']} "
-                            f"({'chat' if config['chat'] else 'base'})")
+        write_heatmap(
+            {"behaviour (rate)": heat, "behaviour of Π / PM (share of cells)": renormalised},
+            folder / "heatmap.png",
+            title=f"{config['dataset']} / {config['model']} ({'chat' if config['chat'] else 'base'})",
+        )
         heat_name = "heatmap.png"
     write_json(folder / "metrics.json", metrics)
     record_caveats(folder, run_caveats(metrics))
@@ -99,14 +100,16 @@ def analyse(folder: Path, *, heatmap: bool = True) -> dict[str, Any]:
     return metrics
 
 
-def _frequency_effects(config: dict[str, Any], per_problem: pd.DataFrame,
-                       problems: pd.DataFrame) -> dict[str, Any] | None:
+def _frequency_effects(
+    config: dict[str, Any], per_problem: pd.DataFrame, problems: pd.DataFrame
+) -> dict[str, Any] | None:
     """Frequency effects with the run's table: over all its rows and over measured rows only."""
     source = config.get("frequency_table", BUNDLED_FREQUENCIES)
     if source is None:
         return None
     table = load_number_frequencies(source)
-    return {"table": table.summary(),
-            "all_numbers": measures.frequency_effect(per_problem, problems, table),
-            "measured_only": measures.frequency_effect(per_problem, problems, table,
-                                                       measured_only=True)}
+    return {
+        "table": table.summary(),
+        "all_numbers": measures.frequency_effect(per_problem, problems, table),
+        "measured_only": measures.frequency_effect(per_problem, problems, table, measured_only=True),
+    }

@@ -26,8 +26,11 @@ _BEHAVIOURS = ("calibrated", "pick_higher", "pick_lower", "pick_first", "pick_se
 
 def _row(folder: Path, manifest: Manifest, metrics: dict[str, Any]) -> dict[str, Any]:
     config = metrics.get("config") or {}
-    row: dict[str, Any] = {"model": manifest.model_name, "prompt": "chat" if config.get("chat") else "base",
-                           "problems": metrics.get("n_problems")}  # fmt: skip
+    row: dict[str, Any] = {
+        "model": manifest.model_name,
+        "prompt": "chat" if config.get("chat") else "base",
+        "problems": metrics.get("n_problems"),
+    }
     for key, title in _SUMMARIES.items():
         block = (metrics.get("summary") or {}).get(key) or {}
         row[title], row[f"{title} low"], row[f"{title} high"] = block.get("mean"), block.get("low"), block.get("high")
@@ -44,8 +47,10 @@ def _lead(frame: pd.DataFrame) -> str:
     if scored.empty:
         return "No run has a defined calibration distance."
     best = scored.loc[scored["WD"].idxmin()]
-    return (f"Closest to the stated proportions: {best['model']} ({best['prompt']}), WD {best['WD']:.3f}, "
-            f"with {best['PM']:.1%} of its probability on the two options.")
+    return (
+        f"Closest to the stated proportions: {best['model']} ({best['prompt']}), WD {best['WD']:.3f}, "
+        f"with {best['PM']:.1%} of its probability on the two options."
+    )
 
 
 def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> PartBoard:
@@ -53,14 +58,23 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     runs, notes = run_metrics(folders)
     for run in runs:
-        dataset = str((run.metrics.get("config") or {}).get("dataset") or run.manifest.config.get("dataset") or "numeric")
+        dataset = str(
+            (run.metrics.get("config") or {}).get("dataset") or run.manifest.config.get("dataset") or "numeric"
+        )
         by_dataset.setdefault(dataset, []).append(_row(run.folder, run.manifest, dict(run.metrics)))
     tables = [
-        BoardTable(part="numeric", key=slug(f"numeric-{dataset}"), title=dataset, frame=pd.DataFrame(rows), lead=_lead(pd.DataFrame(rows)),
-                   intervals={t: (f"{t} low", f"{t} high") for t in _SUMMARIES.values()}, labels=("model", "prompt"),
-                   about="PM: probability on the two options (higher: the model answers the question); WD: distance of "
-                         "the renormalised probabilities to the stated proportions (lower is better); RE: relative entropy "
-                         "against them. [95% interval clustered by option pair.] Shares: behaviour of the grid cells.")
+        BoardTable(
+            part="numeric",
+            key=slug(f"numeric-{dataset}"),
+            title=dataset,
+            frame=pd.DataFrame(rows),
+            lead=_lead(pd.DataFrame(rows)),
+            intervals={t: (f"{t} low", f"{t} high") for t in _SUMMARIES.values()},
+            labels=("model", "prompt"),
+            about="PM: probability on the two options (higher: the model answers the question); WD: distance of "
+            "the renormalised probabilities to the stated proportions (lower is better); RE: relative entropy "
+            "against them. [95% interval clustered by option pair.] Shares: behaviour of the grid cells.",
+        )
         for dataset, rows in sorted(by_dataset.items())
-    ]  # fmt: skip
+    ]
     return PartBoard(tables=tables, notes=notes)

@@ -22,5 +22,10 @@ def run_caveats(metrics: Mapping[str, Any]) -> list[Caveat]:
     """
     if not metrics.get("n_unscored"):
         return []
-    return [Caveat("unscored-options", f"{metrics['n_unscored']} of {metrics['n_problems']} problems have an option the backend "
-                                       "could not score: they are left out of every statistic.")]  # fmt: skip
+    return [
+        Caveat(
+            "unscored-options",
+            f"{metrics['n_unscored']} of {metrics['n_problems']} problems have an option the backend "
+            "could not score: they are left out of every statistic.",
+        )
+    ]

@@ -30,21 +30,32 @@ class NumericConfig:
     ``backend`` come from the engine configuration, not flags of their own.
     """
 
-    dataset: str = field(default="colors", metadata=option("What to evaluate: colors, wordproblems or distributions.",
-                                                           choices=DATASETS, aliases=("--task",)))  # fmt: skip
-    model: str = field(default="default", metadata=option("Model handle ('default' is SmolLM2-135M-Instruct).", cli=False))
+    dataset: str = field(
+        default="colors",
+        metadata=option(
+            "What to evaluate: colors, wordproblems or distributions.", choices=DATASETS, aliases=("--task",)
+        ),
+    )
+    model: str = field(
+        default="default", metadata=option("Model handle ('default' is SmolLM2-135M-Instruct).", cli=False)
+    )
     backend: str = field(
-        default="transformers", metadata=option("Inference backend: transformers, vllm, litellm (web APIs) or fake.", cli=False)
+        default="transformers",
+        metadata=option("Inference backend: transformers, vllm, litellm (web APIs) or fake.", cli=False),
     )
     chat: bool = field(
         default=False,
-        metadata=option("Chat form: calibration instruction as a user turn, scenario as assistant prefill.", kind="toggle"),
+        metadata=option(
+            "Chat form: calibration instruction as a user turn, scenario as assistant prefill.", kind="toggle"
+        ),
     )
     seed: int = field(default=0, metadata=option("Seed of the number scales, intervals and --limit sample."))
     scales: tuple[str, ...] = field(
         default=tuple(SCALES), metadata=option("Number scales (small, medium, large). Comma-separated.", kind="list")
     )
-    n_numbers: int = field(default=10, metadata=option("Numbers per scale; n_numbers**2 configurations per cell (2-10)."))
+    n_numbers: int = field(
+        default=10, metadata=option("Numbers per scale; n_numbers**2 configurations per cell (2-10).")
+    )
     n_intervals: int = field(default=320, metadata=option("Intervals of the distributions dataset."))
     templates: tuple[str, ...] | None = field(
         default=None, metadata=option("Template ids to keep (default all). Comma-separated.", kind="list")
@@ -55,13 +66,19 @@ class NumericConfig:
     template_file: str | None = field(
         default=None, metadata=option("Your own template file: folkscope's JSON schema or the paper's original layout.")
     )
-    limit: int | None = field(default=None, metadata=option("A small run: keep a seeded random sample of this many problems (default: all).",
-                                                            metavar="N"))  # fmt: skip
+    limit: int | None = field(
+        default=None,
+        metadata=option("A small run: keep a seeded random sample of this many problems (default: all).", metavar="N"),
+    )
     numbers: tuple[int, ...] | None = field(
         default=None,
-        metadata=option("Two-option datasets: exactly these numbers (one 'custom' scale, every ordered pair) instead of the "
-                        "scales. Comma-separated, e.g. 8,9,48,51,98,99.", kind="list", parse=comma_ints),
-    )  # fmt: skip
+        metadata=option(
+            "Two-option datasets: exactly these numbers (one 'custom' scale, every ordered pair) instead of the "
+            "scales. Comma-separated, e.g. 8,9,48,51,98,99.",
+            kind="list",
+            parse=comma_ints,
+        ),
+    )
     template_format: str = field(
         default="auto",
         metadata=option("Format of the template file: auto (detect), folkscope or original.", choices=TEMPLATE_FORMATS),
@@ -71,46 +88,59 @@ class NumericConfig:
     )
     frequency_table: str | None = field(
         default=BUNDLED_FREQUENCIES,
-        metadata=option("Number-frequency table of the frequency-effects analysis: 'bundled', a CSV path "
-                        "(number,frequency[,measured]) or none."),
-    )  # fmt: skip
-    pennies_games: int = field(
-        default=0, metadata=option("Matching-pennies games the model plays against the n-gram guesser (0: none).", low=0)
+        metadata=option(
+            "Number-frequency table of the frequency-effects analysis: 'bundled', a CSV path "
+            "(number,frequency[,measured]) or none."
+        ),
     )
-    pennies_rounds: int = field(default=100, metadata=option("Rounds per matching-pennies game (the paper: 100).", low=2))
-    pennies_n: int = field(default=4, metadata=option("Order of the matching-pennies n-gram guesser (the paper: 4).", low=1))
+    pennies_games: int = field(
+        default=0,
+        metadata=option("Matching-pennies games the model plays against the n-gram guesser (0: none).", low=0),
+    )
+    pennies_rounds: int = field(
+        default=100, metadata=option("Rounds per matching-pennies game (the paper: 100).", low=2)
+    )
+    pennies_n: int = field(
+        default=4, metadata=option("Order of the matching-pennies n-gram guesser (the paper: 4).", low=1)
+    )
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
-            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}",
-                              parameter="backend", value=self.backend)
+            raise ConfigError(
+                f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}",
+                parameter="backend",
+                value=self.backend,
+            )
         if self.dataset not in DATASETS:
-            raise ConfigError(f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}",
-                              parameter="dataset", value=self.dataset)
+            raise ConfigError(
+                f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}",
+                parameter="dataset",
+                value=self.dataset,
+            )
         for name in ("scales", "templates", "words", "numbers"):
             value = getattr(self, name)
             if value is not None:
                 if isinstance(value, str):
-                    raise ConfigError(f"{name} must be a list of names, got the string {value!r}",
-                                      parameter=name, value=value)
+                    raise ConfigError(
+                        f"{name} must be a list of names, got the string {value!r}", parameter=name, value=value
+                    )
                 object.__setattr__(self, name, tuple(value))
         if not isinstance(self.chat, bool):
-            raise ConfigError(f"chat must be True or False, got {self.chat!r}", parameter="chat",
-                              value=self.chat)
+            raise ConfigError(f"chat must be True or False, got {self.chat!r}", parameter="chat", value=self.chat)
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise ConfigError(f"seed must be an integer, got {self.seed!r}", parameter="seed",
-                              value=self.seed)
+            raise ConfigError(f"seed must be an integer, got {self.seed!r}", parameter="seed", value=self.seed)
         for name in ("template_file", "prompt_file"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, str(getattr(self, name)))
         if self.template_format not in TEMPLATE_FORMATS:
-            raise ConfigError(f"template_format must be one of {', '.join(TEMPLATE_FORMATS)}, "
-                              f"got {self.template_format!r}", parameter="template_format",
-                              value=self.template_format)
+            raise ConfigError(
+                f"template_format must be one of {', '.join(TEMPLATE_FORMATS)}, got {self.template_format!r}",
+                parameter="template_format",
+                value=self.template_format,
+            )
         if self.frequency_table is not None:
             table = str(self.frequency_table)
-            object.__setattr__(self, "frequency_table",
-                               None if table.lower() in ("", "none", "off") else table)
+            object.__setattr__(self, "frequency_table", None if table.lower() in ("", "none", "off") else table)
         check_declared(self)
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,12 +156,14 @@ class NumericConfig:
         """SHA-256 of the canonical JSON (sorted keys, compact) of the config, the
         prompt version and the template file's content, so edited templates get a new folder."""
         tf = self.template_source()
-        content: dict[str, Any] = {"templates": [dict(t) for t in tf.templates],
-                                   "instructions": list(tf.instructions), "words": list(tf.words)}
+        content: dict[str, Any] = {
+            "templates": [dict(t) for t in tf.templates],
+            "instructions": list(tf.instructions),
+            "words": list(tf.words),
+        }
         if self.frequency_table not in (None, BUNDLED_FREQUENCIES):
             content["frequency_table"] = load_number_frequencies(self.frequency_table).fingerprint()
-        return fingerprint({"config": self.to_dict(), "prompt_version": PROMPT_VERSION,
-                            "template_content": content})
+        return fingerprint({"config": self.to_dict(), "prompt_version": PROMPT_VERSION, "template_content": content})
 
     def run_key(self, engine_identity: dict[str, Any]) -> str:
         """The run's fingerprint: this config's and the engine's identity (dtype, budget, backend
@@ -142,18 +174,31 @@ class NumericConfig:
         """``<results_dir>/numeric-<dataset>/<model>/<chat|base>-<hash8>`` (:func:`folkscope.runs.run_path`),
         ``run_key`` being :meth:`run_key`'s (computing it reads the template file, so callers do it once) and
         ``model_name`` the engine's name of the model (``default`` resolves to ``SmolLM2-135M-Instruct``)."""
-        return run_path(results_dir, subject=f"numeric-{self.dataset}", model=Path(model_name).name or model_name,
-                        variant="chat" if self.chat else "base", fingerprint=run_key)
+        return run_path(
+            results_dir,
+            subject=f"numeric-{self.dataset}",
+            model=Path(model_name).name or model_name,
+            variant="chat" if self.chat else "base",
+            fingerprint=run_key,
+        )
 
     def template_source(self) -> TemplateFile:
         """The template file this config reads (bundled, folkscope format or original layout)."""
-        return load_templates(self.dataset, self.template_file, format=self.template_format,
-                              prompts=self.prompt_file)
+        return load_templates(self.dataset, self.template_file, format=self.template_format, prompts=self.prompt_file)
 
     def problems(self) -> list[NumericProblem]:
         """The problems this config defines."""
         return generate_problems(
-            self.dataset, seed=self.seed, scales=self.scales, n_numbers=self.n_numbers,
-            n_intervals=self.n_intervals, templates=self.templates, words=self.words,
-            template_file=self.template_file, limit=self.limit, numbers=self.numbers,
-            template_format=self.template_format, prompt_file=self.prompt_file)
+            self.dataset,
+            seed=self.seed,
+            scales=self.scales,
+            n_numbers=self.n_numbers,
+            n_intervals=self.n_intervals,
+            templates=self.templates,
+            words=self.words,
+            template_file=self.template_file,
+            limit=self.limit,
+            numbers=self.numbers,
+            template_format=self.template_format,
+            prompt_file=self.prompt_file,
+        )

@@ -73,22 +73,22 @@ class NumberFrequencies:
 
     def fingerprint(self) -> str:
         """SHA-256 of the sorted rows, so edited tables are told apart."""
-        rows = ";".join(f"{n}:{self.values[n]!r}:{int(n in self.measured)}"
-                        for n in sorted(self.values))
+        rows = ";".join(f"{n}:{self.values[n]!r}:{int(n in self.measured)}" for n in sorted(self.values))
         return hashlib.sha256(rows.encode()).hexdigest()
 
     def summary(self) -> dict[str, object]:
         """JSON-ready description (source, size, measured range)."""
-        return {"source": self.source, "n_numbers": len(self.values),
-                "n_measured": len(self.measured),
-                "measured_range": ([min(self.measured), max(self.measured)]
-                                   if self.measured else None),
-                "note": self.note}
+        return {
+            "source": self.source,
+            "n_numbers": len(self.values),
+            "n_measured": len(self.measured),
+            "measured_range": ([min(self.measured), max(self.measured)] if self.measured else None),
+            "note": self.note,
+        }
 
 
 def _bad(msg: str, source: str, value: object = None) -> ConfigError:
-    return ConfigError(f"number-frequency table {source}: {msg}", parameter="frequency_table",
-                       value=value)
+    return ConfigError(f"number-frequency table {source}: {msg}", parameter="frequency_table", value=value)
 
 
 def _parse(text: str, source: str) -> NumberFrequencies:
@@ -102,14 +102,12 @@ def _parse_rows(text: str, source: str) -> NumberFrequencies:
     note_lines = [ln[1:].strip() for ln in text.splitlines() if ln.lstrip().startswith("#")]
     body = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     if not body:
-        raise _bad("holds no rows; expected a header 'number,frequency[,measured]' and rows",
-                   source)
+        raise _bad("holds no rows; expected a header 'number,frequency[,measured]' and rows", source)
     reader = csv.DictReader(io.StringIO("\n".join(body)))
     header = [h.strip() for h in (reader.fieldnames or [])]
     reader.fieldnames = header
     if "number" not in header or "frequency" not in header:
-        raise _bad(f"needs the columns 'number' and 'frequency' (optional 'measured'); got "
-                   f"{header}", source, header)
+        raise _bad(f"needs the columns 'number' and 'frequency' (optional 'measured'); got {header}", source, header)
     values: dict[int, float] = {}
     measured: set[int] = set()
     for line, row in enumerate(reader, start=2):
@@ -117,8 +115,7 @@ def _parse_rows(text: str, source: str) -> NumberFrequencies:
         try:
             number = int(raw_n)
         except ValueError:
-            raise _bad(f"row {line}: number must be a non-negative integer, got {raw_n!r}",
-                       source, raw_n) from None
+            raise _bad(f"row {line}: number must be a non-negative integer, got {raw_n!r}", source, raw_n) from None
         if number < 0:
             raise _bad(f"row {line}: number must be non-negative, got {number}", source, number)
         if number in values:
@@ -126,11 +123,9 @@ def _parse_rows(text: str, source: str) -> NumberFrequencies:
         try:
             freq = float(raw_f)
         except ValueError:
-            raise _bad(f"row {line}: frequency must be a number, got {raw_f!r}", source,
-                       raw_f) from None
+            raise _bad(f"row {line}: frequency must be a number, got {raw_f!r}", source, raw_f) from None
         if not math.isfinite(freq) or freq < 0:
-            raise _bad(f"row {line}: frequency must be finite and >= 0, got {raw_f!r}", source,
-                       raw_f)
+            raise _bad(f"row {line}: frequency must be finite and >= 0, got {raw_f!r}", source, raw_f)
         flag = (row.get("measured") or "true").strip().lower()
         if flag not in _TRUE | _FALSE:
             raise _bad(f"row {line}: measured must be true or false, got {flag!r}", source, flag)
@@ -158,9 +153,11 @@ def load_number_frequencies(source: str | Path = BUNDLED_FREQUENCIES) -> NumberF
     (True, True, False)
     """
     if str(source) == BUNDLED_FREQUENCIES:
-        ref = resources.files("folkscope.numeric").joinpath("resources").joinpath(
-            "number_frequencies.csv")
+        ref = resources.files("folkscope.numeric").joinpath("resources").joinpath("number_frequencies.csv")
         return _parse(ref.read_text(encoding="utf-8"), BUNDLED_FREQUENCIES)
-    text = read_text_file(source, "number-frequency table",
-                          error=lambda message: ConfigError(message, parameter="frequency_table", value=str(source)))
+    text = read_text_file(
+        source,
+        "number-frequency table",
+        error=lambda message: ConfigError(message, parameter="frequency_table", value=str(source)),
+    )
     return _parse(text, str(source))

@@ -32,6 +32,7 @@ from folkscope.readout import read_choices
 
 __all__ = ["PenniesResult", "play_matching_pennies"]
 
+
 @dataclass(frozen=True, eq=False)
 class PenniesResult:
     """Outcome of :func:`play_matching_pennies`.
@@ -89,34 +90,47 @@ class PenniesResult:
     def to_dict(self) -> dict[str, float | int]:
         """Summary numbers (per-round arrays left out)."""
         out: dict[str, float | int] = {
-            "n_games": int(self.moves.shape[0]), "n_rounds": int(self.moves.shape[1]),
-            "guesser_n": self.guesser_n, "win_rate": self.win_rate,
+            "n_games": int(self.moves.shape[0]),
+            "n_rounds": int(self.moves.shape[1]),
+            "guesser_n": self.guesser_n,
+            "win_rate": self.win_rate,
             "runs_test_pass_rate": self.runs_test_pass_rate,
-            "mean_probability_mass": self.mean_probability_mass, "heads_rate": self.heads_rate,
+            "mean_probability_mass": self.mean_probability_mass,
+            "heads_rate": self.heads_rate,
             "fallback_rounds": self.fallback_rounds,
             "fallback_nan_rounds": self.fallback_nan_rounds,
             "fallback_zero_rounds": self.fallback_zero_rounds,
         }
         if self.fallback_rounds:
             win, passed, n_clean = self._clean()
-            out.update(win_rate_without_fallback_games=win,
-                       runs_test_pass_rate_without_fallback_games=passed,
-                       n_games_without_fallback=n_clean)
+            out.update(
+                win_rate_without_fallback_games=win,
+                runs_test_pass_rate_without_fallback_games=passed,
+                n_games_without_fallback=n_clean,
+            )
         return out
 
     def rounds_frame(self) -> pd.DataFrame:
         """One row per (game, round): move (1 = Heads), p_heads, mass, fallback, guess, won."""
         guesses = np.stack([ngram_guesses(m, n=self.guesser_n) for m in self.moves])
         g, r = np.indices(self.moves.shape)
-        return pd.DataFrame({
-            "game": g.ravel(), "round": r.ravel(), "move": self.moves.ravel(),
-            "p_heads": self.p_heads.ravel(), "mass": self.mass.ravel(),
-            "fallback": self.fallback.ravel(), "guess": guesses.ravel(),
-            "player_won": (guesses != self.moves).ravel()})
+        return pd.DataFrame(
+            {
+                "game": g.ravel(),
+                "round": r.ravel(),
+                "move": self.moves.ravel(),
+                "p_heads": self.p_heads.ravel(),
+                "mass": self.mass.ravel(),
+                "fallback": self.fallback.ravel(),
+                "guess": guesses.ravel(),
+                "player_won": (guesses != self.moves).ravel(),
+            }
+        )
 
 
-def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 100,
-                          n: int = 4, chat: bool = False, seed: int = 0) -> PenniesResult:
+def play_matching_pennies(
+    engine: Engine, *, n_games: int = 10, n_rounds: int = 100, n: int = 4, chat: bool = False, seed: int = 0
+) -> PenniesResult:
     """Play ``n_games`` games of ``n_rounds`` rounds and score them.
 
     Parameters
@@ -133,8 +147,7 @@ def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 
     """
     for name, value, low in (("n_games", n_games, 1), ("n_rounds", n_rounds, 2), ("n", n, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}",
-                              parameter=name, value=value)
+            raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}", parameter=name, value=value)
     rng = np.random.default_rng(seed)
     moves = np.zeros((n_games, n_rounds), dtype=np.int64)
     mass = np.zeros((n_games, n_rounds))
@@ -143,8 +156,14 @@ def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 
     n_nan = n_zero = 0
     for r in range(n_rounds):
         prompts = [[matching_pennies_prompt(moves[g, :r].tolist(), rounds=n_rounds, chat=chat)] for g in range(n_games)]
-        readout = read_choices(engine, prompts, PENNY_FACES, variants=word_variants, unit="games",
-                               description=f"matching pennies (round {r + 1} of {n_rounds})")
+        readout = read_choices(
+            engine,
+            prompts,
+            PENNY_FACES,
+            variants=word_variants,
+            unit="games",
+            description=f"matching pennies (round {r + 1} of {n_rounds})",
+        )
         mass[:, r] = readout.mass[:, 0]
         for g in range(n_games):
             if np.isnan(mass[g, r]):
@@ -158,9 +177,16 @@ def play_matching_pennies(engine: Engine, *, n_games: int = 10, n_rounds: int = 
             moves[g, r] = int(rng.random() < p_heads[g, r])
     win = float(np.mean([matching_pennies_win_rate(m, n=n) for m in moves]))
     usable = mass[~np.isnan(mass)]
-    return PenniesResult(moves=moves, win_rate=win,
-                         runs_test_pass_rate=runs_test_pass_rate(list(moves)),
-                         mean_probability_mass=float(usable.mean()) if usable.size else float("nan"),
-                         heads_rate=float(moves.mean()), p_heads=p_heads, mass=mass,
-                         fallback=fallback, fallback_nan_rounds=n_nan,
-                         fallback_zero_rounds=n_zero, guesser_n=n)
+    return PenniesResult(
+        moves=moves,
+        win_rate=win,
+        runs_test_pass_rate=runs_test_pass_rate(list(moves)),
+        mean_probability_mass=float(usable.mean()) if usable.size else float("nan"),
+        heads_rate=float(moves.mean()),
+        p_heads=p_heads,
+        mass=mass,
+        fallback=fallback,
+        fallback_nan_rounds=n_nan,
+        fallback_zero_rounds=n_zero,
+        guesser_n=n,
+    )

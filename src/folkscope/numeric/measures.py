@@ -60,26 +60,29 @@ def problems_frame(problems: Sequence[NumericProblem]) -> pd.DataFrame:
     and second; ``number_1``/``number_2``: the two numbers the text shows,
     i.e. the counts, or the interval ends of a distributions problem).
     """
+
     def shown(p: NumericProblem, i: int) -> int:
         return int(p.numbers[i]) if len(p.numbers) == 2 else int(p.counts[i])
 
-    return pd.DataFrame({
-        "problem_id": [p.id for p in problems],
-        "dataset": [p.dataset for p in problems],
-        "template_id": [p.template_id for p in problems],
-        "scale": [p.scale for p in problems],
-        "cell": [p.cell for p in problems],
-        "pair": [p.pair for p in problems],
-        "first": [p.options[0] for p in problems],
-        "second": [p.options[1] for p in problems],
-        "n_options": [len(p.options) for p in problems],
-        "count_first": [p.counts[0] for p in problems],
-        "count_second": [p.counts[1] for p in problems],
-        "number_1": [shown(p, 0) for p in problems],
-        "number_2": [shown(p, 1) for p in problems],
-        "instruction_id": [p.instruction_id for p in problems],
-        "text": [p.text for p in problems],
-    })
+    return pd.DataFrame(
+        {
+            "problem_id": [p.id for p in problems],
+            "dataset": [p.dataset for p in problems],
+            "template_id": [p.template_id for p in problems],
+            "scale": [p.scale for p in problems],
+            "cell": [p.cell for p in problems],
+            "pair": [p.pair for p in problems],
+            "first": [p.options[0] for p in problems],
+            "second": [p.options[1] for p in problems],
+            "n_options": [len(p.options) for p in problems],
+            "count_first": [p.counts[0] for p in problems],
+            "count_second": [p.counts[1] for p in problems],
+            "number_1": [shown(p, 0) for p in problems],
+            "number_2": [shown(p, 1) for p in problems],
+            "instruction_id": [p.instruction_id for p in problems],
+            "text": [p.text for p in problems],
+        }
+    )
 
 
 def option_matrices(probs: pd.DataFrame) -> list[tuple[list[str], np.ndarray, np.ndarray]]:
@@ -90,17 +93,16 @@ def option_matrices(probs: pd.DataFrame) -> list[tuple[list[str], np.ndarray, np
     """
     need = {"problem_id", "position", "ideal_prob", "model_prob"}
     if not need <= set(probs.columns):
-        raise DataError(f"the probability table needs columns {sorted(need)}; got "
-                        f"{sorted(probs.columns)}")
+        raise DataError(f"the probability table needs columns {sorted(need)}; got {sorted(probs.columns)}")
     ordered = probs.assign(_order=pd.factorize(probs["problem_id"])[0]).sort_values(
-        ["_order", "position"], kind="stable")
+        ["_order", "position"], kind="stable"
+    )
     sizes = ordered.groupby("_order", sort=True)["position"].transform("size")
     out = []
     for k in sorted(sizes.unique()):
         part = ordered[sizes == k]
         ids = part["problem_id"].iloc[::k].tolist()
-        out.append((ids, part["model_prob"].to_numpy().reshape(-1, k),
-                    part["ideal_prob"].to_numpy().reshape(-1, k)))
+        out.append((ids, part["model_prob"].to_numpy().reshape(-1, k), part["ideal_prob"].to_numpy().reshape(-1, k)))
     return out
 
 
@@ -135,8 +137,9 @@ def problem_metrics(probs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def summarize_metrics(metrics: pd.DataFrame, clusters: Sequence[Any] | pd.Series,
-                      *, confidence: float = 0.95) -> dict[str, dict[str, float | int]]:
+def summarize_metrics(
+    metrics: pd.DataFrame, clusters: Sequence[Any] | pd.Series, *, confidence: float = 0.95
+) -> dict[str, dict[str, float | int]]:
     """Mean of each metric with a 95% interval clustered by ``clusters`` (the option pair).
 
     Problems where RE is undefined (PM = 0) are left out of RE's mean and
@@ -150,17 +153,14 @@ def summarize_metrics(metrics: pd.DataFrame, clusters: Sequence[Any] | pd.Series
         entry: dict[str, float | int] = {"n": int(ok.sum()), "n_undefined": int((~ok).sum())}
         if ok.any():
             ci = clustered_mean_ci(values[ok], c[ok], confidence=confidence)
-            entry.update(mean=float(ci.mean), low=float(ci.low), high=float(ci.high),
-                         std_error=float(ci.std_error))
+            entry.update(mean=float(ci.mean), low=float(ci.low), high=float(ci.high), std_error=float(ci.std_error))
         else:
-            entry.update(mean=float("nan"), low=float("nan"), high=float("nan"),
-                         std_error=float("nan"))
+            entry.update(mean=float("nan"), low=float("nan"), high=float("nan"), std_error=float("nan"))
         out[name] = entry
     return out
 
 
-def classify_cells(probs: pd.DataFrame, problems: pd.DataFrame, *,
-                   null_mass: float = 0.5) -> pd.DataFrame:
+def classify_cells(probs: pd.DataFrame, problems: pd.DataFrame, *, null_mass: float = 0.5) -> pd.DataFrame:
     """Reference behaviour of every grid cell (template x scale x ordered option pair).
 
     Returns
@@ -182,18 +182,27 @@ def classify_cells(probs: pd.DataFrame, problems: pd.DataFrame, *,
         for members in np.split(order, bounds):
             res = classify_behaviour(pi[members], p[members], null_mass=null_mass)
             first = meta.iloc[members[0]]
-            row = {"cell": first["cell"], "template_id": first["template_id"],
-                   "scale": first["scale"], "first": first["first"], "second": first["second"],
-                   "n_problems": len(members), "behaviour": res.behaviour,
-                   "rate": res.rates[res.behaviour], "mean_pm": res.mean_probability_mass}
+            row = {
+                "cell": first["cell"],
+                "template_id": first["template_id"],
+                "scale": first["scale"],
+                "first": first["first"],
+                "second": first["second"],
+                "n_problems": len(members),
+                "behaviour": res.behaviour,
+                "rate": res.rates[res.behaviour],
+                "mean_pm": res.mean_probability_mass,
+            }
             row.update({f"rate_{b}": res.rates[b] for b in REFERENCE_BEHAVIOURS})
             # how the cell splits the mass it does put on the options (Π / PM), which
             # stays informative for small models whose cells are all Null by mass
             sub, mass = pi[members], pi[members].sum(axis=1)
             keep = mass > 0
             row["behaviour_renormalised"] = (
-                classify_behaviour(sub[keep] / mass[keep, None], p[members][keep],
-                                   null_mass=0.0).behaviour if keep.any() else "null")
+                classify_behaviour(sub[keep] / mass[keep, None], p[members][keep], null_mass=0.0).behaviour
+                if keep.any()
+                else "null"
+            )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -225,25 +234,32 @@ def order_bias(probs: pd.DataFrame) -> tuple[dict[str, float], pd.DataFrame]:
     two = [(ids, pi) for ids, pi, _ in option_matrices(probs) if pi.shape[1] == 2]
     if not two:
         return {"first_win_rate": float("nan"), "n": 0}, pd.DataFrame(
-            columns=["option", "win_rate_first", "win_rate_second", "n_first", "n_second"])
+            columns=["option", "win_rate_first", "win_rate_second", "n_first", "n_second"]
+        )
     ids, pi = two[0]
     win_first = np.where(pi[:, 0] > pi[:, 1], 1.0, np.where(pi[:, 0] < pi[:, 1], 0.0, 0.5))
-    options = (probs.drop_duplicates(["problem_id", "position"])
-               .pivot(index="problem_id", columns="position", values="option").loc[ids])
-    long = pd.DataFrame({
-        "option": np.concatenate([options[0].to_numpy(), options[1].to_numpy()]),
-        "listed": ["first"] * len(ids) + ["second"] * len(ids),
-        "win": np.concatenate([win_first, 1.0 - win_first]),
-    })
-    agg = long.pivot_table(index="option", columns="listed", values="win",
-                           aggfunc=["mean", "size"])
-    by_word = pd.DataFrame({
-        "option": agg.index,
-        "win_rate_first": agg[("mean", "first")].to_numpy(),
-        "win_rate_second": agg[("mean", "second")].to_numpy(),
-        "n_first": agg[("size", "first")].to_numpy(),
-        "n_second": agg[("size", "second")].to_numpy(),
-    }).reset_index(drop=True)
+    options = (
+        probs.drop_duplicates(["problem_id", "position"])
+        .pivot(index="problem_id", columns="position", values="option")
+        .loc[ids]
+    )
+    long = pd.DataFrame(
+        {
+            "option": np.concatenate([options[0].to_numpy(), options[1].to_numpy()]),
+            "listed": ["first"] * len(ids) + ["second"] * len(ids),
+            "win": np.concatenate([win_first, 1.0 - win_first]),
+        }
+    )
+    agg = long.pivot_table(index="option", columns="listed", values="win", aggfunc=["mean", "size"])
+    by_word = pd.DataFrame(
+        {
+            "option": agg.index,
+            "win_rate_first": agg[("mean", "first")].to_numpy(),
+            "win_rate_second": agg[("mean", "second")].to_numpy(),
+            "n_first": agg[("size", "first")].to_numpy(),
+            "n_second": agg[("size", "second")].to_numpy(),
+        }
+    ).reset_index(drop=True)
     return {"first_win_rate": float(win_first.mean()), "n": len(ids)}, by_word
 
 
@@ -260,13 +276,22 @@ def heatmap_data(cells: pd.DataFrame, *, column: str = "behaviour") -> pd.DataFr
         counts = g[column].value_counts()
         top = max(counts.index, key=lambda b: (counts[b], -REFERENCE_BEHAVIOURS.index(b)))
         rate = float(g.loc[g[column] == top, "rate"].mean()) if column == "behaviour" else np.nan
-        rows.append({"first": first, "second": second, "behaviour": top,
-                     "share": float(counts[top] / len(g)), "rate": rate, "n_cells": len(g)})
+        rows.append(
+            {
+                "first": first,
+                "second": second,
+                "behaviour": top,
+                "share": float(counts[top] / len(g)),
+                "rate": rate,
+                "n_cells": len(g),
+            }
+        )
     return pd.DataFrame(rows, columns=["first", "second", "behaviour", "share", "rate", "n_cells"])
 
 
-def paired_differences(base: pd.DataFrame, chat: pd.DataFrame, clusters: pd.Series,
-                       *, confidence: float = 0.95) -> dict[str, dict[str, float | int]]:
+def paired_differences(
+    base: pd.DataFrame, chat: pd.DataFrame, clusters: pd.Series, *, confidence: float = 0.95
+) -> dict[str, dict[str, float | int]]:
     """Chat minus base PM, WD and RE per problem, with paired clustered intervals.
 
     ``base`` and ``chat`` are :func:`problem_metrics` tables of the same
@@ -274,11 +299,12 @@ def paired_differences(base: pd.DataFrame, chat: pd.DataFrame, clusters: pd.Seri
     """
     merged = base.merge(chat, on="problem_id", suffixes=("_base", "_chat"))
     if len(merged) != len(base) or len(merged) != len(chat):
-        raise DataError("paired differences need the same problems in both tables; "
-                        f"{len(base)} base, {len(chat)} chat, {len(merged)} shared")
+        raise DataError(
+            "paired differences need the same problems in both tables; "
+            f"{len(base)} base, {len(chat)} chat, {len(merged)} shared"
+        )
     diffs = pd.DataFrame({m: merged[f"{m}_chat"] - merged[f"{m}_base"] for m in METRIC_COLUMNS})
-    return summarize_metrics(diffs, clusters.loc[merged["problem_id"]].to_numpy(),
-                             confidence=confidence)
+    return summarize_metrics(diffs, clusters.loc[merged["problem_id"]].to_numpy(), confidence=confidence)
 
 
 def distribution_summary(probs: pd.DataFrame, problems: pd.DataFrame) -> dict[str, Any]:
@@ -305,8 +331,11 @@ def distribution_summary(probs: pd.DataFrame, problems: pd.DataFrame) -> dict[st
             mode_f.append(mode_frequency(pi, cell_of.loc[ids].to_numpy()))
             weights.append(len(ids))
             uniform.append(1.0 / pi.shape[1])
-    options = probs.sort_values(["problem_id", "position"], kind="stable").groupby(
-        "problem_id", sort=False)["option"].agg(list)
+    options = (
+        probs.sort_values(["problem_id", "position"], kind="stable")
+        .groupby("problem_id", sort=False)["option"]
+        .agg(list)
+    )
     modes = problem_metrics(probs).set_index("problem_id")["argmax"]
     for pid, opts in options.items():
         digits = [int(o[-1]) for o in opts if o and o[-1].isdigit()]
@@ -317,14 +346,24 @@ def distribution_summary(probs: pd.DataFrame, problems: pd.DataFrame) -> dict[st
             uniform_digit[d] += 1.0 / len(digits)
         n += 1
     w = np.asarray(weights, dtype=float)
-    by_digit = {str(d): {"mode_share": mode_digit[d] / n, "uniform_share": uniform_digit[d] / n,
-                         "ratio": (mode_digit[d] / uniform_digit[d]) if uniform_digit[d] else
-                         float("nan")}
-                for d in range(10)} if n else {}
-    return {"mode_probability": float(np.average(mode_p, weights=w)),
-            "mode_frequency": float(np.average(mode_f, weights=w)),
-            "uniform_rate": float(np.average(uniform, weights=w)),
-            "mode_last_digit": by_digit}
+    by_digit = (
+        {
+            str(d): {
+                "mode_share": mode_digit[d] / n,
+                "uniform_share": uniform_digit[d] / n,
+                "ratio": (mode_digit[d] / uniform_digit[d]) if uniform_digit[d] else float("nan"),
+            }
+            for d in range(10)
+        }
+        if n
+        else {}
+    )
+    return {
+        "mode_probability": float(np.average(mode_p, weights=w)),
+        "mode_frequency": float(np.average(mode_f, weights=w)),
+        "uniform_rate": float(np.average(uniform, weights=w)),
+        "mode_last_digit": by_digit,
+    }
 
 
 def count_number_frequencies(texts: Iterable[str]) -> dict[int, int]:
@@ -341,10 +380,14 @@ def count_number_frequencies(texts: Iterable[str]) -> dict[int, int]:
     return dict(sorted(counts.items()))
 
 
-def frequency_effect(metrics: pd.DataFrame, problems: pd.DataFrame,
-                     frequency: NumberFrequencies | Mapping[int, float] | Callable[[int], float],
-                     *, metric: str = "calibration_distance",
-                     measured_only: bool = False) -> dict[str, float | int]:
+def frequency_effect(
+    metrics: pd.DataFrame,
+    problems: pd.DataFrame,
+    frequency: NumberFrequencies | Mapping[int, float] | Callable[[int], float],
+    *,
+    metric: str = "calibration_distance",
+    measured_only: bool = False,
+) -> dict[str, float | int]:
     """Spearman correlation between a metric and the frequency gap log|Freq(N1) - Freq(N2)|.
 
     N1 and N2 are the two numbers the text shows (``number_1``/``number_2``
@@ -386,26 +429,32 @@ def frequency_effect(metrics: pd.DataFrame, problems: pd.DataFrame,
             return float("nan") if value is None else float(value)
         return float(frequency(key) if callable(frequency) else frequency.get(key, 0.0))
 
-    first, second = (("number_1", "number_2") if {"number_1", "number_2"} <= set(problems)
-                     else ("count_first", "count_second"))
-    merged = metrics[["problem_id", metric]].merge(
-        problems[["problem_id", first, second]], on="problem_id")
+    first, second = (
+        ("number_1", "number_2") if {"number_1", "number_2"} <= set(problems) else ("count_first", "count_second")
+    )
+    merged = metrics[["problem_id", metric]].merge(problems[["problem_id", first, second]], on="problem_id")
     a, b = merged[first].to_numpy(), merged[second].to_numpy()
     fa = np.array([freq(x) for x in a], dtype=float)
     fb = np.array([freq(x) for x in b], dtype=float)
     missing = np.isnan(fa) | np.isnan(fb)
     estimated = np.zeros(len(merged), dtype=bool)
     if table is not None and measured_only:
-        estimated = ~np.array([int(x) in table.measured and int(y) in table.measured
-                               for x, y in zip(a, b)], dtype=bool) & ~missing
+        estimated = (
+            ~np.array([int(x) in table.measured and int(y) in table.measured for x, y in zip(a, b)], dtype=bool)
+            & ~missing
+        )
     with np.errstate(invalid="ignore"):
         gap = np.abs(fa - fb)
     values = merged[metric].to_numpy(dtype=float)
     equal = ~missing & ~estimated & (gap == 0)
     ok = ~missing & ~estimated & ~equal & ~np.isnan(values)
-    out: dict[str, float | int] = {"n": int(ok.sum()), "n_excluded": int((~ok).sum()),
-                                   "n_equal": int(equal.sum()), "n_missing": int(missing.sum()),
-                                   "n_estimated": int(estimated.sum())}
+    out: dict[str, float | int] = {
+        "n": int(ok.sum()),
+        "n_excluded": int((~ok).sum()),
+        "n_equal": int(equal.sum()),
+        "n_missing": int(missing.sum()),
+        "n_estimated": int(estimated.sum()),
+    }
     if ok.sum() < 3 or np.ptp(values[ok]) == 0 or np.ptp(gap[ok]) == 0:
         out.update(spearman_rho=float("nan"), p_value=float("nan"))
         return out

@@ -37,14 +37,12 @@ __all__ = ["load_original_templates"]
 _ORIGINAL_TWO = {"number_1": "n1", "option_1": "w1", "number_2": "n2", "option_2": "w2"}
 #: original placeholder -> folkscope placeholder (distributions); {prefix} is dropped
 _ORIGINAL_DIST = {"number_1": "low", "number_2": "high"}
-_INCLUSIVITY = re.compile(
-    r"^\s*[(\[,]?\s*(?P<word>inclusive|exclusive|included|excluded|not included)\b", re.I)
+_INCLUSIVITY = re.compile(r"^\s*[(\[,]?\s*(?P<word>inclusive|exclusive|included|excluded|not included)\b", re.I)
 _TEXT_SLOTS = ("{text}", "@text")
 
 
 def _original_bad(msg: str, source: str, value: Any = None) -> ConfigError:
-    return ConfigError(f"original-format file {source}: {msg}", parameter="template_file",
-                       value=value)
+    return ConfigError(f"original-format file {source}: {msg}", parameter="template_file", value=value)
 
 
 def _literal_blocks(text: str, source: str, kind: str) -> list[tuple[str | None, Any]]:
@@ -58,26 +56,32 @@ def _literal_blocks(text: str, source: str, kind: str) -> list[tuple[str | None,
     try:
         tree = ast.parse(text, filename=source)
     except SyntaxError as exc:
-        raise _original_bad(f"is neither JSON nor a Python-style listing of literals "
-                            f"({exc.msg} at line {exc.lineno})", source, source) from None
+        raise _original_bad(
+            f"is neither JSON nor a Python-style listing of literals ({exc.msg} at line {exc.lineno})", source, source
+        ) from None
     except (RecursionError, MemoryError, ValueError):  # nesting the parser gives up on; a NUL byte
-        raise _original_bad("is neither JSON nor a Python-style listing folkscope can read (nested too deeply, or "
-                            "not text)", source, source) from None
+        raise _original_bad(
+            "is neither JSON nor a Python-style listing folkscope can read (nested too deeply, or not text)",
+            source,
+            source,
+        ) from None
     lines = text.splitlines()
     header = re.compile(rf"^\s*#\s*{kind}\s+(\S+)\s*$", re.I)
     out: list[tuple[str | None, Any]] = []
     for node in tree.body:
         value_node = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
         if value_node is None:
-            raise _original_bad(f"line {node.lineno}: only literals (strings, lists, dicts) are "
-                                "read from a listing; the file is never executed", source,
-                                type(node).__name__)
+            raise _original_bad(
+                f"line {node.lineno}: only literals (strings, lists, dicts) are "
+                "read from a listing; the file is never executed",
+                source,
+                type(node).__name__,
+            )
         try:
             value = ast.literal_eval(value_node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
             reason = "nested too deeply" if isinstance(exc, (RecursionError, MemoryError)) else str(exc).splitlines()[0]
-            raise _original_bad(f"line {node.lineno}: not a plain literal ({reason})", source,
-                                node.lineno) from None
+            raise _original_bad(f"line {node.lineno}: not a plain literal ({reason})", source, node.lineno) from None
         name = None
         for back in range(node.lineno - 2, -1, -1):
             if not lines[back].strip():
@@ -91,8 +95,7 @@ def _literal_blocks(text: str, source: str, kind: str) -> list[tuple[str | None,
         # is one string per line: join the unheaded strings to the one above
         joined: list[tuple[str | None, Any]] = []
         for name, value in out:
-            if (name is None and joined and isinstance(value, str)
-                    and isinstance(joined[-1][1], str)):
+            if name is None and joined and isinstance(value, str) and isinstance(joined[-1][1], str):
                 joined[-1] = (joined[-1][0], joined[-1][1] + value)
             else:
                 joined.append((name, value))
@@ -125,7 +128,11 @@ def _read_original(path: str | Path, kind: str) -> Any:
 
 def _id(name: Any, index: int) -> str:
     """A template id from the file's name for it (``original_<index>`` where it has none)."""
-    return slug(name, keep="A-Za-z0-9_", sep="_", fallback=f"original_{index}") if name is not None else f"original_{index}"
+    return (
+        slug(name, keep="A-Za-z0-9_", sep="_", fallback=f"original_{index}")
+        if name is not None
+        else f"original_{index}"
+    )
 
 
 def _entries(raw: Any, source: str) -> list[tuple[str, Mapping[str, Any]]]:
@@ -135,23 +142,30 @@ def _entries(raw: Any, source: str) -> list[tuple[str, Mapping[str, Any]]]:
             raw = [raw]
         else:
             items = list(raw.items())
-            return [(_id(k, i), v if isinstance(v, Mapping) else {"template": v})
-                    for i, (k, v) in enumerate(items)]
+            return [(_id(k, i), v if isinstance(v, Mapping) else {"template": v}) for i, (k, v) in enumerate(items)]
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or not raw:
-        raise _original_bad("expected a non-empty list of templates (strings or objects with "
-                            f"'template'), got {type(raw).__name__}", source, raw)
+        raise _original_bad(
+            f"expected a non-empty list of templates (strings or objects with 'template'), got {type(raw).__name__}",
+            source,
+            raw,
+        )
     out = []
     for i, item in enumerate(raw):
         if isinstance(item, str):
             out.append((f"original_{i}", {"template": item}))
         elif isinstance(item, Mapping):
-            out.append((_id(item.get("id", item.get("name")), i) if
-                        item.get("id", item.get("name")) is not None else f"original_{i}", item))
+            out.append(
+                (
+                    _id(item.get("id", item.get("name")), i)
+                    if item.get("id", item.get("name")) is not None
+                    else f"original_{i}",
+                    item,
+                )
+            )
         else:
-            raise _original_bad(f"template {i} must be a string or an object, got "
-                                f"{type(item).__name__}", source, item)
+            raise _original_bad(f"template {i} must be a string or an object, got {type(item).__name__}", source, item)
     return out
 
 
@@ -164,13 +178,21 @@ def _convert_text(text: Any, tid: str, dataset: str, source: str) -> str:
     allowed = set(mapping) | ({"prefix"} if dataset == "distributions" else set())
     unknown = [f for f in found if f not in allowed]
     if unknown:
-        raise _original_bad(f"template {tid!r} has placeholders {unknown}; a {dataset} template "
-                            f"of the original layout uses {sorted(allowed)} (is it a template of "
-                            "another dataset?)", source, text)
+        raise _original_bad(
+            f"template {tid!r} has placeholders {unknown}; a {dataset} template "
+            f"of the original layout uses {sorted(allowed)} (is it a template of "
+            "another dataset?)",
+            source,
+            text,
+        )
     missing = [f for f in mapping if f not in found]
     if missing:
-        raise _original_bad(f"template {tid!r} lacks {['{' + m + '}' for m in missing]}; is it "
-                            f"a template of another dataset than {dataset!r}?", source, text)
+        raise _original_bad(
+            f"template {tid!r} lacks {['{' + m + '}' for m in missing]}; is it "
+            f"a template of another dataset than {dataset!r}?",
+            source,
+            text,
+        )
     # {prefix} is always empty in the paper (appendix J): drop it with the space it leaves
     out = re.sub(r"^\s*\{prefix\}\s*", "", text)
     out = re.sub(r"\s*\{prefix\}\s*", " ", out)
@@ -179,8 +201,7 @@ def _convert_text(text: Any, tid: str, dataset: str, source: str) -> str:
     return out.rstrip()
 
 
-def _inclusivity(entry: Mapping[str, Any], text: str, tid: str,
-                 source: str) -> tuple[bool, bool]:
+def _inclusivity(entry: Mapping[str, Any], text: str, tid: str, source: str) -> tuple[bool, bool]:
     """Which interval ends a distributions template includes: from the entry's
     ``low_inclusive``/``high_inclusive``, else from the word right after each
     number ("... from {number_1} inclusive to {number_2} exclusive ...")."""
@@ -196,17 +217,23 @@ def _inclusivity(entry: Mapping[str, Any], text: str, tid: str,
         raise _original_bad(
             f"template {tid!r}: cannot tell whether the interval ends are included (no "
             "'inclusive'/'exclusive' right after {number_1} and {number_2}); give the template "
-            "as an object with \"template\", \"low_inclusive\" and \"high_inclusive\"",
-            source, text)
+            'as an object with "template", "low_inclusive" and "high_inclusive"',
+            source,
+            text,
+        )
     return bool(given[0]), bool(given[1])
 
 
 def _original_pairs(entry: Mapping[str, Any], tid: str, source: str) -> list[list[str]]:
     pairs = entry.get("options", entry.get("pairs"))
     if not isinstance(pairs, list) or not pairs:
-        raise _original_bad(f"wordproblems template {tid!r} needs its option pairs as "
-                            "\"options\": [[\"spruce\", \"cedar\"], ...] (both orders are "
-                            "generated)", source, pairs)
+        raise _original_bad(
+            f"wordproblems template {tid!r} needs its option pairs as "
+            '"options": [["spruce", "cedar"], ...] (both orders are '
+            "generated)",
+            source,
+            pairs,
+        )
     return [list(p) if isinstance(p, (list, tuple)) else p for p in pairs]
 
 
@@ -227,26 +254,40 @@ def _original_instructions(prompts: Any, source: str) -> list[str]:
         prompts = [prompts]
     out = []
     for i, messages in enumerate(prompts):
-        if (not isinstance(messages, list) or not messages
-                or not all(isinstance(m, Mapping) and isinstance(m.get("content"), str)
-                           and m.get("role") in ("system", "user", "assistant")
-                           for m in messages)):
-            raise _original_bad(f"prompt {i} must be a list of {{\"role\", \"content\"}} "
-                                "messages (roles system/user/assistant)", source, messages)
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(
+                isinstance(m, Mapping)
+                and isinstance(m.get("content"), str)
+                and m.get("role") in ("system", "user", "assistant")
+                for m in messages
+            )
+        ):
+            raise _original_bad(
+                f'prompt {i} must be a list of {{"role", "content"}} messages (roles system/user/assistant)',
+                source,
+                messages,
+            )
         users = [m["content"] for m in messages if m["role"] == "user"]
         if not users or not any(slot in users[-1] for slot in _TEXT_SLOTS):
-            raise _original_bad(f"prompt {i}: the last user message must hold the problem slot "
-                                "{text}", source, messages)
+            raise _original_bad(
+                f"prompt {i}: the last user message must hold the problem slot {{text}}", source, messages
+            )
         if len(users) < 2 or not users[0].strip():
-            raise _original_bad(f"prompt {i}: expected a first user message with the calibration "
-                                "instruction before the one with {text}", source, messages)
+            raise _original_bad(
+                f"prompt {i}: expected a first user message with the calibration "
+                "instruction before the one with {text}",
+                source,
+                messages,
+            )
         out.append(users[0].strip())
     return out
 
 
-def load_original_templates(path: str | Path, dataset: str, *,
-                            prompts: str | Path | None = None,
-                            words: Sequence[str] | None = None) -> TemplateFile:
+def load_original_templates(
+    path: str | Path, dataset: str, *, prompts: str | Path | None = None, words: Sequence[str] | None = None
+) -> TemplateFile:
     """Read templates in the layout of the paper's released files and convert them.
 
     Lovering et al. released their templates and prompts with the paper
@@ -308,24 +349,32 @@ def load_original_templates(path: str | Path, dataset: str, *,
     >>> os.unlink(f.name)
     """
     if dataset not in DATASETS:
-        raise ConfigError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}",
-                          parameter="dataset", value=dataset)
+        raise ConfigError(
+            f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}", parameter="dataset", value=dataset
+        )
     source = str(path)
     data = _read_original(path, "template")
     if is_folkscope_format(data):
-        raise _original_bad("is in folkscope's own format (a 'dataset' and templates with 'id'); "
-                            "load it with format 'folkscope' or 'auto'", source, source)
+        raise _original_bad(
+            "is in folkscope's own format (a 'dataset' and templates with 'id'); "
+            "load it with format 'folkscope' or 'auto'",
+            source,
+            source,
+        )
     colours: Any = None
     file_prompts: Any = None
     if isinstance(data, Mapping) and "templates" in data:
-        unknown = set(data) - {"templates", "colors", "colours", "words", "prompts",
-                               "description", "dataset"}
+        unknown = set(data) - {"templates", "colors", "colours", "words", "prompts", "description", "dataset"}
         if unknown:
-            raise _original_bad(f"unknown keys {sorted(unknown)}; allowed: templates, colors, "
-                                "words, prompts, description, dataset", source, sorted(unknown))
+            raise _original_bad(
+                f"unknown keys {sorted(unknown)}; allowed: templates, colors, words, prompts, description, dataset",
+                source,
+                sorted(unknown),
+            )
         if data.get("dataset", dataset) != dataset:
-            raise _original_bad(f"it holds dataset {data['dataset']!r} but {dataset!r} was "
-                                "requested", source, data["dataset"])
+            raise _original_bad(
+                f"it holds dataset {data['dataset']!r} but {dataset!r} was requested", source, data["dataset"]
+            )
         colours = data.get("colors", data.get("colours", data.get("words")))
         file_prompts = data.get("prompts")
         raw = data["templates"]
@@ -352,8 +401,11 @@ def load_original_templates(path: str | Path, dataset: str, *,
         instructions = list(bundled.instructions)
         note = "bundled folkscope instructions"
     folk: dict[str, Any] = {
-        "dataset": dataset, "instructions": instructions, "templates": templates,
-        "description": f"converted from the original layout of {source}; {note}"}
+        "dataset": dataset,
+        "instructions": instructions,
+        "templates": templates,
+        "description": f"converted from the original layout of {source}; {note}",
+    }
     if dataset == "colors":
         chosen = words if words is not None else colours
         folk["words"] = list(chosen) if chosen is not None else list(bundled.words)

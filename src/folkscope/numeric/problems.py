@@ -112,8 +112,9 @@ class NumericProblem:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-def load_templates(dataset: str, path: str | Path | None = None, *, format: str = "auto",
-                   prompts: str | Path | None = None) -> TemplateFile:
+def load_templates(
+    dataset: str, path: str | Path | None = None, *, format: str = "auto", prompts: str | Path | None = None
+) -> TemplateFile:
     """Load and validate the template file of ``dataset`` (bundled when ``path`` is None).
 
     folkscope's schema (JSON object): ``dataset`` (name), ``format_version``
@@ -150,25 +151,36 @@ def load_templates(dataset: str, path: str | Path | None = None, *, format: str 
     11
     """
     if dataset not in DATASETS:
-        raise ConfigError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}",
-                          parameter="dataset", value=dataset)
+        raise ConfigError(
+            f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}", parameter="dataset", value=dataset
+        )
     if format not in TEMPLATE_FORMATS:
-        raise ConfigError(f"template format must be one of {', '.join(TEMPLATE_FORMATS)}, got "
-                          f"{format!r}", parameter="template_format", value=format)
+        raise ConfigError(
+            f"template format must be one of {', '.join(TEMPLATE_FORMATS)}, got {format!r}",
+            parameter="template_format",
+            value=format,
+        )
     if path is None:
         if prompts is not None:
-            raise ConfigError("a prompt file goes with an original-format template file "
-                              "(--template-file); the bundled templates carry their own "
-                              "instructions", parameter="prompt_file", value=str(prompts))
+            raise ConfigError(
+                "a prompt file goes with an original-format template file "
+                "(--template-file); the bundled templates carry their own "
+                "instructions",
+                parameter="prompt_file",
+                value=str(prompts),
+            )
         return bundled_templates(dataset)
     if format == "auto":
         format = detect_template_format(path)
     if format == "original":
         return load_original_templates(path, dataset, prompts=prompts)
     if prompts is not None:
-        raise ConfigError("a prompt file only goes with an original-format template file; "
-                          "folkscope's format keeps its instructions in the file itself",
-                          parameter="prompt_file", value=str(prompts))
+        raise ConfigError(
+            "a prompt file only goes with an original-format template file; "
+            "folkscope's format keeps its instructions in the file itself",
+            parameter="prompt_file",
+            value=str(prompts),
+        )
     return read_templates(path, dataset)
 
 
@@ -182,17 +194,16 @@ def scale_numbers(scale: str, *, n_numbers: int = 10, seed: int = 0) -> tuple[in
     (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
     """
     if scale not in SCALES:
-        raise ConfigError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}",
-                          parameter="scales", value=scale)
+        raise ConfigError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}", parameter="scales", value=scale)
     low, high = SCALES[scale]
     if not isinstance(n_numbers, int) or not 2 <= n_numbers <= 10:
-        raise ConfigError(f"n_numbers must be an integer in [2, 10], got {n_numbers!r}",
-                          parameter="n_numbers", value=n_numbers)
+        raise ConfigError(
+            f"n_numbers must be an integer in [2, 10], got {n_numbers!r}", parameter="n_numbers", value=n_numbers
+        )
     if scale == "small":
         return tuple(int(x) for x in np.unique(np.linspace(low, high, n_numbers).round()))
     rng = np.random.default_rng([seed, list(SCALES).index(scale)])
-    return tuple(sorted(int(x) for x in rng.choice(np.arange(low, high + 1), n_numbers,
-                                                   replace=False)))
+    return tuple(sorted(int(x) for x in rng.choice(np.arange(low, high + 1), n_numbers, replace=False)))
 
 
 def _pairs_of(tf: TemplateFile, template: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -206,8 +217,12 @@ def _pairs_of(tf: TemplateFile, template: Mapping[str, Any]) -> list[tuple[str, 
 
 def _two_option(tf: TemplateFile, numbers: Mapping[str, tuple[int, ...]]) -> list[NumericProblem]:
     problems: list[NumericProblem] = []
-    ideal = {(a, b): tuple(float(x) for x in ideal_distribution([a, b]))
-             for s in numbers for a in numbers[s] for b in numbers[s]}
+    ideal = {
+        (a, b): tuple(float(x) for x in ideal_distribution([a, b]))
+        for s in numbers
+        for a in numbers[s]
+        for b in numbers[s]
+    }
     for t in tf.templates:
         for scale in numbers:
             for w1, w2 in _pairs_of(tf, t):
@@ -215,14 +230,23 @@ def _two_option(tf: TemplateFile, numbers: Mapping[str, tuple[int, ...]]) -> lis
                     for n2 in numbers[scale]:
                         k = len(problems) % len(tf.instructions)
                         text = t["text"].format(n1=n1, w1=w1, n2=n2, w2=w2)
-                        problems.append(NumericProblem(
-                            id=f"{tf.dataset}:{t['id']}:{scale}:{w1}:{w2}:{n1}:{n2}",
-                            dataset=tf.dataset, template_id=t["id"], scale=scale,
-                            options=(w1, w2), counts=(float(n1), float(n2)),
-                            ideal=ideal[n1, n2],
-                            text=text, instruction=tf.instructions[k], instruction_id=k,
-                            cell=f"{t['id']}|{scale}|{w1}|{w2}",
-                            pair="|".join(sorted((w1, w2))), numbers=(n1, n2)))
+                        problems.append(
+                            NumericProblem(
+                                id=f"{tf.dataset}:{t['id']}:{scale}:{w1}:{w2}:{n1}:{n2}",
+                                dataset=tf.dataset,
+                                template_id=t["id"],
+                                scale=scale,
+                                options=(w1, w2),
+                                counts=(float(n1), float(n2)),
+                                ideal=ideal[n1, n2],
+                                text=text,
+                                instruction=tf.instructions[k],
+                                instruction_id=k,
+                                cell=f"{t['id']}|{scale}|{w1}|{w2}",
+                                pair="|".join(sorted((w1, w2))),
+                                numbers=(n1, n2),
+                            )
+                        )
     return problems
 
 
@@ -243,12 +267,23 @@ def _distributions(tf: TemplateFile, n_intervals: int, seed: int) -> list[Numeri
             high = first + k - 1 if t["high_inclusive"] else first + k
             options = tuple(str(v) for v in range(first, first + k))
             i = len(problems) % len(tf.instructions)
-            problems.append(NumericProblem(
-                id=f"distributions:{t['id']}:{low}:{high}", dataset="distributions",
-                template_id=t["id"], scale=f"len{k}", options=options, counts=(1.0,) * k,
-                ideal=(1.0 / k,) * k, text=t["text"].format(low=low, high=high),
-                instruction=tf.instructions[i], instruction_id=i,
-                cell=f"{t['id']}|len{k}", pair=f"{first}-{first + k - 1}", numbers=(low, high)))
+            problems.append(
+                NumericProblem(
+                    id=f"distributions:{t['id']}:{low}:{high}",
+                    dataset="distributions",
+                    template_id=t["id"],
+                    scale=f"len{k}",
+                    options=options,
+                    counts=(1.0,) * k,
+                    ideal=(1.0 / k,) * k,
+                    text=t["text"].format(low=low, high=high),
+                    instruction=tf.instructions[i],
+                    instruction_id=i,
+                    cell=f"{t['id']}|len{k}",
+                    pair=f"{first}-{first + k - 1}",
+                    numbers=(low, high),
+                )
+            )
     # the same interval can be drawn twice; keep ids unique (first occurrence wins)
     unique: dict[str, NumericProblem] = {}
     for p in problems:
@@ -259,12 +294,14 @@ def _distributions(tf: TemplateFile, n_intervals: int, seed: int) -> list[Numeri
 def _custom_numbers(numbers: Sequence[int]) -> tuple[int, ...]:
     """Validate a user-chosen number set (the paper's appendix C uses 8, 9, 48, 51, 98, 99)."""
     if isinstance(numbers, (str, bytes)) or not isinstance(numbers, Sequence):
-        raise ConfigError(f"numbers must be a list of integers, got {numbers!r}",
-                          parameter="numbers", value=numbers)
+        raise ConfigError(f"numbers must be a list of integers, got {numbers!r}", parameter="numbers", value=numbers)
     bad = [n for n in numbers if not isinstance(n, int) or isinstance(n, bool) or n < 1]
     if bad or len(set(numbers)) < 2:
-        raise ConfigError("numbers must hold at least two distinct positive integers; "
-                          f"got {list(numbers)!r}", parameter="numbers", value=list(numbers))
+        raise ConfigError(
+            f"numbers must hold at least two distinct positive integers; got {list(numbers)!r}",
+            parameter="numbers",
+            value=list(numbers),
+        )
     return tuple(sorted(set(numbers)))
 
 
@@ -329,44 +366,64 @@ def generate_problems(
     (51, 98)
     """
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise ConfigError(f"limit must be a positive integer, got {limit!r}",
-                          parameter="limit", value=limit)
+        raise ConfigError(f"limit must be a positive integer, got {limit!r}", parameter="limit", value=limit)
     tf = load_templates(dataset, template_file, format=template_format, prompts=prompt_file)
     if isinstance(scales, str) or not scales or any(s not in SCALES for s in scales):
-        raise ConfigError(f"scales must be a non-empty list of {', '.join(SCALES)}, got {scales!r}",
-                          parameter="scales", value=scales)
+        raise ConfigError(
+            f"scales must be a non-empty list of {', '.join(SCALES)}, got {scales!r}", parameter="scales", value=scales
+        )
     if templates is not None:
         known = [t["id"] for t in tf.templates]
         unknown = [t for t in templates if t not in known]
         if unknown or not templates:
-            raise ConfigError(f"unknown template ids {unknown}; this file has {known}",
-                              parameter="templates", value=list(templates))
-        tf = TemplateFile(tf.dataset, tuple(t for t in tf.templates if t["id"] in templates),
-                          tf.instructions, tf.words, tf.source, tf.description)
+            raise ConfigError(
+                f"unknown template ids {unknown}; this file has {known}", parameter="templates", value=list(templates)
+            )
+        tf = TemplateFile(
+            tf.dataset,
+            tuple(t for t in tf.templates if t["id"] in templates),
+            tf.instructions,
+            tf.words,
+            tf.source,
+            tf.description,
+        )
     if words is not None:
         if dataset != "colors":
-            raise ConfigError("words only applies to the colors dataset", parameter="words",
-                              value=list(words))
+            raise ConfigError("words only applies to the colors dataset", parameter="words", value=list(words))
         unknown = [w for w in words if w not in tf.words]
         if unknown or len(set(words)) < 2:
-            raise ConfigError(f"words must name at least two colours of {list(tf.words)}; "
-                              f"unknown: {unknown}", parameter="words", value=list(words))
-        tf = TemplateFile(tf.dataset, tf.templates, tf.instructions,
-                          tuple(w for w in tf.words if w in words), tf.source, tf.description)
+            raise ConfigError(
+                f"words must name at least two colours of {list(tf.words)}; unknown: {unknown}",
+                parameter="words",
+                value=list(words),
+            )
+        tf = TemplateFile(
+            tf.dataset,
+            tf.templates,
+            tf.instructions,
+            tuple(w for w in tf.words if w in words),
+            tf.source,
+            tf.description,
+        )
     if dataset == "distributions":
         if numbers is not None:
-            raise ConfigError("numbers only applies to the two-option datasets (colors, "
-                              "wordproblems); distributions draws its intervals",
-                              parameter="numbers", value=list(numbers))
+            raise ConfigError(
+                "numbers only applies to the two-option datasets (colors, "
+                "wordproblems); distributions draws its intervals",
+                parameter="numbers",
+                value=list(numbers),
+            )
         if not isinstance(n_intervals, int) or n_intervals < 1:
-            raise ConfigError(f"n_intervals must be a positive integer, got {n_intervals!r}",
-                              parameter="n_intervals", value=n_intervals)
+            raise ConfigError(
+                f"n_intervals must be a positive integer, got {n_intervals!r}",
+                parameter="n_intervals",
+                value=n_intervals,
+            )
         problems = _distributions(tf, n_intervals, seed)
     elif numbers is not None:
         problems = _two_option(tf, {"custom": _custom_numbers(numbers)})
     else:
-        problems = _two_option(tf, {s: scale_numbers(s, n_numbers=n_numbers, seed=seed)
-                                    for s in dict.fromkeys(scales)})
+        problems = _two_option(tf, {s: scale_numbers(s, n_numbers=n_numbers, seed=seed) for s in dict.fromkeys(scales)})
     if limit is not None:
         if limit < len(problems):
             keep = np.random.default_rng([seed, 7]).choice(len(problems), limit, replace=False)

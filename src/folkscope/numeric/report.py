@@ -28,8 +28,12 @@ __all__ = ["BEHAVIOUR_COLORS", "render_html", "write_heatmap"]
 
 #: one fixed colour per reference behaviour, so every figure reads the same
 BEHAVIOUR_COLORS = {
-    "null": "#9e9e9e", "calibrated": "#2e7d32", "pick_higher": "#1565c0",
-    "pick_lower": "#6a1b9a", "pick_first": "#ef6c00", "pick_second": "#c62828",
+    "null": "#9e9e9e",
+    "calibrated": "#2e7d32",
+    "pick_higher": "#1565c0",
+    "pick_lower": "#6a1b9a",
+    "pick_first": "#ef6c00",
+    "pick_second": "#c62828",
 }
 _FEATURE = "drawing the numeric-calibration heatmap"
 #: rows of a table shown on the page; the parquet files hold them all
@@ -65,35 +69,46 @@ def write_heatmap(panels: dict[str, pd.DataFrame], path: str | Path, *, title: s
         ax.set_ylabel("option listed first")
         ax.set_title(plain_text(name), fontsize=9)
     fig.suptitle(plain_text(title), fontsize=10)
-    fig.legend(handles=[Patch(color=BEHAVIOUR_COLORS[b], label=b) for b in REFERENCE_BEHAVIOURS],
-               loc="center right", fontsize=7)
+    fig.legend(
+        handles=[Patch(color=BEHAVIOUR_COLORS[b], label=b) for b in REFERENCE_BEHAVIOURS],
+        loc="center right",
+        fontsize=7,
+    )
     fig.subplots_adjust(right=1 - 1.6 / fig.get_figwidth(), bottom=0.25, wspace=0.4)
     return save_png(fig, path)
 
 
 def _table(df: pd.DataFrame) -> str:
     """The first rows of a table, three decimals; the rest is in the run's parquet files."""
-    more = (f"<p>({len(df) - _MAX_ROWS} more rows in the parquet files)</p>"
-            if len(df) > _MAX_ROWS else "")
+    more = f"<p>({len(df) - _MAX_ROWS} more rows in the parquet files)</p>" if len(df) > _MAX_ROWS else ""
     return frame_table(df.head(_MAX_ROWS), digits=3) + more
 
 
 def _distributions(dist: dict[str, Any]) -> str:
-    parts = [f"<p>Mode probability {dist['mode_probability']:.3f}; mode frequency "
-             f"{dist['mode_frequency']:.3f} against {dist['uniform_rate']:.3f} for a uniform "
-             "choice.</p>"]
+    parts = [
+        f"<p>Mode probability {dist['mode_probability']:.3f}; mode frequency "
+        f"{dist['mode_frequency']:.3f} against {dist['uniform_rate']:.3f} for a uniform "
+        "choice.</p>"
+    ]
     if dist.get("mode_last_digit"):
-        parts += ["<p>Last digit of the most likely option, against a uniform choice:</p>",
-                  _table(pd.DataFrame([{"last digit": d, **v}
-                                       for d, v in dist["mode_last_digit"].items()]))]
+        parts += [
+            "<p>Last digit of the most likely option, against a uniform choice:</p>",
+            _table(pd.DataFrame([{"last digit": d, **v} for d, v in dist["mode_last_digit"].items()])),
+        ]
     return section("Distributions", *parts)
 
 
 def _frequency_effects(fe: dict[str, Any]) -> str:
-    rows = [{"numbers": name.replace("_", " "),
-             **{k: (f"{v:.2e}" if k == "p_value" and v is not None and v == v else v)  # NaN: n/a
-                for k, v in fe[name].items()}}
-            for name in ("all_numbers", "measured_only")]
+    rows = [
+        {
+            "numbers": name.replace("_", " "),
+            **{
+                k: (f"{v:.2e}" if k == "p_value" and v is not None and v == v else v)  # NaN: n/a
+                for k, v in fe[name].items()
+            },
+        }
+        for name in ("all_numbers", "measured_only")
+    ]
     counts = fe["table"]  # the number-frequency table used
     return section(
         "Frequency effects",
@@ -109,47 +124,56 @@ def _frequency_effects(fe: dict[str, Any]) -> str:
 
 
 def _pennies(pen: dict[str, Any]) -> str:
-    parts = [f"<p>{escape(pen['n_games'])} games of {escape(pen['n_rounds'])} rounds against a "
-             f"{escape(pen['guesser_n'])}-gram guesser ({'chat' if pen.get('chat') else 'base'} form): "
-             f"player win rate {pen['win_rate']:.3f} (0.5 is random play); share of "
-             f"sequences the runs test cannot reject at p = 0.05: "
-             f"{pen['runs_test_pass_rate']:.3f}; heads rate {pen['heads_rate']:.3f}; mean "
-             f"probability on the two faces {fixed(pen['mean_probability_mass'])}.</p>",
-             f"<p>Rounds played as a fair coin because the faces had no usable probability: "
-             f"<b>{escape(pen['fallback_rounds'])}</b> ({escape(pen['fallback_nan_rounds'])} unscored, "
-             f"{escape(pen['fallback_zero_rounds'])} with zero mass).</p>"]
+    parts = [
+        f"<p>{escape(pen['n_games'])} games of {escape(pen['n_rounds'])} rounds against a "
+        f"{escape(pen['guesser_n'])}-gram guesser ({'chat' if pen.get('chat') else 'base'} form): "
+        f"player win rate {pen['win_rate']:.3f} (0.5 is random play); share of "
+        f"sequences the runs test cannot reject at p = 0.05: "
+        f"{pen['runs_test_pass_rate']:.3f}; heads rate {pen['heads_rate']:.3f}; mean "
+        f"probability on the two faces {fixed(pen['mean_probability_mass'])}.</p>",
+        f"<p>Rounds played as a fair coin because the faces had no usable probability: "
+        f"<b>{escape(pen['fallback_rounds'])}</b> ({escape(pen['fallback_nan_rounds'])} unscored, "
+        f"{escape(pen['fallback_zero_rounds'])} with zero mass).</p>",
+    ]
     if pen["fallback_rounds"]:
-        parts.append(f"<p>Without the {pen['n_games'] - pen['n_games_without_fallback']} games "
-                     f"that had such rounds: win rate "
-                     f"{fixed(pen['win_rate_without_fallback_games'])}, runs-test pass rate "
-                     f"{fixed(pen['runs_test_pass_rate_without_fallback_games'])}.</p>")
+        parts.append(
+            f"<p>Without the {pen['n_games'] - pen['n_games_without_fallback']} games "
+            f"that had such rounds: win rate "
+            f"{fixed(pen['win_rate_without_fallback_games'])}, runs-test pass rate "
+            f"{fixed(pen['runs_test_pass_rate_without_fallback_games'])}.</p>"
+        )
     return section("Matching pennies", *parts)
 
 
 def _comparison(comp: dict[str, Any]) -> str:
     rows = [{"metric": name, **entry} for name, entry in comp["differences"].items()]
-    return section("Paired differences",
-                   f"<p>This run ({escape(comp['chat'])}) minus {escape(comp['base'])}, over "
-                   f"{escape(comp['n_shared'])} shared problems, 95% intervals clustered by option pair. "
-                   f"Mode stability (same most likely option): {comp['mode_stability']:.3f}.</p>",
-                   _table(pd.DataFrame(rows)))
+    return section(
+        "Paired differences",
+        f"<p>This run ({escape(comp['chat'])}) minus {escape(comp['base'])}, over "
+        f"{escape(comp['n_shared'])} shared problems, 95% intervals clustered by option pair. "
+        f"Mode stability (same most likely option): {comp['mode_stability']:.3f}.</p>",
+        _table(pd.DataFrame(rows)),
+    )
 
 
-def render_html(metrics: dict[str, Any], cells: pd.DataFrame, by_word: pd.DataFrame,
-                *, heatmap_file: str | None) -> str:
+def render_html(
+    metrics: dict[str, Any], cells: pd.DataFrame, by_word: pd.DataFrame, *, heatmap_file: str | None
+) -> str:
     """The run's report page on the shared shell; every text from data is escaped.
 
     ``heatmap_file`` is relative to the run folder (a path outside it raises
     :class:`~folkscope.errors.ConfigError`).
     """
     config = metrics["config"]
-    summary = pd.DataFrame([
-        {"metric": name, **{k: v for k, v in entry.items()}}
-        for name, entry in metrics["summary"].items()
-    ])
-    shares = pd.DataFrame([{"behaviour": b, "share of cells": s,
-                            "share of Π / PM": metrics["behaviour_shares_renormalised"][b]}
-                           for b, s in metrics["behaviour_shares"].items()])
+    summary = pd.DataFrame(
+        [{"metric": name, **{k: v for k, v in entry.items()}} for name, entry in metrics["summary"].items()]
+    )
+    shares = pd.DataFrame(
+        [
+            {"behaviour": b, "share of cells": s, "share of Π / PM": metrics["behaviour_shares_renormalised"][b]}
+            for b, s in metrics["behaviour_shares"].items()
+        ]
+    )
     bias = metrics["order_bias"]
     body = [
         f"<p>Model {escape(config['model'])} ({escape(config['backend'])}), "
@@ -157,22 +181,26 @@ def render_html(metrics: dict[str, Any], cells: pd.DataFrame, by_word: pd.DataFr
         f"{escape(metrics['n_problems'])} problems in {escape(metrics['n_cells'])} grid cells.</p>",
         f"<p><b>{escape(metrics['n_unscored'])} problems left out</b>: the backend could not "
         "score one of their options (NaN), so they have no defined Π.</p>"
-        if metrics.get("n_unscored") else "",
+        if metrics.get("n_unscored")
+        else "",
         section("PM, WD, RE (95% intervals clustered by option pair)", _table(summary)),
         section("Behaviour shares of grid cells", _table(shares)),
-        section("Order bias",
-                f"<p>Win rate of the option listed first: {fixed(bias['first_win_rate'])} "
-                f"over {escape(bias['n'])} two-option problems (0.5 is unbiased).</p>",
-                _table(by_word)),
+        section(
+            "Order bias",
+            f"<p>Win rate of the option listed first: {fixed(bias['first_win_rate'])} "
+            f"over {escape(bias['n'])} two-option problems (0.5 is unbiased).</p>",
+            _table(by_word),
+        ),
         _distributions(metrics["distributions"]) if "distributions" in metrics else "",
         _frequency_effects(metrics["frequency_effect"]) if "frequency_effect" in metrics else "",
         _pennies(metrics["pennies"]) if "pennies" in metrics else "",
         _comparison(metrics["comparison"]) if "comparison" in metrics else "",
         "<p>Timing: " + escape(", ".join(f"{k} {v:.1f}" for k, v in metrics["timing"].items())) + "</p>"
-        if "timing" in metrics else "",
-        section("Ordered option pairs", figure_block({"behaviour heatmap": heatmap_file}))
-        if heatmap_file else "",
+        if "timing" in metrics
+        else "",
+        section("Ordered option pairs", figure_block({"behaviour heatmap": heatmap_file})) if heatmap_file else "",
         section("Grid cells", _table(cells)),
     ]
-    return render_page(f"numeric calibration: {config['dataset']}",
-                       heading=f"Numeric calibration — {config['dataset']}", body=body)
+    return render_page(
+        f"numeric calibration: {config['dataset']}", heading=f"Numeric calibration — {config['dataset']}", body=body
+    )

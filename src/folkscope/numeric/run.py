@@ -55,12 +55,23 @@ class NumericRun:
 
 def _data_record(config: NumericConfig, problems: list[NumericProblem]) -> dict[str, Any]:
     """Where the run's problems came from, for its manifest."""
-    return {"dataset": config.dataset, "template_file": config.template_file, "prompt_file": config.prompt_file,
-            "frequency_table": config.frequency_table, "n_problems": len(problems)}
+    return {
+        "dataset": config.dataset,
+        "template_file": config.template_file,
+        "prompt_file": config.prompt_file,
+        "frequency_table": config.frequency_table,
+        "n_problems": len(problems),
+    }
 
 
-def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engine | None = None,
-                engine_config: EngineConfig | None = None, heatmap: bool = True) -> NumericRun:
+def run_numeric(
+    config: NumericConfig,
+    results_dir: str | Path,
+    *,
+    engine: Engine | None = None,
+    engine_config: EngineConfig | None = None,
+    heatmap: bool = True,
+) -> NumericRun:
     """Generate, score and analyse one run; returns its folder and metrics.
 
     With ``config.pennies_games > 0`` the same engine then plays the
@@ -93,14 +104,16 @@ def run_numeric(config: NumericConfig, results_dir: str | Path, *, engine: Engin
         return _write(config, problems, engine, results_dir, heatmap=heatmap)
 
 
-def _write(config: NumericConfig, problems: list[NumericProblem], engine: Engine, results_dir: str | Path, *,
-           heatmap: bool) -> NumericRun:
+def _write(
+    config: NumericConfig, problems: list[NumericProblem], engine: Engine, results_dir: str | Path, *, heatmap: bool
+) -> NumericRun:
     """Score (and play) into the run's folder through the shared lifecycle, then analyse."""
     identity = engine.identity()
     key = config.run_key(identity)
     final = config.run_folder(results_dir, key, engine_model_name(identity) or config.model)
-    manifest = Manifest(part="numeric", fingerprint=key, config=config.to_dict(), engine=identity,
-                        data=_data_record(config, problems))
+    manifest = Manifest(
+        part="numeric", fingerprint=key, config=config.to_dict(), engine=identity, data=_data_record(config, problems)
+    )
     with open_run(final, manifest, config=config.to_dict()) as folder:
         write_parquet(folder / "problems.parquet", measures.problems_frame(problems))
         timing: dict[str, float] = {}
@@ -110,13 +123,21 @@ def _write(config: NumericConfig, problems: list[NumericProblem], engine: Engine
         write_parquet(folder / "probabilities.parquet", probs)
         if config.pennies_games > 0:
             start = time.perf_counter()
-            games = play_matching_pennies(engine, n_games=config.pennies_games, n_rounds=config.pennies_rounds,
-                                          n=config.pennies_n, chat=config.chat, seed=config.seed)  # fmt: skip
+            games = play_matching_pennies(
+                engine,
+                n_games=config.pennies_games,
+                n_rounds=config.pennies_rounds,
+                n=config.pennies_n,
+                chat=config.chat,
+                seed=config.seed,
+            )
             timing["pennies_seconds"] = time.perf_counter() - start
             write_parquet(folder / "pennies.parquet", games.rounds_frame())
             write_json(folder / "pennies.json", {**games.to_dict(), "chat": config.chat, "seed": config.seed})
         write_json(folder / "timing.json", timing)
-        write_json(folder / "accounting.json", run_accounting(engine))  # what the answers cost, as every part records it
+        write_json(
+            folder / "accounting.json", run_accounting(engine)
+        )  # what the answers cost, as every part records it
         metrics = analyse(folder, heatmap=heatmap)
     metrics["scoring_seconds"] = timing["scoring_seconds"]
     return NumericRun(final, metrics)

@@ -28,8 +28,16 @@ from folkscope.readout import score_options
 __all__ = ["PROBABILITY_COLUMNS", "engine_prompt", "score_problems", "word_variants"]
 
 #: columns of the tidy table :func:`score_problems` returns
-PROBABILITY_COLUMNS = ("problem_id", "position", "option", "count", "ideal_prob", "model_prob",
-                       "n_variants", "min_tokens")
+PROBABILITY_COLUMNS = (
+    "problem_id",
+    "position",
+    "option",
+    "count",
+    "ideal_prob",
+    "model_prob",
+    "n_variants",
+    "min_tokens",
+)
 
 #: requests sent to the engine per call; the engine caches each answer, so an
 #: interrupted run resumes from the last finished chunk
@@ -74,8 +82,15 @@ def score_problems(
         tokens among them; > 1 means the word is multi-token for this model).
     """
     prompts = [engine_prompt(p, chat=chat) for p in problems]
-    scored = score_options(engine, prompts, [p.options for p in problems], variants=variants,
-                           unit="problems", description="scoring", chunk=_CHUNK)
+    scored = score_options(
+        engine,
+        prompts,
+        [p.options for p in problems],
+        variants=variants,
+        unit="problems",
+        description="scoring",
+        chunk=_CHUNK,
+    )
     rows: dict[str, list[object]] = {c: [] for c in PROBABILITY_COLUMNS}
     for problem, options in zip(problems, scored):
         for j, option in enumerate(problem.options):

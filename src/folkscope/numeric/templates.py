@@ -48,11 +48,16 @@ _TOP_KEYS = {
 _TEMPLATE_KEYS = {
     "colors": ({"id", "text"}, {"id", "text"}),
     "wordproblems": ({"id", "text", "pairs"}, {"id", "text", "pairs"}),
-    "distributions": ({"id", "text", "low_inclusive", "high_inclusive"},
-                      {"id", "text", "low_inclusive", "high_inclusive"}),
+    "distributions": (
+        {"id", "text", "low_inclusive", "high_inclusive"},
+        {"id", "text", "low_inclusive", "high_inclusive"},
+    ),
 }
-_SLOTS = {"colors": {"n1", "w1", "n2", "w2"}, "wordproblems": {"n1", "w1", "n2", "w2"},
-          "distributions": {"low", "high"}}
+_SLOTS = {
+    "colors": {"n1", "w1", "n2", "w2"},
+    "wordproblems": {"n1", "w1", "n2", "w2"},
+    "distributions": {"low", "high"},
+}
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,9 @@ def _bad(msg: str, source: str, value: Any = None) -> ConfigError:
 
 def _word(value: Any, where: str, source: str) -> str:
     if not isinstance(value, str) or not value.strip() or value != value.strip() or "{" in value:
-        raise _bad(f"{where} must be a non-blank word without surrounding spaces or braces, "
-                   f"got {value!r}", source, value)
+        raise _bad(
+            f"{where} must be a non-blank word without surrounding spaces or braces, got {value!r}", source, value
+        )
     return value
 
 
@@ -83,8 +89,12 @@ def _check_distinct(words: Sequence[str], where: str, source: str) -> None:
     for w in words:
         key = w.casefold()
         if key in seen:
-            raise _bad(f"{where} has {seen[key]!r} and {w!r}, which only differ in case; their "
-                       "probabilities could not be told apart", source, list(words))
+            raise _bad(
+                f"{where} has {seen[key]!r} and {w!r}, which only differ in case; their "
+                "probabilities could not be told apart",
+                source,
+                list(words),
+            )
         seen[key] = w
 
 
@@ -92,8 +102,11 @@ def _slots_of(text: str, tid: str, source: str) -> list[str]:
     """The placeholders of a template text (:func:`~folkscope.prompting.format_slots`: a stray brace, a format spec, a
     conversion or attribute/index access such as ``{n1.__class__}`` is refused at load, with the template named,
     rather than failing, or leaking, when problems are made)."""
-    return format_slots(text, f"template file {source}: template {tid!r}",
-                        error=lambda message: ConfigError(message, parameter="template_file", value=text))
+    return format_slots(
+        text,
+        f"template file {source}: template {tid!r}",
+        error=lambda message: ConfigError(message, parameter="template_file", value=text),
+    )
 
 
 def validate_templates(data: Any, source: str, dataset: str | None) -> TemplateFile:
@@ -113,15 +126,20 @@ def validate_templates(data: Any, source: str, dataset: str | None) -> TemplateF
         raise _bad(f"it holds dataset {name!r} but {dataset!r} was requested", source, name)
     unknown = set(data) - _TOP_KEYS[name]
     if unknown:
-        raise _bad(f"unknown keys {sorted(unknown)}; allowed: {sorted(_TOP_KEYS[name])}", source,
-                   sorted(unknown))
+        raise _bad(f"unknown keys {sorted(unknown)}; allowed: {sorted(_TOP_KEYS[name])}", source, sorted(unknown))
     if data.get("format_version", _FORMAT_VERSION) != _FORMAT_VERSION:
         raise _bad(f"format_version must be {_FORMAT_VERSION}", source, data.get("format_version"))
     instructions = data.get("instructions")
-    if (not isinstance(instructions, list) or not instructions
-            or not all(isinstance(s, str) and s.strip() for s in instructions)):
-        raise _bad("'instructions' must be a non-empty list of non-blank strings (the chat "
-                   "calibration instructions)", source, instructions)
+    if (
+        not isinstance(instructions, list)
+        or not instructions
+        or not all(isinstance(s, str) and s.strip() for s in instructions)
+    ):
+        raise _bad(
+            "'instructions' must be a non-empty list of non-blank strings (the chat calibration instructions)",
+            source,
+            instructions,
+        )
     words: tuple[str, ...] = ()
     if name == "colors":
         raw = data.get("words")
@@ -139,39 +157,49 @@ def validate_templates(data: Any, source: str, dataset: str | None) -> TemplateF
             raise _bad(f"template {i} must be an object, got {type(t).__name__}", source, t)
         missing, extra = required - set(t), set(t) - allowed
         if missing or extra:
-            raise _bad(f"template {i} has missing keys {sorted(missing)} / unknown keys "
-                       f"{sorted(extra)}; expected {sorted(required)}", source, dict(t))
+            raise _bad(
+                f"template {i} has missing keys {sorted(missing)} / unknown keys "
+                f"{sorted(extra)}; expected {sorted(required)}",
+                source,
+                dict(t),
+            )
         tid = t["id"]
         if not isinstance(tid, str) or not re.fullmatch(r"[A-Za-z0-9_]+", tid) or tid in ids:
-            raise _bad(f"template {i} needs a unique id of letters, digits and '_', got {tid!r}",
-                       source, tid)
+            raise _bad(f"template {i} needs a unique id of letters, digits and '_', got {tid!r}", source, tid)
         ids.add(tid)
         text = t["text"]
         if not isinstance(text, str) or not text.strip():
             raise _bad(f"template {tid!r} needs a non-blank 'text'", source, text)
         slots = _slots_of(text, tid, source)
         if sorted(slots) != sorted(_SLOTS[name]):
-            raise _bad(f"template {tid!r} must use each placeholder of {sorted(_SLOTS[name])} "
-                       f"exactly once, found {slots}", source, text)
+            raise _bad(
+                f"template {tid!r} must use each placeholder of {sorted(_SLOTS[name])} exactly once, found {slots}",
+                source,
+                text,
+            )
         if text != text.rstrip():
-            raise _bad(f"template {tid!r} must not end with whitespace (the option word follows "
-                       "with its own leading space)", source, text)
+            raise _bad(
+                f"template {tid!r} must not end with whitespace (the option word follows with its own leading space)",
+                source,
+                text,
+            )
         if name == "wordproblems":
             pairs = t["pairs"]
             if not isinstance(pairs, list) or not pairs:
                 raise _bad(f"template {tid!r}: 'pairs' must be a non-empty list", source, pairs)
             for pair in pairs:
                 if not isinstance(pair, list) or len(pair) != 2:
-                    raise _bad(f"template {tid!r}: every pair must be a list of two words, got "
-                               f"{pair!r}", source, pair)
-                _check_distinct([_word(w, f"template {tid!r} pair", source) for w in pair],
-                                f"template {tid!r} pair", source)
+                    raise _bad(f"template {tid!r}: every pair must be a list of two words, got {pair!r}", source, pair)
+                _check_distinct(
+                    [_word(w, f"template {tid!r} pair", source) for w in pair], f"template {tid!r} pair", source
+                )
         if name == "distributions":
             for key in ("low_inclusive", "high_inclusive"):
                 if not isinstance(t[key], bool):
                     raise _bad(f"template {tid!r}: {key!r} must be true or false", source, t[key])
-    return TemplateFile(name, tuple(dict(t) for t in templates), tuple(instructions), words,
-                        source, str(data.get("description", "")))
+    return TemplateFile(
+        name, tuple(dict(t) for t in templates), tuple(instructions), words, source, str(data.get("description", ""))
+    )
 
 
 def bundled_templates(dataset: str) -> TemplateFile:
@@ -193,9 +221,12 @@ def read_templates(path: str | Path, dataset: str) -> TemplateFile:
 
 def is_folkscope_format(data: Any) -> bool:
     """folkscope's own format: an object naming its dataset, templates as ``{"id", "text"}`` objects."""
-    return (isinstance(data, Mapping) and "dataset" in data
-            and isinstance(data.get("templates"), list)
-            and all(isinstance(t, Mapping) and "id" in t for t in data["templates"]))
+    return (
+        isinstance(data, Mapping)
+        and "dataset" in data
+        and isinstance(data.get("templates"), list)
+        and all(isinstance(t, Mapping) and "id" in t for t in data["templates"])
+    )
 
 
 def detect_template_format(path: str | Path) -> str:

@@ -50,6 +50,13 @@ from folkscope.prompting.fewshot import (
 )
 from folkscope.prompting.orderings import LETTERS, AnswerOrdering, answer_orderings, option_text
 from folkscope.prompting.renderer import PromptBatch, PromptRenderer, render_dataset, render_prompts
+from folkscope.prompting.screening import (
+    SCREENING_SLOTS,
+    check_screening_template,
+    listwise_prompt,
+    pairwise_prompt,
+    pointwise_prompt,
+)
 from folkscope.prompting.shapes import (
     LIKELIHOOD_BINS,
     PENNY_FACES,
@@ -58,13 +65,6 @@ from folkscope.prompting.shapes import (
     matching_pennies_prompt,
     numeric_problem_prompt,
     qa_prompt,
-)
-from folkscope.prompting.screening import (
-    SCREENING_SLOTS,
-    check_screening_template,
-    listwise_prompt,
-    pairwise_prompt,
-    pointwise_prompt,
 )
 from folkscope.prompting.templates import (
     ANSWER_PREFILL,

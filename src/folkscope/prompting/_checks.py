@@ -76,7 +76,9 @@ def format_slots(text: str, where: str, *, error: Callable[[str], Exception] | N
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or spec or conversion:
             shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
             plain = re.match(r"[A-Za-z_][A-Za-z0-9_]*", name)
-            raise fail(f"{where}: slot {shown} is not allowed; write plain slots such as {{{plain.group() if plain else 'name'}}}, "
-                       "and {{ or }} for a literal brace")  # fmt: skip
+            raise fail(
+                f"{where}: slot {shown} is not allowed; write plain slots such as {{{plain.group() if plain else 'name'}}}, "
+                "and {{ or }} for a literal brace"
+            )
         slots.append(name)
     return slots

@@ -120,7 +120,9 @@ class FewShotConfig:
         check_bool("hide_question", self.hide_question)
         check_int("seed", self.seed, minimum=0)
         if self.draw not in DRAWS:
-            raise ConfigError(f"draw must be one of {', '.join(DRAWS)}, got {self.draw!r}", parameter="draw", value=self.draw)
+            raise ConfigError(
+                f"draw must be one of {', '.join(DRAWS)}, got {self.draw!r}", parameter="draw", value=self.draw
+            )
         comp = self.composition
         if isinstance(comp, str) and comp.strip().lower() in COMPOSITIONS:
             comp = comp.strip().lower()
@@ -297,8 +299,14 @@ class PromptConfig:
     )
 
     def __post_init__(self) -> None:
-        for name in ("numeric_risk_prompting", "cot_prompting", "enable_thinking", "use_chat_template",
-                     "correct_order_bias", "show_question"):  # fmt: skip
+        for name in (
+            "numeric_risk_prompting",
+            "cot_prompting",
+            "enable_thinking",
+            "use_chat_template",
+            "correct_order_bias",
+            "show_question",
+        ):
             check_bool(name, getattr(self, name))
         for name in ("system_prompt", "chat_prompt", "custom_prompt_prefix", "custom_prompt_suffix"):
             check_text(name, getattr(self, name))
@@ -313,7 +321,9 @@ class PromptConfig:
                 )
         if self.format not in FORMATS:
             raise ConfigError(
-                f"format must be one of {', '.join(FORMATS)}, got {self.format!r}", parameter="format", value=self.format
+                f"format must be one of {', '.join(FORMATS)}, got {self.format!r}",
+                parameter="format",
+                value=self.format,
             )
         if self.granularity not in GRANULARITIES:
             raise ConfigError(
@@ -376,8 +386,7 @@ class PromptConfig:
             )
         if self.few_shot is not None and self.use_chat_template:
             raise ConfigError(
-                "few-shot prompting cannot be combined with the chat template; drop --few-shot or "
-                "--use-chat-template",
+                "few-shot prompting cannot be combined with the chat template; drop --few-shot or --use-chat-template",
                 parameter="few_shot",
                 value=self.few_shot.n_shots,
             )

@@ -94,7 +94,9 @@ def prompts_frame(batch: PromptBatch, *, split: str | None = None, tokenizer: An
     return frame
 
 
-def _record_columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> tuple[dict[str, list[Any]], list[list[dict[str, Any]]]]:
+def _record_columns(
+    batch: PromptBatch, split: str | None, tokenizer: Any
+) -> tuple[dict[str, list[Any]], list[list[dict[str, Any]]]]:
     cols = _columns(batch, split, tokenizer)
     if batch.config.is_chat and tokenizer is None:
         del cols["prompt"]  # the messages are the prompt; a plain flattening would mislead
@@ -104,15 +106,21 @@ def _record_columns(batch: PromptBatch, split: str | None, tokenizer: Any) -> tu
     for o in range(batch.n_slots):
         ordering = batch.orderings[o] if batch.orderings else None
         per_slot.append(
-            [{"letter": letters[j], "text": t, "label": int(lab)} for j, (t, lab) in
-             enumerate(zip(ordering.texts, ordering.labels))] if ordering else []
-        )  # fmt: skip
+            [
+                {"letter": letters[j], "text": t, "label": int(lab)}
+                for j, (t, lab) in enumerate(zip(ordering.texts, ordering.labels))
+            ]
+            if ordering
+            else []
+        )
     cols["choices"] = [per_slot[s] for s in cols["ordering"]]
     cols["prompt_config"] = [batch.config.name] * len(cols["ordering"])
     return cols, per_slot
 
 
-def iter_prompt_records(batch: PromptBatch, *, split: str | None = None, tokenizer: Any = None) -> Iterator[dict[str, Any]]:
+def iter_prompt_records(
+    batch: PromptBatch, *, split: str | None = None, tokenizer: Any = None
+) -> Iterator[dict[str, Any]]:
     """JSON-ready records, one per (row, ordering); text prompts carry ``prompt``, chat ones ``messages``."""
     cols, _ = _record_columns(batch, split, tokenizer)
     keys = list(cols)
@@ -222,7 +230,9 @@ def export_hf_dataset(
     if tokenizer is not None:
         cfg = fit_chat_config(cfg, tokenizer)
     if isinstance(splits, str) or not splits:
-        raise ConfigError(f"splits must be a non-empty list of split names, got {splits!r}", parameter="splits", value=splits)
+        raise ConfigError(
+            f"splits must be a non-empty list of split names, got {splits!r}", parameter="splits", value=splits
+        )
     out = Path(out_dir)
     (out / "parquet").mkdir(parents=True, exist_ok=True)
     parts = {}

@@ -77,7 +77,9 @@ _LAYOUT = {
 _TRAILING = ", \n"
 
 
-def _pieces(description: str, values: np.ndarray, fmt: str, connector: str, last: bool, statements: np.ndarray) -> np.ndarray:
+def _pieces(
+    description: str, values: np.ndarray, fmt: str, connector: str, last: bool, statements: np.ndarray
+) -> np.ndarray:
     """The finished text of one column for each of its distinct values.
 
     ``statements`` marks the values that are whole statements: in the

@@ -41,7 +41,16 @@ import pandas as pd
 from folkscope.errors import ConfigError
 from folkscope.prompting.config import FewShotConfig
 
-__all__ = ["ExamplePool", "class_counts", "draw_examples", "draw_for_rows", "first_examples", "row_keys", "row_uniforms", "shuffled_pool"]
+__all__ = [
+    "ExamplePool",
+    "class_counts",
+    "draw_examples",
+    "draw_for_rows",
+    "first_examples",
+    "row_keys",
+    "row_uniforms",
+    "shuffled_pool",
+]
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -70,7 +79,9 @@ def row_keys(row_ids: Sequence[Any] | np.ndarray) -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
-def row_uniforms(seed: int, row_ids: Sequence[Any] | np.ndarray, stream: int, count: int, *, start: int = 0) -> np.ndarray:
+def row_uniforms(
+    seed: int, row_ids: Sequence[Any] | np.ndarray, stream: int, count: int, *, start: int = 0
+) -> np.ndarray:
     """Uniform numbers in [0, 1), shape ``(n_rows, count)``, a pure function of (seed, row id, stream, position).
 
     Each row owns an endless stream per ``stream`` number; positions

@@ -57,7 +57,9 @@ class AnswerOrdering:
     labels: tuple[int, ...]
 
     @classmethod
-    def make(cls, index: int, permutation: Sequence[int], *, texts: Sequence[str], labels: Sequence[int]) -> AnswerOrdering:
+    def make(
+        cls, index: int, permutation: Sequence[int], *, texts: Sequence[str], labels: Sequence[int]
+    ) -> AnswerOrdering:
         perm = tuple(int(p) for p in permutation)
         if sorted(perm) != list(range(len(texts))) or len(texts) != len(labels):
             raise ConfigError(f"ordering {perm} is not a permutation of {len(texts)} choices", parameter="ordering")
@@ -115,7 +117,11 @@ def _permutations(n: int, scheme: str, max_orderings: int | None, seed: int) -> 
         perms = [identity[k:] + identity[:k] for k in range(n)]
         return perms[:max_orderings] if max_orderings else perms
     if scheme != "all":
-        raise ConfigError(f"ordering scheme must be 'all', 'cyclic' or 'identity', got {scheme!r}", parameter="ordering_scheme", value=scheme)
+        raise ConfigError(
+            f"ordering scheme must be 'all', 'cyclic' or 'identity', got {scheme!r}",
+            parameter="ordering_scheme",
+            value=scheme,
+        )
     total = math.factorial(n)
     if max_orderings is None or total <= max_orderings:
         return list(itertools.permutations(identity))

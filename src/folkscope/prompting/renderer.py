@@ -128,7 +128,9 @@ class PromptBatch:
     def _slot(self, ordering: int | AnswerOrdering | None) -> int:
         index = 0 if ordering is None else ordering.index if isinstance(ordering, AnswerOrdering) else int(ordering)
         if not 0 <= index < self.n_slots:
-            raise ConfigError(f"ordering {index} does not exist; there are {self.n_slots}", parameter="ordering", value=index)
+            raise ConfigError(
+                f"ordering {index} does not exist; there are {self.n_slots}", parameter="ordering", value=index
+            )
         return index
 
     def _head(self, o: int) -> Any:
@@ -210,12 +212,16 @@ class PromptRenderer:
         self.classes = tuple(sorted(c.label for c in task_.choices))
         if cfg.mode == "multiple_choice":
             if not task_.choices:
-                raise ConfigError(f"task {task_.name} has no answer choices for multiple-choice prompting", parameter="task")
+                raise ConfigError(
+                    f"task {task_.name} has no answer choices for multiple-choice prompting", parameter="task"
+                )
             scheme = cfg.ordering_scheme if cfg.correct_order_bias else "identity"
             self.orderings = answer_orderings(
-                [c.text for c in task_.choices], [c.label for c in task_.choices],
-                scheme=scheme, max_orderings=cfg.max_orderings,
-            )  # fmt: skip
+                [c.text for c in task_.choices],
+                [c.label for c in task_.choices],
+                scheme=scheme,
+                max_orderings=cfg.max_orderings,
+            )
             question = task_.question
         else:
             self.orderings = ()
@@ -239,7 +245,12 @@ class PromptRenderer:
         describe = few_shot_description if cfg.few_shot is not None else task_description
         # the description, the custom prefix on its own line(s), one blank line, then "Information:"
         custom = cfg.custom_prompt_prefix or ""
-        self.prefix = describe(task_.survey_year) + "\n" + (custom if custom.endswith("\n") or not custom else custom + "\n") + "\n"
+        self.prefix = (
+            describe(task_.survey_year)
+            + "\n"
+            + (custom if custom.endswith("\n") or not custom else custom + "\n")
+            + "\n"
+        )
         self.pool: ExamplePool | None = None
         if cfg.few_shot is not None:
             if examples is None:
@@ -323,7 +334,9 @@ class PromptRenderer:
             labels = labels.astype(np.int64)
             unknown = sorted(set(np.unique(labels).tolist()) - set(self.classes))
             if unknown:
-                raise ConfigError(f"labels {unknown} are not labels of the task's choices {self.classes}", parameter="y")
+                raise ConfigError(
+                    f"labels {unknown} are not labels of the task's choices {self.classes}", parameter="y"
+                )
         row_texts = render_feature_block(X, self.task, self.config, head=INFO_HEADER, tail="\n" + self.question_line)
         row_ids = X.index.to_numpy()
         examples, shared = self._example_blocks(row_ids)
@@ -342,7 +355,9 @@ class PromptRenderer:
             custom_suffix=self.custom_suffix,
         )
 
-    def render_row(self, row: pd.Series | Mapping[str, Any], *, row_id: Any = None, label: int | None = None) -> RenderedPrompt:
+    def render_row(
+        self, row: pd.Series | Mapping[str, Any], *, row_id: Any = None, label: int | None = None
+    ) -> RenderedPrompt:
         """Render one row (a Series, whose name is the row id, or a mapping of column to value)."""
         if isinstance(row, pd.Series):
             rid = row.name if row_id is None else row_id

@@ -68,20 +68,38 @@ def check_screening_template(part: str, text: object, where: str) -> None:
     """
     allowed, required = SCREENING_SLOTS[part]
     if not isinstance(text, str):
-        raise ConfigError(f"template {where} must be a string, got {type(text).__name__}", parameter="template", value=text)
+        raise ConfigError(
+            f"template {where} must be a string, got {type(text).__name__}", parameter="template", value=text
+        )
     slots = format_slots(text, f"template {where}")
     unknown = [s for s in dict.fromkeys(slots) if s not in allowed]
     if unknown:
-        raise ConfigError(f"template {where} has the slot {{{unknown[0]}}}, which is not one of its slots: "
-                          f"{', '.join('{' + a + '}' for a in allowed)} (misspelt?)", parameter="template", value=text)  # fmt: skip
+        raise ConfigError(
+            f"template {where} has the slot {{{unknown[0]}}}, which is not one of its slots: "
+            f"{', '.join('{' + a + '}' for a in allowed)} (misspelt?)",
+            parameter="template",
+            value=text,
+        )
     missing = [r for r in required if r not in slots]
     if missing:
-        why = {"pointwise": "every candidate would get the same prompt", "listwise": "every pool would get the same prompt",
-               "pairwise": "the model could not see both candidates", "entry": "the candidates could not be told apart"}[part]
-        goes = {"candidate": "the candidate", "first": "candidate A", "second": "candidate B", "candidates": "the pool",
-                "name": "the candidate's name"}[missing[0]]
-        raise ConfigError(f"template {where} has no {{{missing[0]}}} slot, so {why}; add {{{missing[0]}}} where {goes} goes",
-                          parameter="template", value=text)  # fmt: skip
+        why = {
+            "pointwise": "every candidate would get the same prompt",
+            "listwise": "every pool would get the same prompt",
+            "pairwise": "the model could not see both candidates",
+            "entry": "the candidates could not be told apart",
+        }[part]
+        goes = {
+            "candidate": "the candidate",
+            "first": "candidate A",
+            "second": "candidate B",
+            "candidates": "the pool",
+            "name": "the candidate's name",
+        }[missing[0]]
+        raise ConfigError(
+            f"template {where} has no {{{missing[0]}}} slot, so {why}; add {{{missing[0]}}} where {goes} goes",
+            parameter="template",
+            value=text,
+        )
 
 
 def _fill(template: str, what: str, **values: str) -> str:
@@ -105,24 +123,45 @@ def _assemble(system: str, user: str, prefill: str, chat: bool) -> Prompt:
     return f"{text}\n\n{prefill}" if prefill else text
 
 
-def pointwise_prompt(context: str, candidate: str, *, system: str, question: str, chat: bool = True,
-                     prefill: str = ANSWER_PREFILL) -> Prompt:
+def pointwise_prompt(
+    context: str, candidate: str, *, system: str, question: str, chat: bool = True, prefill: str = ANSWER_PREFILL
+) -> Prompt:
     """One candidate: ``system`` gets ``{context}``, ``question`` gets ``{candidate}``; ends on the answer prefill."""
-    return _assemble(_fill(system, "system", context=context), _fill(question, "pointwise", candidate=candidate), prefill, chat)
+    return _assemble(
+        _fill(system, "system", context=context), _fill(question, "pointwise", candidate=candidate), prefill, chat
+    )
 
 
-def pairwise_prompt(context: str, first: str, second: str, *, system: str, question: str, chat: bool = True,
-                    prefill: str = ANSWER_PREFILL) -> Prompt:
+def pairwise_prompt(
+    context: str,
+    first: str,
+    second: str,
+    *,
+    system: str,
+    question: str,
+    chat: bool = True,
+    prefill: str = ANSWER_PREFILL,
+) -> Prompt:
     """Two candidates (``{first}`` as A, ``{second}`` as B); the caller asks both orders."""
     user = _fill(question, "pairwise", first=first, second=second)
     return _assemble(_fill(system, "system", context=context), user, prefill, chat)
 
 
-def listwise_prompt(context: str, candidates: Sequence[str], names: Sequence[str], *, system: str, question: str,
-                    entry: str = "Candidate: {name}\n{candidate}", chat: bool = True) -> Prompt:
+def listwise_prompt(
+    context: str,
+    candidates: Sequence[str],
+    names: Sequence[str],
+    *,
+    system: str,
+    question: str,
+    entry: str = "Candidate: {name}\n{candidate}",
+    chat: bool = True,
+) -> Prompt:
     """The whole pool, each candidate under its name (``entry``), in ``{candidates}`` of ``question``; no prefill."""
     if len(candidates) != len(names) or not candidates:
-        raise ConfigError(f"a listwise pool needs one name per candidate, got {len(names)} names for {len(candidates)}",
-                          parameter="names")  # fmt: skip
+        raise ConfigError(
+            f"a listwise pool needs one name per candidate, got {len(names)} names for {len(candidates)}",
+            parameter="names",
+        )
     blocks = "\n\n".join(_fill(entry, "entry", name=n, candidate=c) for n, c in zip(names, candidates))
     return _assemble(_fill(system, "system", context=context), _fill(question, "listwise", candidates=blocks), "", chat)

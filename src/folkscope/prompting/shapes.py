@@ -40,9 +40,11 @@ __all__ = [
 
 #: the two calls of the matching-pennies game, in move order (move 1 is the first)
 PENNY_FACES = ("Heads", "Tails")
-_PENNIES_INTRO = ("We are playing matching pennies for {rounds} rounds. Each round you call Heads or "
-                  "Tails; your opponent tries to predict your call from your earlier calls and wins if "
-                  "it guesses right. Be as unpredictable as you can.")
+_PENNIES_INTRO = (
+    "We are playing matching pennies for {rounds} rounds. Each round you call Heads or "
+    "Tails; your opponent tries to predict your call from your earlier calls and wins if "
+    "it guesses right. Be as unpredictable as you can."
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,9 @@ def qa_prompt(
     )
 
 
-def likelihood_prompt(question: str, *, context: str | None = None, config: PromptConfig | None = None) -> RenderedPrompt:
+def likelihood_prompt(
+    question: str, *, context: str | None = None, config: PromptConfig | None = None
+) -> RenderedPrompt:
     """A "What is the probability that ...?" question with the 22 bins of :data:`LIKELIHOOD_BINS`, in fixed order.
 
     Examples

@@ -77,10 +77,7 @@ def task_description(survey_year: int | None) -> str:
     >>> task_description(2018)[:60]
     'The following data corresponds to a survey respondent. The s'
     """
-    return (
-        f"The following data corresponds to a survey respondent. {_survey_sentence(survey_year)} "
-        f"{_ANSWER_SENTENCES}"
-    )
+    return f"The following data corresponds to a survey respondent. {_survey_sentence(survey_year)} {_ANSWER_SENTENCES}"
 
 
 def few_shot_description(survey_year: int | None) -> str:

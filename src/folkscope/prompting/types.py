@@ -97,7 +97,9 @@ class RenderedPrompt:
     def _slot(self, ordering: int | AnswerOrdering | None) -> int:
         index = 0 if ordering is None else ordering.index if isinstance(ordering, AnswerOrdering) else int(ordering)
         if not 0 <= index < self.n_slots:
-            raise ConfigError(f"ordering {index} does not exist; this prompt has {self.n_slots}", parameter="ordering", value=index)
+            raise ConfigError(
+                f"ordering {index} does not exist; this prompt has {self.n_slots}", parameter="ordering", value=index
+            )
         return index
 
     @property
@@ -123,7 +125,9 @@ class RenderedPrompt:
         """
         o = self._slot(ordering)
         examples = self.examples[o] if self.examples else ""
-        return user_turn(self.prefix + examples + self.row_text + self.options[o], self.prefill, self.custom_suffix, self.config)
+        return user_turn(
+            self.prefix + examples + self.row_text + self.options[o], self.prefill, self.custom_suffix, self.config
+        )
 
     @property
     def row_shared_text(self) -> str:

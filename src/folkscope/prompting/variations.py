@@ -38,9 +38,7 @@ def _parse_bool(key: str, text: str) -> bool:
         return True
     if low in _FALSE:
         return False
-    raise ConfigError(
-        f"variation {key} must be true or false, got {text!r}", parameter=f"variation.{key}", value=text
-    )
+    raise ConfigError(f"variation {key} must be true or false, got {text!r}", parameter=f"variation.{key}", value=text)
 
 
 def _parse_variation_value(key: str, text: str) -> Any:

@@ -11,7 +11,14 @@ prompts with :mod:`folkscope.prompting`, hand them here, and turn what
 comes back into metrics.
 """
 
-from folkscope.readout.choices import ChoiceReadout, OptionScores, most_likely, read_choices, read_rendered, score_options
+from folkscope.readout.choices import (
+    ChoiceReadout,
+    OptionScores,
+    most_likely,
+    read_choices,
+    read_rendered,
+    score_options,
+)
 from folkscope.readout.digits import DIGIT_READOUTS, DIGITS, TwoDigitReadout, read_digit, read_two_digits
 from folkscope.readout.generation import parse_probability, strip_thinking
 from folkscope.readout.rankings import Ranking, parse_ranking

@@ -151,7 +151,9 @@ def read_choices(
         requests = []
         for text, item in zip(shared, items):
             if not all(isinstance(p, str) and p.startswith(text) for p in item):
-                raise ConfigError("a shared text must start every (text) prompt of its item", parameter="shared", value=text)
+                raise ConfigError(
+                    "a shared text must start every (text) prompt of its item", parameter="shared", value=text
+                )
             requests.append(PrefixGroupRequest(text, tuple(str(p)[len(text) :] for p in item), vs.tokens, context_size))
         for i, group in enumerate(engine.score_groups(requests, unit=unit, description=description)):
             for o, res in enumerate(group.results):
@@ -159,16 +161,22 @@ def read_choices(
         return ChoiceReadout(raw)
     for o in range(k):
         described = description if k == 1 else f"{description} (ordering {o + 1} of {k})"
-        results = engine.score([ScoreRequest(item[o], vs.tokens, context_size) for item in items], unit=unit, description=described)
+        results = engine.score(
+            [ScoreRequest(item[o], vs.tokens, context_size) for item in items], unit=unit, description=described
+        )
         for i, res in enumerate(results):
             raw[i, o, perms[o]] = vs.merge_probs(res.logprobs, bound=res.bound)
     return ChoiceReadout(raw)
 
 
 def read_rendered(
-    engine: Engine, rendered: Iterable[RenderedPrompt], *, unit: str = "rows", description: str = "scoring",
+    engine: Engine,
+    rendered: Iterable[RenderedPrompt],
+    *,
+    unit: str = "rows",
+    description: str = "scoring",
     context_size: int | None = None,
-) -> ChoiceReadout:  # fmt: skip
+) -> ChoiceReadout:
     """:func:`read_choices` for the prompt layer's rendered questions, each in every ordering of its answers.
 
     Chat prompts go one request per ordering; text prompts one prefix group
@@ -183,11 +191,27 @@ def read_rendered(
     letters, permutations = orderings[0].letters, [o.permutation for o in orderings]
     if items[0].config.is_chat:
         prompts = [[r.to_prompt(o) for o in range(len(orderings))] for r in items]
-        return read_choices(engine, prompts, letters, orderings=permutations, unit=unit, description=description, context_size=context_size)
+        return read_choices(
+            engine,
+            prompts,
+            letters,
+            orderings=permutations,
+            unit=unit,
+            description=description,
+            context_size=context_size,
+        )
     splits = [r.ordering_split() for r in items]
     prompts = [[shared + rest for rest in rests] for shared, rests in splits]
-    return read_choices(engine, prompts, letters, orderings=permutations, shared=[s for s, _ in splits], unit=unit,
-                        description=description, context_size=context_size)  # fmt: skip
+    return read_choices(
+        engine,
+        prompts,
+        letters,
+        orderings=permutations,
+        shared=[s for s, _ in splits],
+        unit=unit,
+        description=description,
+        context_size=context_size,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,11 +262,13 @@ def score_options(
     for vs, res in zip(sets, results):
         owner = np.asarray(vs.owner)
         n_tokens = np.asarray(res.num_tokens)
-        out.append(OptionScores(
-            probs=vs.merge_probs(res.logprobs, bound=res.bound),
-            n_variants=np.bincount(owner, minlength=len(vs.choices)),
-            min_tokens=np.array([n_tokens[owner == j].min() for j in range(len(vs.choices))]),
-        ))  # fmt: skip
+        out.append(
+            OptionScores(
+                probs=vs.merge_probs(res.logprobs, bound=res.bound),
+                n_variants=np.bincount(owner, minlength=len(vs.choices)),
+                min_tokens=np.array([n_tokens[owner == j].min() for j in range(len(vs.choices))]),
+            )
+        )
     return out
 
 

@@ -34,7 +34,12 @@ _DIGIT_SET = expand_variants(DIGITS, variants=lambda d: (d,))  # digits as writt
 
 
 def read_digit(
-    engine: Engine, prompts: Sequence[Prompt], *, unit: str = "rows", description: str = "next digit", context_size: int | None = None
+    engine: Engine,
+    prompts: Sequence[Prompt],
+    *,
+    unit: str = "rows",
+    description: str = "next digit",
+    context_size: int | None = None,
 ) -> np.ndarray:
     """Distribution of the next token over the ten digits, renormalised, shape (n, 10); NaN rows where unscored.
 
@@ -47,8 +52,12 @@ def read_digit(
     >>> p.shape, round(float(p.sum()), 6)
     ((1, 10), 1.0)
     """
-    results = engine.next_token([NextTokenRequest(p, DIGITS, context_size) for p in prompts], unit=unit, description=description)
-    logp = np.array([_DIGIT_SET.merge_logprobs(r.logprobs, bound=r.bound) for r in results], dtype=float).reshape(-1, 10)
+    results = engine.next_token(
+        [NextTokenRequest(p, DIGITS, context_size) for p in prompts], unit=unit, description=description
+    )
+    logp = np.array([_DIGIT_SET.merge_logprobs(r.logprobs, bound=r.bound) for r in results], dtype=float).reshape(
+        -1, 10
+    )
     top = logp.max(axis=1, keepdims=True)
     p = np.exp(logp - np.where(np.isfinite(top), top, 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -81,9 +90,14 @@ class TwoDigitReadout:
 
 
 def read_two_digits(
-    engine: Engine, prompts: Sequence[Prompt], *, how: str = "greedy", unit: str = "rows", description: str = "scoring",
+    engine: Engine,
+    prompts: Sequence[Prompt],
+    *,
+    how: str = "greedy",
+    unit: str = "rows",
+    description: str = "scoring",
     context_size: int | None = None,
-) -> TwoDigitReadout:  # fmt: skip
+) -> TwoDigitReadout:
     """Read ``0.d1d2`` after each prompt (which ends on ``"0."``), greedily or as the exact expectation.
 
     ``context_size`` cuts every prompt read, the first digit's and each
@@ -100,20 +114,32 @@ def read_two_digits(
     if how not in DIGIT_READOUTS:
         raise ConfigError(f"how must be one of {', '.join(DIGIT_READOUTS)}, got {how!r}", parameter="how", value=how)
     prompts = list(prompts)
-    first = read_digit(engine, prompts, unit=unit, description=f"{description} (first digit)", context_size=context_size)
+    first = read_digit(
+        engine, prompts, unit=unit, description=f"{description} (first digit)", context_size=context_size
+    )
     first_ok = np.isfinite(first).all(axis=1)
     d1 = np.where(first_ok, np.nan_to_num(first, nan=-1.0).argmax(axis=1), 0)
     if how == "greedy":
         continued = [continue_prompt(p, str(d)) for p, d in zip(prompts, d1)]
-        second = read_digit(engine, continued, unit=unit, description=f"{description} (second digit)", context_size=context_size)
+        second = read_digit(
+            engine, continued, unit=unit, description=f"{description} (second digit)", context_size=context_size
+        )
         second_ok = np.isfinite(second).all(axis=1)
         values = d1 / 10 + np.nan_to_num(second, nan=-1.0).argmax(axis=1) / 100
     else:
         seconds = np.stack(
-            [read_digit(engine, [continue_prompt(p, d) for p in prompts], unit=unit, description=f"{description} (second digit after {d})",
-                        context_size=context_size)
-             for d in DIGITS], axis=1,
-        )  # fmt: skip
+            [
+                read_digit(
+                    engine,
+                    [continue_prompt(p, d) for p in prompts],
+                    unit=unit,
+                    description=f"{description} (second digit after {d})",
+                    context_size=context_size,
+                )
+                for d in DIGITS
+            ],
+            axis=1,
+        )
         # a second-digit distribution that is missing matters unless its first digit has probability 0
         known = np.isfinite(seconds).all(axis=2)
         second_ok = (known | (np.nan_to_num(first, nan=1.0) == 0)).all(axis=1)

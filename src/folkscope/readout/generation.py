@@ -37,7 +37,14 @@ def _statement_at(text: str, start: int) -> re.Match[str] | None:
     while True:
         while i < n and text[i] in _SEPARATOR:
             i += 1
-        word = next((w for w in _CONNECTORS if text[i : i + len(w)].lower() == w and not text[i + len(w) : i + len(w) + 1].isalpha()), None)
+        word = next(
+            (
+                w
+                for w in _CONNECTORS
+                if text[i : i + len(w)].lower() == w and not text[i + len(w) : i + len(w) + 1].isalpha()
+            ),
+            None,
+        )
         if word is not None:
             i += len(word)
             continue

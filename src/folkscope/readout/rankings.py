@@ -79,15 +79,52 @@ _BEFORE_NAME = " \t*_#>+-\u2022\u00b7"
 _AFTER_NAME = " \t*_.,:;"
 #: words that pick one candidate: a sentence using one places the candidate it names first
 _TOP_WORDS = (
-    r"best", r"strongest", r"top(?!\s*\d)", r"first", r"1st", r"most\s+(?!of\b)[a-z]+", r"highest", r"prefer(?:s|red)?",
-    r"the\s+only", r"hire", r"choose", r"pick", r"select", r"recommend(?:ed)?", r"winner", r"stands?\s+out", r"number\s+one",
-)  # fmt: skip
+    r"best",
+    r"strongest",
+    r"top(?!\s*\d)",
+    r"first",
+    r"1st",
+    r"most\s+(?!of\b)[a-z]+",
+    r"highest",
+    r"prefer(?:s|red)?",
+    r"the\s+only",
+    r"hire",
+    r"choose",
+    r"pick",
+    r"select",
+    r"recommend(?:ed)?",
+    r"winner",
+    r"stands?\s+out",
+    r"number\s+one",
+)
 #: ranking language: a sentence using any of these (or a top word) places the candidates it names, in order
 _RANKING_WORDS = _TOP_WORDS + (
-    r"rank(?:s|ed|ing|ings)?", r"second", r"third", r"fourth", r"fifth", r"sixth", r"seventh", r"eighth", r"last",
-    r"\d+(?:nd|rd|th)", r"then", r"followed", r"next", r"better", r"stronger", r"weaker", r"weakest", r"worse", r"lowest",
-    r"least\s+[a-z]+", r"above", r"below", r"ahead", r"behind", r"order(?:ed)?",
-)  # fmt: skip
+    r"rank(?:s|ed|ing|ings)?",
+    r"second",
+    r"third",
+    r"fourth",
+    r"fifth",
+    r"sixth",
+    r"seventh",
+    r"eighth",
+    r"last",
+    r"\d+(?:nd|rd|th)",
+    r"then",
+    r"followed",
+    r"next",
+    r"better",
+    r"stronger",
+    r"weaker",
+    r"weakest",
+    r"worse",
+    r"lowest",
+    r"least\s+[a-z]+",
+    r"above",
+    r"below",
+    r"ahead",
+    r"behind",
+    r"order(?:ed)?",
+)
 _TOP = re.compile(r"\b(?:" + "|".join(_TOP_WORDS) + r")\b", re.IGNORECASE)
 _RANKING = re.compile(r"\b(?:" + "|".join(_RANKING_WORDS) + r")\b|(?<=\S)\s+-?>\s+(?=\S)", re.IGNORECASE)  # or "X > Y"
 #: sentences within a line end at ".", "!" or "?" followed by a space
@@ -304,8 +341,11 @@ def parse_ranking(text: str, candidates: Sequence[str]) -> Ranking | None:
     names = [str(c).strip() for c in candidates]
     keys = [_key(name, _words(name)) for name in names]
     if not names or any(not key_words for key_words, _ in keys):
-        raise ConfigError("a pool needs at least one candidate, each with a name of letters or digits", parameter="candidates",
-                          value=list(candidates))  # fmt: skip
+        raise ConfigError(
+            "a pool needs at least one candidate, each with a name of letters or digits",
+            parameter="candidates",
+            value=list(candidates),
+        )
     if len(set(keys)) != len(keys):
         raise ConfigError(f"a pool names a candidate twice: {names}", parameter="candidates", value=names)
     text = str(text)

@@ -52,32 +52,100 @@ __all__ = ["parse_choice"]
 #: words (with an inner apostrophe: "I'd", "A's"), numbers, and every other non-space character on its own
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*|\S")
 #: after these (through filler) the option named next is the stated answer
-_CUES = frozenset({
-    "answer", "answers", "choice", "choose", "chose", "chosen", "pick", "picks", "picked", "select", "selects", "selected",
-    "prefer", "prefers", "preferred", "recommend", "recommends", "recommended",
-})  # fmt: skip
+_CUES = frozenset(
+    {
+        "answer",
+        "answers",
+        "choice",
+        "choose",
+        "chose",
+        "chosen",
+        "pick",
+        "picks",
+        "picked",
+        "select",
+        "selects",
+        "selected",
+        "prefer",
+        "prefers",
+        "preferred",
+        "recommend",
+        "recommends",
+        "recommended",
+    }
+)
 _GO = frozenset({"go", "going", "goes", "went", "gone"})  # "go with B"
 #: nouns that name an option ("option B", "Candidate A"), skipped like markup
 _NOUNS = frozenset({"option", "candidate", "resume", "letter", "applicant", "response", "profile"})
 #: what may stand between a cue and its letter: "The answer is **(B)**", "I would choose candidate C"
-_FILLER = frozenset({"is", "would", "will", "should", "be", "the", "my", "final", "clearly", "definitely", "probably"}) | _NOUNS
+_FILLER = (
+    frozenset({"is", "would", "will", "should", "be", "the", "my", "final", "clearly", "definitely", "probably"})
+    | _NOUNS
+)
 _OPENING = frozenset("*_([{\"'\u201c\u2018`:-=>")
 _CLOSING = frozenset("*_)]}\"'\u201d\u2019`")
 #: third-person verbs: the letter before one is the subject of a sentence ("B has more", "I is better")
-_VERBS = frozenset({
-    "is", "was", "has", "does", "seems", "appears", "looks", "shows", "demonstrates", "offers", "brings", "fits", "wins",
-    "beats", "edges", "stands", "ranks", "comes", "outperforms", "outshines", "possesses", "provides", "matches", "meets",
-    "exceeds", "performs", "holds", "because", "since",
-})  # fmt: skip
+_VERBS = frozenset(
+    {
+        "is",
+        "was",
+        "has",
+        "does",
+        "seems",
+        "appears",
+        "looks",
+        "shows",
+        "demonstrates",
+        "offers",
+        "brings",
+        "fits",
+        "wins",
+        "beats",
+        "edges",
+        "stands",
+        "ranks",
+        "comes",
+        "outperforms",
+        "outshines",
+        "possesses",
+        "provides",
+        "matches",
+        "meets",
+        "exceeds",
+        "performs",
+        "holds",
+        "because",
+        "since",
+    }
+)
 _MODALS = frozenset({"would", "will", "should", "could", "can", "may", "might", "must", "did", "had"})
 _ADVERBS = frozenset({"clearly", "also", "definitely", "certainly", "obviously", "better", "stronger"})
 _COORDINATORS = frozenset({"and", "or", "nor", "vs", "versus", "&", "/"})
 _COMPARING = frozenset({"than", "over", "with"})  # "A over B": never the article ("a over") nor the pronoun
 #: a letter after one of these is the object of a comparison or one of a pair: named in passing
-_RELATIONAL = frozenset({
-    "than", "over", "vs", "versus", "between", "unlike", "against", "and", "or", "nor", "neither", "either", "both",
-    "compared", "to", "from", "with", "of", "like",
-})  # fmt: skip
+_RELATIONAL = frozenset(
+    {
+        "than",
+        "over",
+        "vs",
+        "versus",
+        "between",
+        "unlike",
+        "against",
+        "and",
+        "or",
+        "nor",
+        "neither",
+        "either",
+        "both",
+        "compared",
+        "to",
+        "from",
+        "with",
+        "of",
+        "like",
+    }
+)
 _LEAVE = 8  # tokens a cue may stand before its letter
 
 
@@ -149,7 +217,9 @@ class _Answer:
         if self.previous(i, nouns=False)[0] in _NOUNS:
             return True  # "candidate I over H"
         after = self.next_word(i)
-        return after is None or after in (_VERBS | _COMPARING if token == "I" else _VERBS | _MODALS | _COORDINATORS | _COMPARING)
+        return after is None or after in (
+            _VERBS | _COMPARING if token == "I" else _VERBS | _MODALS | _COORDINATORS | _COMPARING
+        )
 
     def in_passing(self, i: int, letters: frozenset[str]) -> bool:
         """The letter is the object of a comparison, one of a pair or list, or a label ("Candidate A:")."""
@@ -220,7 +290,13 @@ def parse_choice(text: str, options: Sequence[str], *, strip_think: bool = True)
                 break  # nothing later can come before it
             if plain is None and not answer.in_passing(t, letters):
                 plain = (start, index[letter])
-        elif len(letter) == 1 and letter.islower() and letter.upper() in letters and answer.stated(t) and answer.next_word(t) is None:
+        elif (
+            len(letter) == 1
+            and letter.islower()
+            and letter.upper() in letters
+            and answer.stated(t)
+            and answer.next_word(t) is None
+        ):
             stated = (start, index[letter.upper()])  # "the answer is b."
             break
     for i, option in enumerate(options):

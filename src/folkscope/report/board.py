@@ -40,6 +40,7 @@ from folkscope.runs import Manifest, read_manifest
 
 __all__ = ["BoardFigure", "BoardTable", "PartBoard", "RunMetrics", "run_metrics", "slug"]
 
+
 def slug(text: str) -> str:
     """A file-name-safe key for ``text`` (lower case, runs of other characters as one ``-``).
 
@@ -135,7 +136,9 @@ def run_metrics(folders: Sequence[Path]) -> tuple[list[RunMetrics], list[str]]:
         try:
             metrics = read_json(folder / manifest.tables["metrics"]["file"])
         except (OSError, ValueError, KeyError) as exc:
-            notes.append(f"{folder}: metrics unreadable ({type(exc).__name__}); rescore it with `folkscope rescore {folder}`")
+            notes.append(
+                f"{folder}: metrics unreadable ({type(exc).__name__}); rescore it with `folkscope rescore {folder}`"
+            )
             continue
         read.append(RunMetrics(folder, manifest, metrics))
     return read, notes

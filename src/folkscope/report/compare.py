@@ -107,8 +107,10 @@ class Comparison:
         how = "the same" if d == 0 else f"{format_number(abs(d))} {'higher' if d > 0 else 'lower'}"
         text = f"B's {title} is {how}" if first else f"{title} {how}"
         if math.isfinite(row["low"]) and math.isfinite(row["high"]):
-            text += (f" ({self.settings.get('confidence', 0.95):.0%} CI {format_number(row['low'])} to "
-                     f"{format_number(row['high'])})")  # fmt: skip
+            text += (
+                f" ({self.settings.get('confidence', 0.95):.0%} CI {format_number(row['low'])} to "
+                f"{format_number(row['high'])})"
+            )
         return text
 
     def lead(self) -> str:
@@ -131,12 +133,21 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         """Everything, as plain data (the ``--output FILE.json`` layout)."""
         return {
-            "part": self.part, "run_a": str(self.run_a), "run_b": str(self.run_b), "unit": self.unit,
-            "n_a": self.n_a, "n_b": self.n_b, "n_shared": self.n_shared, "moved_unit": self.moved_unit, "lead": self.lead(),
-            "caveats": list(self.caveats), "notes": list(self.notes),
-            "settings": dict(self.settings), "differences": self.differences.to_dict("records"),
+            "part": self.part,
+            "run_a": str(self.run_a),
+            "run_b": str(self.run_b),
+            "unit": self.unit,
+            "n_a": self.n_a,
+            "n_b": self.n_b,
+            "n_shared": self.n_shared,
+            "moved_unit": self.moved_unit,
+            "lead": self.lead(),
+            "caveats": list(self.caveats),
+            "notes": list(self.notes),
+            "settings": dict(self.settings),
+            "differences": self.differences.to_dict("records"),
             "moved": self.moved.to_dict("records"),
-        }  # fmt: skip
+        }
 
     def write(self, path: str | PathLike[str]) -> list[Path]:
         """Write ``path`` (``.json``: :meth:`to_dict`; ``.csv``: the differences, and the moved units beside it
@@ -204,17 +215,48 @@ def compare_runs(
     a, b = Path(run_a), Path(run_b)
     parts = (read_manifest(a).part, read_manifest(b).part)
     if parts[0] != parts[1]:
-        raise ConfigError(f"run A ({a}) is of part {parts[0]!r} and run B ({b}) of part {parts[1]!r}; compare two runs of "
-                          "the same part", parameter="runs", value=[str(a), str(b)])  # fmt: skip
-    opts = Options(replicates=int(replicates), seed=int(seed), confidence=float(confidence), top=int(top),
-                   shared_rows=bool(shared_rows), survey_weighted=bool(survey_weighted))  # fmt: skip
+        raise ConfigError(
+            f"run A ({a}) is of part {parts[0]!r} and run B ({b}) of part {parts[1]!r}; compare two runs of "
+            "the same part",
+            parameter="runs",
+            value=[str(a), str(b)],
+        )
+    opts = Options(
+        replicates=int(replicates),
+        seed=int(seed),
+        confidence=float(confidence),
+        top=int(top),
+        shared_rows=bool(shared_rows),
+        survey_weighted=bool(survey_weighted),
+    )
     if survey_weighted and parts[0] != "risk":
-        raise ConfigError(f"--survey-weighted is for risk runs; these are {parts[0]} runs", parameter="survey_weighted",
-                          value=True)  # fmt: skip
+        raise ConfigError(
+            f"--survey-weighted is for risk runs; these are {parts[0]} runs", parameter="survey_weighted", value=True
+        )
     res = part(parts[0]).load("compare")(a, b, opts)
-    settings = {"replicates": opts.replicates, "seed": opts.seed, "confidence": opts.confidence, "top": opts.top,
-                "shared_rows": opts.shared_rows, "survey_weighted": opts.survey_weighted}  # fmt: skip
+    settings = {
+        "replicates": opts.replicates,
+        "seed": opts.seed,
+        "confidence": opts.confidence,
+        "top": opts.top,
+        "shared_rows": opts.shared_rows,
+        "survey_weighted": opts.survey_weighted,
+    }
     differences = res.differences.astype({c: np.float64 for c in ("a", "b", "difference", "low", "high", "std_error")})
     caveats = tuple(f"{name}: {c.message}" for name, run in (("A", a), ("B", b)) for c in read_caveats(run))
-    return Comparison(parts[0], a, b, res.unit, res.n_a, res.n_b, res.n_shared, differences, res.moved,
-                      res.moved_unit or res.unit, res.headline, res.notes, settings, caveats)  # fmt: skip
+    return Comparison(
+        parts[0],
+        a,
+        b,
+        res.unit,
+        res.n_a,
+        res.n_b,
+        res.n_shared,
+        differences,
+        res.moved,
+        res.moved_unit or res.unit,
+        res.headline,
+        res.notes,
+        settings,
+        caveats,
+    )

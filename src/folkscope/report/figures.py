@@ -49,8 +49,7 @@ def new_figure(*, width: float, height: float, feature: str, layout: str | None 
     return fig
 
 
-def subplots_row(ncols: int = 1, *, width: float = 5.0, height: float = 4.2,
-                 feature: str) -> tuple[Any, Any]:
+def subplots_row(ncols: int = 1, *, width: float = 5.0, height: float = 4.2, feature: str) -> tuple[Any, Any]:
     """A figure of ``ncols`` axes side by side, each ``width`` x ``height`` inches; returns ``(fig, axes)``."""
     fig = new_figure(width=width * ncols, height=height, feature=feature)
     return fig, fig.subplots(1, ncols, squeeze=False)[0]

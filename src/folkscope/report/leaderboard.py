@@ -111,7 +111,9 @@ class Site:
     files: Sequence[Path] = field(default_factory=tuple)
 
 
-def find_runs(results_dir: str | os.PathLike[str], *, skip: Iterable[Path] = ()) -> tuple[dict[str, list[Path]], list[str]]:
+def find_runs(
+    results_dir: str | os.PathLike[str], *, skip: Iterable[Path] = ()
+) -> tuple[dict[str, list[Path]], list[str]]:
     """Every run folder under ``results_dir``, by part, and one line per folder that looked like a run but could not be read.
 
     Hidden folders (a run being written, ``.<name>.staging``; a replaced one,
@@ -120,15 +122,23 @@ def find_runs(results_dir: str | os.PathLike[str], *, skip: Iterable[Path] = ())
     """
     root = Path(results_dir)
     if not root.is_dir():
-        raise ConfigError(f"no results folder at {root}; pass the --results-dir your runs were written to",
-                          parameter="results_dir", value=str(root))  # fmt: skip
+        raise ConfigError(
+            f"no results folder at {root}; pass the --results-dir your runs were written to",
+            parameter="results_dir",
+            value=str(root),
+        )
     skipped = {p.resolve() for p in skip}
     runs: dict[str, list[Path]] = {}
     problems: list[str] = []
     for here, dirs, files in os.walk(root):
         folder = Path(here)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and (folder / d).resolve() not in skipped
-                         and not (folder / d / _SITE_MARK).exists())  # fmt: skip
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and (folder / d).resolve() not in skipped
+            and not (folder / d / _SITE_MARK).exists()
+        )
         if MANIFEST_FILE not in files and CONFIG_FILE not in files:
             continue
         dirs[:] = []  # a run folder's own subfolders (plots) are not runs
@@ -138,14 +148,17 @@ def find_runs(results_dir: str | os.PathLike[str], *, skip: Iterable[Path] = ())
             problems.append(f"{folder}: {exc}")
             continue
         if manifest.part not in PARTS:
-            problems.append(f"{folder}: a run of part {manifest.part!r}, which this folkscope does not know; upgrade folkscope")
+            problems.append(
+                f"{folder}: a run of part {manifest.part!r}, which this folkscope does not know; upgrade folkscope"
+            )
             continue
         runs.setdefault(manifest.part, []).append(folder)
     return runs, problems
 
 
-def write_leaderboard(results_dir: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *,
-                      draw: bool | None = None) -> Site:  # fmt: skip
+def write_leaderboard(
+    results_dir: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *, draw: bool | None = None
+) -> Site:
     """Scan ``results_dir`` and write the leaderboard site to ``output`` (default ``results_dir/leaderboard``).
 
     Parameters
@@ -170,20 +183,32 @@ def write_leaderboard(results_dir: str | os.PathLike[str], output: str | os.Path
     for name, folders in runs.items():
         boards[name] = PARTS[name].load("leaderboard")(sorted(folders), site=site, draw=draw)
     known: dict[str, tuple[str, ...]] = {}  # run folder -> its caveats, read once per site
-    boards = {name: dataclasses.replace(b, tables=[_with_caveats(t, known) for t in b.tables]) for name, b in boards.items()}
+    boards = {
+        name: dataclasses.replace(b, tables=[_with_caveats(t, known) for t in b.tables]) for name, b in boards.items()
+    }
     tables = [t for b in boards.values() for t in b.tables]
     keys = [t.key for t in tables]
     if len(set(keys)) != len(keys):
         raise DataError(f"two leaderboard tables share a key: {sorted({k for k in keys if keys.count(k) > 1})}")
     notes = [*problems, *(n for b in boards.values() for n in b.notes)]
     if not draw and missing_plots:
-        notes.append("No figures: matplotlib is not installed (pip install 'folkscope[plots]'); the tables are complete.")
+        notes.append(
+            "No figures: matplotlib is not installed (pip install 'folkscope[plots]'); the tables are complete."
+        )
     files = _write_tables(site, tables)
     figures = [f for b in boards.values() for f in b.figures]
     page = _page(root, site, runs, boards, notes)
     index = write_page(site / "index.html", page)
-    return Site(folder=site, index=index, n_runs=sum(map(len, runs.values())), runs_by_part={k: len(v) for k, v in runs.items()},
-                tables=tables, figures=figures, notes=notes, files=(index, *files))  # fmt: skip
+    return Site(
+        folder=site,
+        index=index,
+        n_runs=sum(map(len, runs.values())),
+        runs_by_part={k: len(v) for k, v in runs.items()},
+        tables=tables,
+        figures=figures,
+        notes=notes,
+        files=(index, *files),
+    )
 
 
 # ----------------------------------------------------------------------------- caveats
@@ -240,9 +265,19 @@ def _write_tables(site: Path, tables: Sequence[BoardTable]) -> list[Path]:
         if old.stem not in {t.key for t in tables}:
             old.unlink()
     written = [atomic_write(folder / f"{t.key}.csv", lambda fh, f=t.frame: f.to_csv(fh, index=False)) for t in tables]
-    record = {"tables": [{"part": t.part, "key": t.key, "title": t.title, "about": t.about,
-                          "intervals": {k: list(v) for k, v in t.intervals.items()},
-                          "rows": to_jsonable(t.frame.replace({np.nan: None}).to_dict(orient="records"))} for t in tables]}  # fmt: skip
+    record = {
+        "tables": [
+            {
+                "part": t.part,
+                "key": t.key,
+                "title": t.title,
+                "about": t.about,
+                "intervals": {k: list(v) for k, v in t.intervals.items()},
+                "rows": to_jsonable(t.frame.replace({np.nan: None}).to_dict(orient="records")),
+            }
+            for t in tables
+        ]
+    }
     write_json(site / "leaderboard.json", record)
     return [*written, site / "leaderboard.json"]
 
@@ -296,15 +331,23 @@ def _table_html(site: Path, t: BoardTable) -> str:
             cells.append(f"<td>{text}</td>")
         for col in metrics:
             low, high = t.intervals.get(col, (None, None))
-            cells.append(_cell(record.get(col), low=record.get(low) if low else None, high=record.get(high) if high else None,
-                               caveat=caveat))  # fmt: skip
+            cells.append(
+                _cell(
+                    record.get(col),
+                    low=record.get(low) if low else None,
+                    high=record.get(high) if high else None,
+                    caveat=caveat,
+                )
+            )
         kind = ' class="baseline"' if record.get("kind") == "baseline" else ""
         rows.append(f"<tr{kind}>{''.join(cells)}</tr>")
     csv = f'<a href="tables/{escape(t.key)}.csv">CSV</a>'
     about = (f"<p><b>{escape(t.lead)}</b></p>" if t.lead else "") + f'<p class="sub">{escape(t.about)} {csv}</p>'
-    return (f'<h3 id="{escape(t.key)}">{escape(t.title)}</h3>{about}'
-            f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            + _caveat_list(t))
+    return (
+        f'<h3 id="{escape(t.key)}">{escape(t.title)}</h3>{about}'
+        f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        + _caveat_list(t)
+    )
 
 
 def _caveat_list(t: BoardTable) -> str:
@@ -318,24 +361,39 @@ def _caveat_list(t: BoardTable) -> str:
         if (name, record["caveats"]) not in seen:
             seen.add((name, record["caveats"]))
             items.append(f"<li><b>{escape(name)}</b>: {escape(record['caveats'])}</li>")
-    return (f'<div class="caveats"><p>{_MARK} Caveats: the marked numbers may not mean what they seem.</p>'
-            f"<ul>{''.join(items)}</ul></div>")
+    return (
+        f'<div class="caveats"><p>{_MARK} Caveats: the marked numbers may not mean what they seem.</p>'
+        f"<ul>{''.join(items)}</ul></div>"
+    )
 
 
-def _page(root: Path, site: Path, runs: Mapping[str, list[Path]], boards: Mapping[str, PartBoard], notes: Sequence[str]) -> str:
+def _page(
+    root: Path, site: Path, runs: Mapping[str, list[Path]], boards: Mapping[str, PartBoard], notes: Sequence[str]
+) -> str:
     n_runs = sum(map(len, runs.values()))
     counts = ", ".join(f"{PARTS[p].title}: {len(v)}" for p, v in runs.items())
-    lead = [f'<p class="lead">{n_runs} run{"s" if n_runs != 1 else ""} under {escape(root)}'
-            f"{f' ({escape(counts)})' if counts else ''}. Click a column head to sort; a model links to its run page.</p>"]
+    lead = [
+        f'<p class="lead">{n_runs} run{"s" if n_runs != 1 else ""} under {escape(root)}'
+        f"{f' ({escape(counts)})' if counts else ''}. Click a column head to sort; a model links to its run page.</p>"
+    ]
     if not n_runs:
-        lead.append("<p>No run folder was found. Run a part first (e.g. <code>folkscope run --model default --task NISTIncome"
-                    "</code>) with this folder as --results-dir.</p>")  # fmt: skip
-    glance = [f"<li><b>{escape(t.title)}</b>: {escape(t.lead)}{_glance_caveats(t)}</li>" for b in boards.values() for t in b.tables
-              if t.lead]  # fmt: skip
+        lead.append(
+            "<p>No run folder was found. Run a part first (e.g. <code>folkscope run --model default --task NISTIncome"
+            "</code>) with this folder as --results-dir.</p>"
+        )
+    glance = [
+        f"<li><b>{escape(t.title)}</b>: {escape(t.lead)}{_glance_caveats(t)}</li>"
+        for b in boards.values()
+        for t in b.tables
+        if t.lead
+    ]
     if glance:
         lead.append(f"<ul>{''.join(glance)}</ul>")
-    nav = [f'<li><a href="#{escape(t.key)}">{escape(PARTS[name].title)}: {escape(t.title)}</a></li>'
-           for name, b in boards.items() for t in b.tables]  # fmt: skip
+    nav = [
+        f'<li><a href="#{escape(t.key)}">{escape(PARTS[name].title)}: {escape(t.title)}</a></li>'
+        for name, b in boards.items()
+        for t in b.tables
+    ]
     body = [*lead, f"<nav><ul>{''.join(nav)}</ul></nav>" if nav else ""]
     for name, board in boards.items():
         if not board.tables and not board.figures:
@@ -345,6 +403,8 @@ def _page(root: Path, site: Path, runs: Mapping[str, list[Path]], boards: Mappin
         body.append(section(PARTS[name].title, tables, figures))
     if notes:
         body.append(section("Not shown", bullet_list(notes, css_class="warn")))
-    body.append(f'<p class="sub">Tables as data: <a href="leaderboard.json">leaderboard.json</a> and tables/*.csv. '
-                f"Written {escape(time.strftime('%Y-%m-%d %H:%M %Z'))}.</p>")
+    body.append(
+        f'<p class="sub">Tables as data: <a href="leaderboard.json">leaderboard.json</a> and tables/*.csv. '
+        f"Written {escape(time.strftime('%Y-%m-%d %H:%M %Z'))}.</p>"
+    )
     return render_page("folkscope leaderboard", heading="folkscope leaderboard", body=body, script=_SCRIPT, css=_CSS)

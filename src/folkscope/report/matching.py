@@ -107,26 +107,35 @@ def match_units(
     for name, frame in (("A", a), ("B", b)):
         missing = [c for c in (*keys, *same) if c not in frame.columns]
         if missing:
-            raise DataError(f"run {name}'s table has no column {', '.join(map(repr, missing))}; it was written by another "
-                            "folkscope version: rerun it, or `folkscope rescore` it")  # fmt: skip
+            raise DataError(
+                f"run {name}'s table has no column {', '.join(map(repr, missing))}; it was written by another "
+                "folkscope version: rerun it, or `folkscope rescore` it"
+            )
         repeated = int(frame.duplicated(keys).sum())
         if repeated:
-            raise DataError(f"run {name} holds {_count(repeated, unit)} twice (same {', '.join(keys)}); the run folder is "
-                            "damaged: run it again")  # fmt: skip
+            raise DataError(
+                f"run {name} holds {_count(repeated, unit)} twice (same {', '.join(keys)}); the run folder is "
+                "damaged: run it again"
+            )
     n_a, n_b = len(a), len(b)
-    tagged = [f.rename(columns={c: f"{c}_{side}" for c in f.columns if c not in keys}) for f, side in ((a, "a"), (b, "b"))]
+    tagged = [
+        f.rename(columns={c: f"{c}_{side}" for c in f.columns if c not in keys}) for f, side in ((a, "a"), (b, "b"))
+    ]
     shared = tagged[0].merge(tagged[1], on=keys, how="inner", sort=True)
     n_shared = len(shared)
     counts = f"A holds {_count(n_a, unit)}, B {_count(n_b, unit)}"
     if n_shared == 0:
-        raise DataError(f"the runs share no {unit}: {counts}, none of them the same; compare two runs over the same "
-                        "task and data")  # fmt: skip
+        raise DataError(
+            f"the runs share no {unit}: {counts}, none of them the same; compare two runs over the same task and data"
+        )
     for col in same:
         bad = _differs(shared[f"{col}_a"], shared[f"{col}_b"])
         if bad.any():
-            raise DataError(f"the runs are not over the same {unit}s: {counts}, {n_shared:,} shared by key, but "
-                            f"{int(bad.sum()):,} of those have another {col} in B (other data or task); compare two runs "
-                            "over the same task and data")  # fmt: skip
+            raise DataError(
+                f"the runs are not over the same {unit}s: {counts}, {n_shared:,} shared by key, but "
+                f"{int(bad.sum()):,} of those have another {col} in B (other data or task); compare two runs "
+                "over the same task and data"
+            )
         shared[col] = shared.pop(f"{col}_a")
         shared.pop(f"{col}_b")
     others = [c for c in shared.columns if c not in keys and c not in same]
@@ -135,11 +144,15 @@ def match_units(
     if n_shared < max(n_a, n_b):
         subset = n_shared == min(n_a, n_b)
         if not subset and not shared_rows:
-            raise DataError(f"the runs only partly overlap: {counts}, {n_shared:,} shared, and neither holds all of the "
-                            f"other's {unit}s (another sample?); pass --shared-rows to compare on the {n_shared:,} shared "
-                            f"{unit}s")  # fmt: skip
-        note = (f"compared on the {_count(n_shared, unit)} both runs hold (A {_count(n_a, unit)}, B {_count(n_b, unit)}), "
-                "so the metrics are not the ones each run reports for itself")  # fmt: skip
+            raise DataError(
+                f"the runs only partly overlap: {counts}, {n_shared:,} shared, and neither holds all of the "
+                f"other's {unit}s (another sample?); pass --shared-rows to compare on the {n_shared:,} shared "
+                f"{unit}s"
+            )
+        note = (
+            f"compared on the {_count(n_shared, unit)} both runs hold (A {_count(n_a, unit)}, B {_count(n_b, unit)}), "
+            "so the metrics are not the ones each run reports for itself"
+        )
     return Matched(shared.reset_index(drop=True), n_a, n_b, note)
 
 
@@ -155,5 +168,8 @@ def check_same_subject(a: object, b: object, what: str) -> None:
     folkscope.errors.ConfigError: run A is of task 'ACSIncome' and run B of task 'ACSPublicCoverage'; compare two runs of the same task
     """
     if a is not None and b is not None and a != b:
-        raise ConfigError(f"run A is of {what} {a!r} and run B of {what} {b!r}; compare two runs of the same {what}",
-                          parameter="runs", value=[a, b])  # fmt: skip
+        raise ConfigError(
+            f"run A is of {what} {a!r} and run B of {what} {b!r}; compare two runs of the same {what}",
+            parameter="runs",
+            value=[a, b],
+        )

@@ -135,8 +135,11 @@ def figure_src(rel: str | os.PathLike[str]) -> str:
     """
     path = PurePosixPath(str(rel).replace(os.sep, "/"))
     if path.is_absolute() or ".." in path.parts or ":" in str(path):
-        raise ConfigError(f"plot paths must be relative to the run folder, without '..' or a "
-                          f"scheme; got {rel!r}.", parameter="plots", value=rel)
+        raise ConfigError(
+            f"plot paths must be relative to the run folder, without '..' or a scheme; got {rel!r}.",
+            parameter="plots",
+            value=rel,
+        )
     return quote(path.as_posix())
 
 
@@ -155,10 +158,13 @@ def figure_block(plots: Mapping[str, str], *, run_dir: str | os.PathLike[str] | 
     out = []
     for name, rel in plots.items():
         src = escape(figure_src(rel))
-        missing = "" if run_dir is None or (Path(run_dir) / rel).is_file() else \
-            ' <span class="warn">(file missing)</span>'
-        out.append(f'<figure><a href="{src}"><img src="{src}" alt="{escape(name)}" '
-                   f'loading="lazy"></a><figcaption>{escape(name)}{missing}</figcaption></figure>')
+        missing = (
+            "" if run_dir is None or (Path(run_dir) / rel).is_file() else ' <span class="warn">(file missing)</span>'
+        )
+        out.append(
+            f'<figure><a href="{src}"><img src="{src}" alt="{escape(name)}" '
+            f'loading="lazy"></a><figcaption>{escape(name)}{missing}</figcaption></figure>'
+        )
     return "\n".join(out)
 
 
@@ -191,8 +197,16 @@ def _csp(script: str | None) -> str:
     return f"{_CSP}; script-src 'sha256-{digest}'"
 
 
-def render_page(title: str, *, heading: str, body: Sequence[str], subtitle: str | None = None,
-                config: Mapping[str, Any] | None = None, script: str | None = None, css: str = "") -> str:
+def render_page(
+    title: str,
+    *,
+    heading: str,
+    body: Sequence[str],
+    subtitle: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    script: str | None = None,
+    css: str = "",
+) -> str:
     """A whole HTML page.
 
     Parameters

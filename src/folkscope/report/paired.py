@@ -48,16 +48,39 @@ from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning
 from folkscope.metrics import bootstrap_ci
 from folkscope.runs import read_manifest
 
-__all__ = ["BETTER", "COLUMNS", "Options", "PairedMetric", "PartComparison", "favours", "metrics_json", "paired_differences",
-           "replicate_row", "top_moved"]
+__all__ = [
+    "BETTER",
+    "COLUMNS",
+    "Options",
+    "PairedMetric",
+    "PartComparison",
+    "favours",
+    "metrics_json",
+    "paired_differences",
+    "replicate_row",
+    "top_moved",
+]
 
 #: how a metric's value reads: bigger is better, smaller is better, closest to 0 is
 #: best (signed measures such as SCE or RABBI), or neither (a level, such as a mean score)
 BETTER = ("higher", "lower", "zero", "none")
 
 #: columns of every differences table, in order
-COLUMNS = ("scope", "metric", "title", "a", "b", "difference", "low", "high", "std_error", "n_units",
-           "n_undefined", "better", "favours")  # fmt: skip
+COLUMNS = (
+    "scope",
+    "metric",
+    "title",
+    "a",
+    "b",
+    "difference",
+    "low",
+    "high",
+    "std_error",
+    "n_units",
+    "n_undefined",
+    "better",
+    "favours",
+)
 
 
 @dataclass(frozen=True)
@@ -88,8 +111,9 @@ class PairedMetric:
 
     def __post_init__(self) -> None:
         if self.better not in BETTER:
-            raise ConfigError(f"better must be one of {', '.join(BETTER)}; got {self.better!r}", parameter="better",
-                              value=self.better)  # fmt: skip
+            raise ConfigError(
+                f"better must be one of {', '.join(BETTER)}; got {self.better!r}", parameter="better", value=self.better
+            )
 
 
 def favours(better: str, low: float, high: float, abs_low: float = np.nan, abs_high: float = np.nan) -> str:
@@ -115,15 +139,27 @@ def favours(better: str, low: float, high: float, abs_low: float = np.nan, abs_h
     return "neither"
 
 
-def _bootstrap(metric: Callable[[NDArray[np.intp]], float], n_units: int, clusters: ArrayLike | None, replicates: int,
-               seed: int, confidence: float) -> tuple[float, float, float, int]:
+def _bootstrap(
+    metric: Callable[[NDArray[np.intp]], float],
+    n_units: int,
+    clusters: ArrayLike | None,
+    replicates: int,
+    seed: int,
+    confidence: float,
+) -> tuple[float, float, float, int]:
     """``(low, high, std_error, n_undefined)`` of ``metric(resampled unit indices)``; NaN resamples counted, not warned."""
     if replicates == 0:
         return np.nan, np.nan, np.nan, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # reported as n_undefined
-        res = bootstrap_ci(metric, np.arange(n_units), n_resamples=replicates, confidence=confidence, clusters=clusters,
-                           random_state=seed)  # fmt: skip
+        res = bootstrap_ci(
+            metric,
+            np.arange(n_units),
+            n_resamples=replicates,
+            confidence=confidence,
+            clusters=clusters,
+            random_state=seed,
+        )
     return res.low, res.high, res.std_error, res.n_undefined
 
 
@@ -166,8 +202,9 @@ def paired_differences(
         :func:`favours`. Identical runs give 0 with a zero-width interval.
     """
     if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates < 0:
-        raise ConfigError(f"replicates must be an integer >= 0; got {replicates!r}", parameter="replicates",
-                          value=replicates)  # fmt: skip
+        raise ConfigError(
+            f"replicates must be an integer >= 0; got {replicates!r}", parameter="replicates", value=replicates
+        )
     ones = np.ones(n_units)
     rows: list[dict[str, Any]] = []
     for m in metrics:
@@ -185,14 +222,39 @@ def paired_differences(
         abs_low = abs_high = np.nan
         if m.better == "zero":
             abs_low, abs_high, _, _ = _bootstrap(abs_diff, n_units, clusters, int(replicates), seed, confidence)
-        rows.append({"scope": m.scope, "metric": m.key, "title": m.title, "a": a, "b": b, "difference": b - a,
-                     "low": low, "high": high, "std_error": se, "n_units": n_units, "n_undefined": n_undefined,
-                     "better": m.better, "favours": favours(m.better, low, high, abs_low, abs_high)})  # fmt: skip
+        rows.append(
+            {
+                "scope": m.scope,
+                "metric": m.key,
+                "title": m.title,
+                "a": a,
+                "b": b,
+                "difference": b - a,
+                "low": low,
+                "high": high,
+                "std_error": se,
+                "n_units": n_units,
+                "n_undefined": n_undefined,
+                "better": m.better,
+                "favours": favours(m.better, low, high, abs_low, abs_high),
+            }
+        )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def replicate_row(key: str, title: str, better: str, a: float, b: float, draws_a: ArrayLike, draws_b: ArrayLike, *,
-                  scope: str = "overall", n_units: int = 0, confidence: float = 0.95) -> dict[str, Any]:  # fmt: skip
+def replicate_row(
+    key: str,
+    title: str,
+    better: str,
+    a: float,
+    b: float,
+    draws_a: ArrayLike,
+    draws_b: ArrayLike,
+    *,
+    scope: str = "overall",
+    n_units: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
     """A differences-table row from replicates drawn elsewhere (paired: ``draws_a[r]`` and ``draws_b[r]`` share draw r).
 
     For resampling schemes other than rows, such as redrawing a survey's
@@ -214,9 +276,21 @@ def replicate_row(key: str, title: str, better: str, a: float, b: float, draws_a
         low, high = (float(v) for v in np.quantile(diffs[ok], [alpha / 2, 1 - alpha / 2]))
         abs_low, abs_high = (float(v) for v in np.quantile(abs_diffs[ok], [alpha / 2, 1 - alpha / 2]))
         se = float(np.std(diffs[ok], ddof=1)) if ok.sum() > 1 else np.nan
-    return {"scope": scope, "metric": key, "title": title, "a": float(a), "b": float(b), "difference": float(b) - float(a),
-            "low": low, "high": high, "std_error": se, "n_units": n_units, "n_undefined": int((~ok).sum()),
-            "better": better, "favours": favours(better, low, high, abs_low, abs_high)}  # fmt: skip
+    return {
+        "scope": scope,
+        "metric": key,
+        "title": title,
+        "a": float(a),
+        "b": float(b),
+        "difference": float(b) - float(a),
+        "low": low,
+        "high": high,
+        "std_error": se,
+        "n_units": n_units,
+        "n_undefined": int((~ok).sum()),
+        "better": better,
+        "favours": favours(better, low, high, abs_low, abs_high),
+    }
 
 
 # ----------------------------------------------------------------------------- what a part's comparer gets and returns

@@ -12,16 +12,16 @@ encoders (:mod:`folkscope.risk.encoding`) are here too; its evaluation
 functions are in :mod:`folkscope.metrics`.
 """
 
+from folkscope.risk.analysis import rescore
 from folkscope.risk.backend_classifiers import TransformersLLMClassifier, VLLMClassifier, WebAPILLMClassifier
 from folkscope.risk.baselines import BASELINES, BaselineResult, fit_baselines
-from folkscope.risk.analysis import rescore
-from folkscope.risk.run import Benchmark
 from folkscope.risk.classifier import FIT_METHODS, NUMERIC_READOUTS, LLMClassifier, ScoringReport
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.encoding import encode_row_prompt, encode_row_prompt_chat, encode_row_prompt_few_shot
 from folkscope.risk.evaluate import calibration_data, compare_table, evaluate_scores
 from folkscope.risk.evidence import evidence_sweep, importance_order
 from folkscope.risk.qa import ChainOfThoughtQA, Choice, DirectNumericQA, MultipleChoiceQA, QAInterface
+from folkscope.risk.run import Benchmark
 from folkscope.risk.threshold import Threshold
 
 __all__ = [

@@ -42,9 +42,9 @@ def write_folktexts(run_dir: Path, record: dict[str, Any], scoring: dict[str, An
 
 def evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, Any]) -> dict[str, Any]:
     """Metrics, plots and report of a run folder whose scores.parquet exists."""
+    from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, selective_accuracy_data, to_jsonable
     from folkscope.risk.plots import make_all_plots
     from folkscope.risk.report import write_report
-    from folkscope.risk.evaluate import evaluate_baselines, evaluate_scores, selective_accuracy_data, to_jsonable
 
     table = pd.read_parquet(run_dir / "scores.parquet")
     groups = tuple(c for c in record["task"].get("sensitive_attributes", ("RAC1P", "SEX")) if c in table.columns)
@@ -52,19 +52,34 @@ def evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, An
     labels = {c: dict(texts[c].values) for c in groups if c in texts and texts[c].values}
     seed = int(record["benchmark_config"].get("seed", 42))
     n_boot = int(record["benchmark_config"].get("n_bootstrap", 1000))
-    pairs = group_pairs(BenchmarkConfig.from_dict(record["benchmark_config"]).group_pairs() if "sce_pairs" in record["benchmark_config"] else {}, labels)
+    pairs = group_pairs(
+        BenchmarkConfig.from_dict(record["benchmark_config"]).group_pairs()
+        if "sce_pairs" in record["benchmark_config"]
+        else {},
+        labels,
+    )
     pairs = {c: pair for c, pair in pairs.items() if c in groups}
     rule = str(record["benchmark_config"].get("threshold_rule", ">="))
     model_metrics = evaluate_scores(
-        table, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot,
-        threshold=float(scoring.get("threshold", 0.5)), threshold_rule=rule, group_pairs=pairs or None,
-    )  # fmt: skip
+        table,
+        group_cols=groups,
+        group_labels=labels,
+        seed=seed,
+        n_bootstrap=n_boot,
+        threshold=float(scoring.get("threshold", 0.5)),
+        threshold_rule=rule,
+        group_pairs=pairs or None,
+    )
+
     def extra(prefix: str, rename: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        cols = {rename.format(c.removeprefix(prefix)): table[c].to_numpy() for c in table.columns if c.startswith(prefix)}
+        cols = {
+            rename.format(c.removeprefix(prefix)): table[c].to_numpy() for c in table.columns if c.startswith(prefix)
+        }
         if not cols:
             return {}, {}
-        return cols, evaluate_baselines(table, cols, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot,
-                                        threshold_rule=rule)
+        return cols, evaluate_baselines(
+            table, cols, group_cols=groups, group_labels=labels, seed=seed, n_bootstrap=n_boot, threshold_rule=rule
+        )
 
     baseline_cols, baseline_metrics = extra("baseline_", "{}")
     recal_cols, recal_metrics = extra("recalibrated_", "model ({})")
@@ -73,9 +88,13 @@ def evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, An
     if replicate_se is not None and model_metrics.get("survey_weighted"):
         model_metrics["survey_weighted"]["replicate_standard_errors"] = replicate_se
     metrics = {
-        "model": model_metrics, "baselines": baseline_metrics, "recalibrated": recal_metrics, "scoring": scoring,
-        "diagnostics": diagnostics, "selective_accuracy": selective_accuracy_data(table),
-    }  # fmt: skip
+        "model": model_metrics,
+        "baselines": baseline_metrics,
+        "recalibrated": recal_metrics,
+        "scoring": scoring,
+        "diagnostics": diagnostics,
+        "selective_accuracy": selective_accuracy_data(table),
+    }
     importance_file = run_dir / "feature_importance.csv"
     importance = pd.read_csv(importance_file, index_col="column") if importance_file.is_file() else None
     if importance is not None:
@@ -94,9 +113,21 @@ def evaluate_folder(run_dir: Path, record: dict[str, Any], scoring: dict[str, An
         notes.append(note)
     else:
         plots = make_all_plots(
-            table, run_dir / "plots", baselines=compared or None, group_cols=groups, group_labels=labels, importance=importance
+            table,
+            run_dir / "plots",
+            baselines=compared or None,
+            group_cols=groups,
+            group_labels=labels,
+            importance=importance,
         )
-    write_report(run_dir, config=record, metrics=metrics, plots=plots, baselines={**recal_metrics, **baseline_metrics} or None, notes=notes)
+    write_report(
+        run_dir,
+        config=record,
+        metrics=metrics,
+        plots=plots,
+        baselines={**recal_metrics, **baseline_metrics} or None,
+        notes=notes,
+    )
     return metrics
 
 
@@ -118,17 +149,25 @@ def _replicate_standard_errors(table: pd.DataFrame, threshold: float, rule: str)
     w = table["weight"].to_numpy(dtype=float)[scored]
     reps = table[columns].to_numpy(dtype=float)[scored]
     names = {"ece": "ece", "brier": "brier_score", "roc_auc": "roc_auc", "accuracy": "accuracy", "sce": "sce"}
-    out: dict[str, Any] = {"method": "successive difference replication, 80 replicate weights, SE = sqrt(4/80 * sum (theta_r - theta)^2)"}
+    out: dict[str, Any] = {
+        "method": "successive difference replication, 80 replicate weights, SE = sqrt(4/80 * sum (theta_r - theta)^2)"
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # an undefined replicate gives NaN, reported as such
         for metric in REPLICATE_METRICS:
             fn = GROUP_METRICS[names[metric]]
-            se = replicate_standard_error(lambda ww, fn=fn: fn(y, p, ww, threshold, 10, rule), w, reps) if len(y) else float("nan")
+            se = (
+                replicate_standard_error(lambda ww, fn=fn: fn(y, p, ww, threshold, 10, rule), w, reps)
+                if len(y)
+                else float("nan")
+            )
             out[metric] = None if not np.isfinite(se) else se
     return out
 
 
-def group_pairs(pairs: Mapping[str, tuple[str, str]], labels: Mapping[str, Mapping[Any, str]]) -> dict[str, tuple[Any, Any]]:
+def group_pairs(
+    pairs: Mapping[str, tuple[str, str]], labels: Mapping[str, Mapping[Any, str]]
+) -> dict[str, tuple[Any, Any]]:
     """``--sce-pair`` groups as codes: a number that is a code stays a code; a label becomes its code.
 
     Raises
@@ -161,11 +200,20 @@ def group_pairs(pairs: Mapping[str, tuple[str, str]], labels: Mapping[str, Mappi
 
 def manifest(record: Mapping[str, Any], **extra: Any) -> Manifest:
     """The run folder's manifest, from its ``config.json`` record."""
-    config = {k: record[k] for k in ("task", "benchmark_config", "prompt_config", "prompt_config_name", "model_name") if k in record}
+    config = {
+        k: record[k]
+        for k in ("task", "benchmark_config", "prompt_config", "prompt_config_name", "model_name")
+        if k in record
+    }
     return Manifest(
-        part="risk", fingerprint=record["fingerprint"], config=config, engine=record.get("engine"), data=record.get("data"),
-        versions=record.get("versions") or package_versions(), **extra,
-    )  # fmt: skip
+        part="risk",
+        fingerprint=record["fingerprint"],
+        config=config,
+        engine=record.get("engine"),
+        data=record.get("data"),
+        versions=record.get("versions") or package_versions(),
+        **extra,
+    )
 
 
 def rescore(run_dir: str | Path) -> dict[str, Any]:

@@ -34,10 +34,14 @@ from folkscope.tasks.task import TaskMetadata
 
 __all__ = ["TransformersLLMClassifier", "VLLMClassifier", "WebAPILLMClassifier"]
 
+
 def _prompt_config(
-    task: TaskMetadata | str, encode_row: Callable[..., str] | None, correct_order_bias: bool,
-    prompt_config: PromptConfig | None, inference_kwargs: dict[str, Any],
-) -> PromptConfig:  # fmt: skip
+    task: TaskMetadata | str,
+    encode_row: Callable[..., str] | None,
+    correct_order_bias: bool,
+    prompt_config: PromptConfig | None,
+    inference_kwargs: dict[str, Any],
+) -> PromptConfig:
     """The prompt config of folktexts' classifier arguments; refuses what cannot be honoured, before any model loads."""
     if encode_row is not None:
         raise ConfigError(
@@ -62,12 +66,28 @@ class _BackendClassifier(LLMClassifier):
     """What the three folktexts classes share: folktexts' arguments over an engine built for one backend."""
 
     def _setup(
-        self, engine: Engine, task: TaskMetadata | str, prompt_config: PromptConfig, *, threshold: float, seed: int,
-        temperature: float | None, context_size: int | None, batch_size: int | None, use_cache: bool,
+        self,
+        engine: Engine,
+        task: TaskMetadata | str,
+        prompt_config: PromptConfig,
+        *,
+        threshold: float,
+        seed: int,
+        temperature: float | None,
+        context_size: int | None,
+        batch_size: int | None,
+        use_cache: bool,
         cache_dir: str | Path | None,
-    ) -> None:  # fmt: skip
-        super().__init__(engine, task, prompt_config=prompt_config, threshold=threshold, context_size=context_size,
-                         seed=seed, temperature=temperature)  # fmt: skip
+    ) -> None:
+        super().__init__(
+            engine,
+            task,
+            prompt_config=prompt_config,
+            threshold=threshold,
+            context_size=context_size,
+            seed=seed,
+            temperature=temperature,
+        )
         # folktexts' arguments, kept under their names for get_params (batch_size: the engine batches by tokens)
         self.encode_row, self.batch_size, self.use_cache, self.cache_dir = None, batch_size, use_cache, cache_dir
 
@@ -121,8 +141,18 @@ class TransformersLLMClassifier(_BackendClassifier):
     ) -> None:
         config = _prompt_config(task, encode_row, correct_order_bias, prompt_config, inference_kwargs)
         engine = Engine.from_loaded(model, tokenizer, use_cache=use_cache, cache_dir=cache_dir)
-        self._setup(engine, task, config, threshold=threshold, seed=seed, temperature=temperature, context_size=context_size,
-                    batch_size=batch_size, use_cache=use_cache, cache_dir=cache_dir)  # fmt: skip
+        self._setup(
+            engine,
+            task,
+            config,
+            threshold=threshold,
+            seed=seed,
+            temperature=temperature,
+            context_size=context_size,
+            batch_size=batch_size,
+            use_cache=use_cache,
+            cache_dir=cache_dir,
+        )
         self.model, self.tokenizer = model, tokenizer
 
 
@@ -170,8 +200,18 @@ class WebAPILLMClassifier(_BackendClassifier):
         if max_api_rpm is not None:
             options["max_rpm"] = max_api_rpm
         engine = Engine.from_model(model_name, backend="litellm", use_cache=use_cache, cache_dir=cache_dir, **options)
-        self._setup(engine, task, config, threshold=threshold, seed=seed, temperature=temperature, context_size=context_size,
-                    batch_size=batch_size, use_cache=use_cache, cache_dir=cache_dir)  # fmt: skip
+        self._setup(
+            engine,
+            task,
+            config,
+            threshold=threshold,
+            seed=seed,
+            temperature=temperature,
+            context_size=context_size,
+            batch_size=batch_size,
+            use_cache=use_cache,
+            cache_dir=cache_dir,
+        )
         self._model_id, self.max_api_rpm, self.backend_options = model_name, max_api_rpm, backend_options
 
     @property
@@ -233,6 +273,16 @@ class VLLMClassifier(_BackendClassifier):
         config = _prompt_config(task, encode_row, correct_order_bias, prompt_config, inference_kwargs)
         model = model_name_or_path if model_name_or_path is not None else _vllm_model_path(llm)
         engine = Engine.from_model(model, backend="vllm", llm=llm, use_cache=use_cache, cache_dir=cache_dir)
-        self._setup(engine, task, config, threshold=threshold, seed=seed, temperature=temperature, context_size=context_size,
-                    batch_size=batch_size, use_cache=use_cache, cache_dir=cache_dir)  # fmt: skip
+        self._setup(
+            engine,
+            task,
+            config,
+            threshold=threshold,
+            seed=seed,
+            temperature=temperature,
+            context_size=context_size,
+            batch_size=batch_size,
+            use_cache=use_cache,
+            cache_dir=cache_dir,
+        )
         self.llm, self.tokenizer, self.model_name_or_path = llm, tokenizer, model_name_or_path

@@ -55,7 +55,13 @@ def _logistic_regression(dataset: Dataset, max_train: int | None, seed: int) -> 
     X_test, _ = dataset.get_test()
     encode = ColumnTransformer(
         [
-            ("cat", make_pipeline(SimpleImputer(strategy="constant", fill_value=-1), OneHotEncoder(handle_unknown="ignore")), categorical),
+            (
+                "cat",
+                make_pipeline(
+                    SimpleImputer(strategy="constant", fill_value=-1), OneHotEncoder(handle_unknown="ignore")
+                ),
+                categorical,
+            ),
             ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numeric),
         ]
     )

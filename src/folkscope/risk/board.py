@@ -72,8 +72,6 @@ def _prompt(folder: Path) -> str:
     return name.rsplit("-", 1)[0] if "-" in name else name
 
 
-
-
 def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> PartBoard:
     """Every task's table over the given risk run folders, and the figures across them.
 
@@ -100,29 +98,55 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
         records, baselines = [], {}
         for folder, manifest, metrics in runs:
             model = metrics.get("model") or {}
-            records.append({"model": manifest.model_name, "prompt": _prompt(folder), "kind": "model", **_metric_row(model),
-                            "run": str(folder)})  # fmt: skip
+            records.append(
+                {
+                    "model": manifest.model_name,
+                    "prompt": _prompt(folder),
+                    "kind": "model",
+                    **_metric_row(model),
+                    "run": str(folder),
+                }
+            )
             for name, block in (metrics.get("baselines") or {}).items():
-                baselines.setdefault(name, {"model": name.replace("_", " "), "prompt": "", "kind": "baseline",
-                                            **_metric_row(block), "run": str(folder)})  # fmt: skip
+                baselines.setdefault(
+                    name,
+                    {
+                        "model": name.replace("_", " "),
+                        "prompt": "",
+                        "kind": "baseline",
+                        **_metric_row(block),
+                        "run": str(folder),
+                    },
+                )
         frame = pd.DataFrame([*records, *baselines.values()])
         distinct = tasks_seen[task] > 1
         n_test = (runs[0][1].data or {}).get("test_rows")
         title = f"{task} ({n_test:,} test rows, data {data_key})" if distinct and n_test else task
-        tables.append(BoardTable(
-            part="risk", key=slug(f"risk-{task}-{data_key}" if distinct else f"risk-{task}"), title=title, frame=frame,
-            intervals={TABLE_COLUMNS[k]: (f"{TABLE_COLUMNS[k]} low", f"{TABLE_COLUMNS[k]} high") for k in _SHOWN if k in INTERVAL_METRICS},
-            about="Unweighted metrics on the test rows; [95% bootstrap interval] of each run. Max SCE gap: the largest "
-                  "difference in signed calibration error between two groups of one sensitive column. Baselines use the same rows.",
-            labels=("model", "prompt"), lead=_lead(frame),
-        ))  # fmt: skip
+        tables.append(
+            BoardTable(
+                part="risk",
+                key=slug(f"risk-{task}-{data_key}" if distinct else f"risk-{task}"),
+                title=title,
+                frame=frame,
+                intervals={
+                    TABLE_COLUMNS[k]: (f"{TABLE_COLUMNS[k]} low", f"{TABLE_COLUMNS[k]} high")
+                    for k in _SHOWN
+                    if k in INTERVAL_METRICS
+                },
+                about="Unweighted metrics on the test rows; [95% bootstrap interval] of each run. Max SCE gap: the largest "
+                "difference in signed calibration error between two groups of one sensitive column. Baselines use the same rows.",
+                labels=("model", "prompt"),
+                lead=_lead(frame),
+            )
+        )
         per_task[title] = runs
     figures = _figures(tables, per_task, site) if draw and tables else []
     return PartBoard(tables=tables, figures=figures, notes=notes)
 
 
-def _figures(tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, Manifest, Mapping[str, Any]]]],
-             site: Path) -> list[BoardFigure]:  # fmt: skip
+def _figures(
+    tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, Manifest, Mapping[str, Any]]]], site: Path
+) -> list[BoardFigure]:
     from folkscope.risk.plots import (
         plot_ece_auc,
         plot_overlaid_calibration,
@@ -133,8 +157,14 @@ def _figures(tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, M
     points = pd.concat([t.frame.assign(task=t.title) for t in tables], ignore_index=True)
     rel = drawn_figure(site, "risk-ece-vs-auc", lambda p: plot_ece_auc(points, p))
     if rel:
-        out.append(BoardFigure("risk", "ECE vs AUC, every model and task", rel,
-                               "Each point is a model (or baseline) on a task: lower right is better (high AUC, low ECE)."))
+        out.append(
+            BoardFigure(
+                "risk",
+                "ECE vs AUC, every model and task",
+                rel,
+                "Each point is a model (or baseline) on a task: lower right is better (high AUC, low ECE).",
+            )
+        )
     for title, runs in per_task.items():
         scores = {}
         for folder, manifest, _ in runs:
@@ -145,11 +175,30 @@ def _figures(tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, M
             scores[f"{manifest.model_name} ({_prompt(folder)})"] = frame
         if not scores:
             continue
-        rel = drawn_figure(site, f"risk-calibration-{slug(title)}", lambda p, s=scores, t=title: plot_overlaid_calibration(s, p, title=t))
+        rel = drawn_figure(
+            site,
+            f"risk-calibration-{slug(title)}",
+            lambda p, s=scores, t=title: plot_overlaid_calibration(s, p, title=t),
+        )
         if rel:
-            out.append(BoardFigure("risk", f"Calibration curves: {title}", rel, "Equal-width bins; the diagonal is perfect calibration."))
-        rel = drawn_figure(site, f"risk-scores-{slug(title)}", lambda p, s=scores, t=title: plot_score_histograms(s, p, title=t))
+            out.append(
+                BoardFigure(
+                    "risk",
+                    f"Calibration curves: {title}",
+                    rel,
+                    "Equal-width bins; the diagonal is perfect calibration.",
+                )
+            )
+        rel = drawn_figure(
+            site, f"risk-scores-{slug(title)}", lambda p, s=scores, t=title: plot_score_histograms(s, p, title=t)
+        )
         if rel:
-            out.append(BoardFigure("risk", f"Score distributions: {title}", rel,
-                                   "A model that tells rows apart spreads its scores; a spike at 0.5 is no signal."))
+            out.append(
+                BoardFigure(
+                    "risk",
+                    f"Score distributions: {title}",
+                    rel,
+                    "A model that tells rows apart spreads its scores; a spike at 0.5 is no signal.",
+                )
+            )
     return out

@@ -26,6 +26,11 @@ def run_caveats(metrics: Mapping[str, Any]) -> list[Caveat]:
     caveats = [Caveat.from_dict(c) for c in (metrics.get("diagnostics") or {}).get("caveats") or []]
     counts = (metrics.get("model") or {}).get("counts") or {}
     if counts.get("n_excluded"):
-        caveats.append(Caveat("unscored-rows", f"{counts['n_excluded']} of {counts['n_rows']} test rows have no score (the model "
-                                               f"gave no usable answer); every metric is over the other {counts['n_scored']}."))  # fmt: skip
+        caveats.append(
+            Caveat(
+                "unscored-rows",
+                f"{counts['n_excluded']} of {counts['n_rows']} test rows have no score (the model "
+                f"gave no usable answer); every metric is over the other {counts['n_scored']}.",
+            )
+        )
     return caveats

@@ -36,20 +36,18 @@ from __future__ import annotations
 
 import logging
 import zlib
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from folkscope.engine import Engine, GenerateRequest, GenerationSettings
 from folkscope.errors import ConfigError, DataError
-from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, fit_chat_config
 from folkscope.metrics._thresholds import check_threshold_rule, predict_positive
+from folkscope.prompting import PromptBatch, PromptConfig, PromptRenderer, fit_chat_config
 from folkscope.readout import DIGIT_READOUTS, parse_probability, read_rendered, read_two_digits
 from folkscope.tasks.task import TaskMetadata, get_task
 
@@ -187,12 +185,19 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
         # checked now, not at the first row
         GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self._generation_temperature)
         self.seed = int(seed)
-        if context_size is not None and (isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1):
-            raise ConfigError(f"context_size must be a positive number of tokens or None, got {context_size!r}",
-                              parameter="context_size", value=context_size)  # fmt: skip
+        if context_size is not None and (
+            isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1
+        ):
+            raise ConfigError(
+                f"context_size must be a positive number of tokens or None, got {context_size!r}",
+                parameter="context_size",
+                value=context_size,
+            )
         self.context_size = context_size
         # a chat template without a system role: folktexts' default system prompt is left out, a given one refused
-        self.renderer = PromptRenderer(self.task, fit_chat_config(self.prompt_config, engine.tokenizer), examples=examples)
+        self.renderer = PromptRenderer(
+            self.task, fit_chat_config(self.prompt_config, engine.tokenizer), examples=examples
+        )
         self.last_report = ScoringReport()
         self.last_details: pd.DataFrame | None = None
         self.classes_ = np.array([0, 1])
@@ -200,7 +205,10 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
 
     # -- scikit-learn interface ----------------------------------------------------
     def predict_proba(
-        self, data: pd.DataFrame, predictions_save_path: str | Path | None = None, labels: pd.Series | np.ndarray | None = None
+        self,
+        data: pd.DataFrame,
+        predictions_save_path: str | Path | None = None,
+        labels: pd.Series | np.ndarray | None = None,
     ) -> np.ndarray:
         """Class probabilities of every row, shape (n_rows, 2): ``[1 - risk, risk]``; NaN where no score could be read.
 
@@ -221,8 +229,10 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
                 _write_predictions(predictions_save_path, data, scores, labels)
         else:
             if labels is not None:
-                raise ConfigError("labels= is written beside the scores in predictions_save_path=; pass that path too",
-                                  parameter="labels")  # fmt: skip
+                raise ConfigError(
+                    "labels= is written beside the scores in predictions_save_path=; pass that path too",
+                    parameter="labels",
+                )
             scores = self.compute_risk_estimates_for_dataframe(data)
         return np.column_stack([1.0 - scores, scores])
 
@@ -244,7 +254,10 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
         return scores
 
     def predict(
-        self, data: pd.DataFrame, predictions_save_path: str | Path | None = None, labels: pd.Series | np.ndarray | None = None
+        self,
+        data: pd.DataFrame,
+        predictions_save_path: str | Path | None = None,
+        labels: pd.Series | np.ndarray | None = None,
     ) -> np.ndarray:
         """0/1 predictions ``risk >= threshold`` (``>`` with ``threshold_rule=">"``).
 
@@ -264,9 +277,14 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
         return predict_positive(scores, self.threshold, self.threshold_rule).astype(int)
 
     def fit(
-        self, X: pd.DataFrame, y: pd.Series | np.ndarray, *, false_pos_cost: float = 1.0, false_neg_cost: float = 1.0,
+        self,
+        X: pd.DataFrame,
+        y: pd.Series | np.ndarray,
+        *,
+        false_pos_cost: float = 1.0,
+        false_neg_cost: float = 1.0,
         method: str = "roc",
-    ) -> LLMClassifier:  # fmt: skip
+    ) -> LLMClassifier:
         """Fit only the decision threshold on ``(X, y)``; the model is never trained.
 
         Parameters
@@ -291,7 +309,9 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
         from folkscope.metrics import best_accuracy_threshold, compute_best_threshold
 
         if method not in FIT_METHODS:
-            raise ConfigError(f"method must be one of {', '.join(FIT_METHODS)}, got {method!r}", parameter="method", value=method)
+            raise ConfigError(
+                f"method must be one of {', '.join(FIT_METHODS)}, got {method!r}", parameter="method", value=method
+            )
         scores = self.predict_proba(X)[:, 1]
         keep = ~np.isnan(scores)
         labels, kept = np.asarray(y)[keep], scores[keep]
@@ -374,9 +394,11 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
         if not over.any():
             return
         self.last_report.truncated_prompts = int(over.sum())
-        note = (f"{int(over.sum())} of {len(batch)} rows had prompts longer than the context size ({limit} tokens; longest "
-                f"{int(lengths.max())}): cut to their last {limit} tokens, as folktexts does, so the model did not see the "
-                "start of the description; --context-size sets the limit")  # fmt: skip
+        note = (
+            f"{int(over.sum())} of {len(batch)} rows had prompts longer than the context size ({limit} tokens; longest "
+            f"{int(lengths.max())}): cut to their last {limit} tokens, as folktexts does, so the model did not see the "
+            "start of the description; --context-size sets the limit"
+        )
         self.last_report.notes.append(note)
         log.warning("%s", note)
 
@@ -397,26 +419,42 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
         return per_ordering.mean(axis=1), details
 
     def _numeric(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
-        readout = read_two_digits(self.engine, batch.prompts(0), how=self.numeric_readout, context_size=self.context_size)
+        readout = read_two_digits(
+            self.engine, batch.prompts(0), how=self.numeric_readout, context_size=self.context_size
+        )
         first_ok, second_ok = readout.first_ok, readout.second_ok
         for what, missing in (("first", int((~first_ok).sum())), ("second", int((first_ok & ~second_ok).sum()))):
             if missing:
                 self.last_report.notes.append(
                     f"{missing} rows had no usable probabilities for the {what} digit of the numeric answer; scored NaN"
                 )
-        details = pd.DataFrame({
-            "first_digit": readout.first_digit,
-            "first_digit_prob": np.where(first_ok, np.nan_to_num(readout.first, nan=0.0).max(axis=1), np.nan),
-        })  # fmt: skip
+        details = pd.DataFrame(
+            {
+                "first_digit": readout.first_digit,
+                "first_digit_prob": np.where(first_ok, np.nan_to_num(readout.first, nan=0.0).max(axis=1), np.nan),
+            }
+        )
         return readout.values, details
 
     def _chain_of_thought(self, batch: PromptBatch) -> tuple[np.ndarray, pd.DataFrame]:
-        def settings(row_id: object) -> GenerationSettings:  # per row id: a sample depends on neither batch nor subsample
-            seed = (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63 if self._generation_temperature > 0 else 0
-            return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self._generation_temperature, seed=seed)
+        def settings(
+            row_id: object,
+        ) -> GenerationSettings:  # per row id: a sample depends on neither batch nor subsample
+            seed = (
+                (self.seed * 1_000_003 + zlib.crc32(str(row_id).encode())) % 2**63
+                if self._generation_temperature > 0
+                else 0
+            )
+            return GenerationSettings(
+                max_new_tokens=self.max_new_tokens, temperature=self._generation_temperature, seed=seed
+            )
 
-        requests = [GenerateRequest(p, settings(batch[i].row_id), self.context_size) for i, p in enumerate(batch.prompts(0))]
-        texts = [r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")]
+        requests = [
+            GenerateRequest(p, settings(batch[i].row_id), self.context_size) for i, p in enumerate(batch.prompts(0))
+        ]
+        texts = [
+            r.text for r in self.engine.generate(requests, unit="rows", description="generating (chain of thought)")
+        ]
         strip = self.prompt_config.enable_thinking
         parsed = [parse_probability(t, strip_think=strip) for t in texts]
         scores = np.array([np.nan if v is None else v for v in parsed], dtype=float)
@@ -429,7 +467,11 @@ class LLMClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _check_threshold(threshold: object, rule: object) -> None:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not 0.0 <= float(threshold) <= 1.0:
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.floating))
+        or not 0.0 <= float(threshold) <= 1.0
+    ):
         raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}", parameter="threshold", value=threshold)
     check_threshold_rule(rule)
 

@@ -28,10 +28,24 @@ from folkscope.runs import read_manifest, read_table
 __all__ = ["compare"]
 
 #: how each metric of the risk table reads (folkscope.report.paired.BETTER); names and titles are risk.evaluate's
-_BETTER = {"ece": "lower", "ece_quantile": "lower", "ece_equal_count": "lower", "brier": "lower", "log_loss": "lower",
-           "roc_auc": "higher", "accuracy": "higher", "balanced_accuracy": "higher", "tpr": "higher", "fpr": "lower",
-           "fnr": "lower", "tnr": "higher", "precision": "higher", "ppr": "none", "confidence_bias": "zero",
-           "sce": "zero"}  # fmt: skip
+_BETTER = {
+    "ece": "lower",
+    "ece_quantile": "lower",
+    "ece_equal_count": "lower",
+    "brier": "lower",
+    "log_loss": "lower",
+    "roc_auc": "higher",
+    "accuracy": "higher",
+    "balanced_accuracy": "higher",
+    "tpr": "higher",
+    "fpr": "lower",
+    "fnr": "lower",
+    "tnr": "higher",
+    "precision": "higher",
+    "ppr": "none",
+    "confidence_bias": "zero",
+    "sce": "zero",
+}
 #: metrics.json key -> (GROUP_METRICS name, title, better), in the risk table's order
 RISK_METRICS: dict[str, tuple[str, str, str]] = {m: (GROUP_NAME[m], TABLE_COLUMNS[m], _BETTER[m]) for m in METRICS}
 
@@ -49,12 +63,22 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     groups = [c for c in settings[0].get("group_cols") or [] if c in ta.columns and c in tb.columns]
     weighted = "weight" in ta.columns and "weight" in tb.columns
     if opts.survey_weighted and not weighted:
-        raise ConfigError("--survey-weighted needs survey weights, and a run's scores table has no weight column; "
-                          "leave out --survey-weighted", parameter="survey_weighted", value=True)  # fmt: skip
+        raise ConfigError(
+            "--survey-weighted needs survey weights, and a run's scores table has no weight column; "
+            "leave out --survey-weighted",
+            parameter="survey_weighted",
+            value=True,
+        )
     same = ["label", *(["weight"] if weighted else []), *groups]
     cols = ["row_id", *same, "risk_score"]
-    matched = match_units(ta.reindex(columns=cols), tb.reindex(columns=cols), keys=["row_id"], same=same, unit="row",
-                          shared_rows=opts.shared_rows)  # fmt: skip
+    matched = match_units(
+        ta.reindex(columns=cols),
+        tb.reindex(columns=cols),
+        keys=["row_id"],
+        same=same,
+        unit="row",
+        shared_rows=opts.shared_rows,
+    )
     rows = matched.shared
     notes = [matched.note] if matched.note else []
     pa, pb = (rows[f"risk_score_{s}"].to_numpy(np.float64) for s in "ab")
@@ -70,7 +94,9 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
     bins = [int(s.get("n_bins", 10)) for s in settings]
     rules = [str(s.get("threshold_rule", ">=")) for s in settings]
     if thresholds[0] != thresholds[1]:
-        notes.append(f"each run's accuracy, TPR and FPR use its own threshold (A {thresholds[0]:.3f}, B {thresholds[1]:.3f})")
+        notes.append(
+            f"each run's accuracy, TPR and FPR use its own threshold (A {thresholds[0]:.3f}, B {thresholds[1]:.3f})"
+        )
     if opts.survey_weighted:
         notes.append("survey-weighted metrics")
 
@@ -83,11 +109,22 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
 
         return PairedMetric(key, title, better, value)
 
-    table = paired_differences([metric(k) for k in RISK_METRICS], int(scored.sum()), replicates=opts.replicates,
-                               seed=opts.seed, confidence=opts.confidence)  # fmt: skip
+    table = paired_differences(
+        [metric(k) for k in RISK_METRICS],
+        int(scored.sum()),
+        replicates=opts.replicates,
+        seed=opts.seed,
+        confidence=opts.confidence,
+    )
     moved = rows.loc[scored, ["row_id", "label", *groups]].assign(score_a=p[0], score_b=p[1])
     moved["difference"] = moved["score_b"] - moved["score_a"]
-    return PartComparison("row", matched.n_a, matched.n_b, int(scored.sum()), table,
-                          top_moved(moved.reset_index(drop=True), moved["difference"].reset_index(drop=True), opts.top),
-                          (("roc_auc", "overall"), ("ece", "overall"), ("brier", "overall"), ("accuracy", "overall")),
-                          tuple(notes))  # fmt: skip
+    return PartComparison(
+        "row",
+        matched.n_a,
+        matched.n_b,
+        int(scored.sum()),
+        table,
+        top_moved(moved.reset_index(drop=True), moved["difference"].reset_index(drop=True), opts.top),
+        (("roc_auc", "overall"), ("ece", "overall"), ("brier", "overall"), ("accuracy", "overall")),
+        tuple(notes),
+    )

@@ -1,5 +1,9 @@
 """One configuration object per risk-score run, serialisable and hashed into the run folder name.
 
+Why one module: one dataclass whose 34 fields each declare their flag, help and
+bounds; the CLI, the prompt layer and the run's fingerprint all read them from
+here.
+
 :class:`BenchmarkConfig` keeps folktexts' flat option names (so
 ``BenchmarkConfig(cot_prompting=True, enable_thinking=True)`` works as it does
 there) and adds folkscope's own; :meth:`BenchmarkConfig.prompt_config` turns
@@ -104,27 +108,37 @@ class BenchmarkConfig:
     """
 
     numeric_risk_prompting: bool = field(
-        default=False, metadata=option("Ask for the probability as a number (answer prefilled with '0.').", group=PROMPTS, kind="switch")
+        default=False,
+        metadata=option(
+            "Ask for the probability as a number (answer prefilled with '0.').", group=PROMPTS, kind="switch"
+        ),
     )
     cot_prompting: bool = field(
-        default=False, metadata=option("Chain-of-thought: reason, then end with 'Probability: X%'.", group=PROMPTS, kind="switch")
+        default=False,
+        metadata=option("Chain-of-thought: reason, then end with 'Probability: X%'.", group=PROMPTS, kind="switch"),
     )
     enable_thinking: bool = field(
         default=False,
-        metadata=option("Thinking mode for tokenizers that support it; strips the <think> block.", group=PROMPTS, kind="switch"),
+        metadata=option(
+            "Thinking mode for tokenizers that support it; strips the <think> block.", group=PROMPTS, kind="switch"
+        ),
     )
     few_shot: int | None = field(
-        default=None, metadata=option("Number of in-context examples (None or 0: zero-shot).", low=1, group=PROMPTS, metavar="N")
+        default=None,
+        metadata=option("Number of in-context examples (None or 0: zero-shot).", low=1, group=PROMPTS, metavar="N"),
     )
     reuse_few_shot_examples: bool = field(
         default=False, metadata=option("Show the same examples before every row.", group=PROMPTS, kind="switch")
     )
     compose_few_shot_examples: str = field(
         default="random",
-        metadata=option("random, balanced, or per-class counts like '2,2'.", group=PROMPTS, metavar="random|balanced|C0,C1"),
+        metadata=option(
+            "random, balanced, or per-class counts like '2,2'.", group=PROMPTS, metavar="random|balanced|C0,C1"
+        ),
     )
     example_order: str | None = field(
-        default=None, metadata=option("Permutation of the example indices, e.g. '2,0,1'.", group=PROMPTS, metavar="I,J,...")
+        default=None,
+        metadata=option("Permutation of the example indices, e.g. '2,0,1'.", group=PROMPTS, metavar="I,J,..."),
     )
     few_shot_hide_question: bool = field(
         default=False, metadata=option("Examples show only the answer, not the question.", group=PROMPTS, kind="switch")
@@ -135,41 +149,62 @@ class BenchmarkConfig:
             "Which training rows are examples: 'folktexts' (the first rows, reused for every row when order bias is "
             "corrected or --reuse-few-shot-examples is set) or 'seeded' (folkscope's seeded draws: one shared draw "
             "with --reuse-few-shot-examples, else one per row).",
-            group=PROMPTS, choices=DRAWS,
+            group=PROMPTS,
+            choices=DRAWS,
         ),
-    )  # fmt: skip
+    )
     variation: tuple[str, ...] = field(
         default=(),
         metadata=option(
             "Prompt variations as key=value pairs (keys: format, connector, granularity, order, custom_prompt_prefix, "
             "custom_prompt_suffix, show_question), e.g. --variation format=bullet connector==",
-            group=PROMPTS, kind="extend", metavar="KEY=VALUE",
+            group=PROMPTS,
+            kind="extend",
+            metavar="KEY=VALUE",
         ),
-    )  # fmt: skip
+    )
     use_chat_template: bool = field(
-        default=False, metadata=option("Format prompts with the tokenizer's chat template (--chat, as in every part).",
-                                       group=PROMPTS, kind="toggle", aliases=("--chat",)),  # fmt: skip
+        default=False,
+        metadata=option(
+            "Format prompts with the tokenizer's chat template (--chat, as in every part).",
+            group=PROMPTS,
+            kind="toggle",
+            aliases=("--chat",),
+        ),
     )
     system_prompt: str | None = field(
         default="default",
-        metadata=option("System prompt text (chat template only; default: folktexts' for the question mode).", group=PROMPTS),
+        metadata=option(
+            "System prompt text (chat template only; default: folktexts' for the question mode).", group=PROMPTS
+        ),
     )
     chat_prompt: str | None = field(
         default="default",
-        metadata=option("Assistant prefill text (chat template only; default: folktexts' for the question mode).", group=PROMPTS),
+        metadata=option(
+            "Assistant prefill text (chat template only; default: folktexts' for the question mode).", group=PROMPTS
+        ),
     )
     correct_order_bias: bool = field(
         default=True,
         metadata=option(
-            "Average scores over every ordering of the answer choices.", group=PROMPTS, kind="negate", flag="--dont-correct-order-bias",
+            "Average scores over every ordering of the answer choices.",
+            group=PROMPTS,
+            kind="negate",
+            flag="--dont-correct-order-bias",
             flag_help="ask each question in the task's own answer order only (no averaging over orderings)",
         ),
-    )  # fmt: skip
+    )
     numeric_readout: str = field(
         default="greedy",
-        metadata=option("Numeric answers: 'greedy' (paper: two greedy digits) or 'expected'.", group=INFERENCE, choices=NUMERIC_READOUTS),
+        metadata=option(
+            "Numeric answers: 'greedy' (paper: two greedy digits) or 'expected'.",
+            group=INFERENCE,
+            choices=NUMERIC_READOUTS,
+        ),
     )
-    max_new_tokens: int = field(default=512, metadata=option("Generation budget of chain-of-thought answers.", group=INFERENCE))
+    max_new_tokens: int = field(
+        default=512, metadata=option("Generation budget of chain-of-thought answers.", group=INFERENCE)
+    )
     temperature: float | None = field(
         default=None,
         metadata=option(
@@ -180,81 +215,141 @@ class BenchmarkConfig:
     )
     context_size: int | None = field(
         default=600,
-        metadata=option("Longest prompt in tokens: longer ones are cut to their last N tokens and counted, as folktexts does "
-                        "(default 600; 'none': whole prompts).", low=1, group=INFERENCE, metavar="N|none", parse=_context_size),
-    )  # fmt: skip
+        metadata=option(
+            "Longest prompt in tokens: longer ones are cut to their last N tokens and counted, as folktexts does "
+            "(default 600; 'none': whole prompts).",
+            low=1,
+            group=INFERENCE,
+            metavar="N|none",
+            parse=_context_size,
+        ),
+    )
     batch_size: int | None = field(
         default=None,
         metadata=option(
             "folktexts' rows per batch. Web APIs: requests in flight at once (unless --max-api-concurrency is given). "
             "Local backends batch by a token budget (--batch-tokens) instead; it is recorded, not part of the run's identity.",
-            low=1, group=INFERENCE,
+            low=1,
+            group=INFERENCE,
         ),
     )
     threshold_rule: str = field(
         default=">=",
-        metadata=option("How a score becomes a prediction: '>=' (folktexts: score >= threshold) or '>' (strictly above).",
-                        group=RUN, choices=THRESHOLD_RULES),
-    )  # fmt: skip
+        metadata=option(
+            "How a score becomes a prediction: '>=' (folktexts: score >= threshold) or '>' (strictly above).",
+            group=RUN,
+            choices=THRESHOLD_RULES,
+        ),
+    )
     threshold_fit: str = field(
         default="roc",
-        metadata=option("--fit-threshold's rule: 'roc' (folktexts: the ROC point minimising FPR + FNR) or 'accuracy' "
-                        "(the accuracy-maximising threshold nearest 0.5).", group=RUN, choices=FIT_METHODS),
-    )  # fmt: skip
+        metadata=option(
+            "--fit-threshold's rule: 'roc' (folktexts: the ROC point minimising FPR + FNR) or 'accuracy' "
+            "(the accuracy-maximising threshold nearest 0.5).",
+            group=RUN,
+            choices=FIT_METHODS,
+        ),
+    )
     fit_threshold: int | None = field(
         default=None, metadata=option("Fit the decision threshold on this many training rows.", low=1, group=RUN)
     )
     recalibrate: int | None = field(
         default=None,
-        metadata=option("Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.",
-                        low=1, group=RUN, metavar="N"),
-    )  # fmt: skip
+        metadata=option(
+            "Fit Platt and isotonic recalibration on this many training rows; reported beside the raw scores.",
+            low=1,
+            group=RUN,
+            metavar="N",
+        ),
+    )
     feature_importance: bool = field(
         default=False,
-        metadata=option("Permutation importance on the test rows: the drop in AUC when each feature is shuffled.", group=RUN, kind="switch"),
+        metadata=option(
+            "Permutation importance on the test rows: the drop in AUC when each feature is shuffled.",
+            group=RUN,
+            kind="switch",
+        ),
     )
     importance_repeats: int = field(
-        default=3, metadata=option("Permutation importance: shuffles per feature (mean and sd are reported).", low=1, group=RUN, metavar="N")
+        default=3,
+        metadata=option(
+            "Permutation importance: shuffles per feature (mean and sd are reported).", low=1, group=RUN, metavar="N"
+        ),
     )
     importance_rows: int | None = field(
         default=None,
-        metadata=option("Permutation importance: score at most this many test rows (a seeded sample; None: all).", low=1, group=RUN, metavar="N"),
+        metadata=option(
+            "Permutation importance: score at most this many test rows (a seeded sample; None: all).",
+            low=1,
+            group=RUN,
+            metavar="N",
+        ),
     )
     subsampling: float | int | None = field(
         default=None,
-        metadata=option("A small run: a fraction of each split (0.1), or a row count per split (500, --limit as in "
-                        "every part); 1.0 or none: all rows (the default).", group=RUN, parse=parse_subsampling, aliases=("--limit",)),
-    )  # fmt: skip
-    seed: int = field(default=42, metadata=option("Seed of splits, subsampling, few-shot draws and bootstrap.", group=RUN))
+        metadata=option(
+            "A small run: a fraction of each split (0.1), or a row count per split (500, --limit as in "
+            "every part); 1.0 or none: all rows (the default).",
+            group=RUN,
+            parse=parse_subsampling,
+            aliases=("--limit",),
+        ),
+    )
+    seed: int = field(
+        default=42, metadata=option("Seed of splits, subsampling, few-shot draws and bootstrap.", group=RUN)
+    )
     feature_subset: tuple[str, ...] | None = field(
         default=None,
-        metadata=option("Features shown instead of the task's (comma-separated).", group=RUN, kind="list", flag="--use-feature-subset"),
+        metadata=option(
+            "Features shown instead of the task's (comma-separated).",
+            group=RUN,
+            kind="list",
+            flag="--use-feature-subset",
+        ),
     )
     population_filter: tuple[str, ...] = field(
         default=(),
-        metadata=option("Extra population filters such as 'SEX=2', 'AGEP=18..35' or folktexts' 'SEX=2,RAC1P=1' (repeatable).",
-                        group=RUN, kind="repeat", flag="--use-population-filter", metavar="FILTER"),
-    )  # fmt: skip
+        metadata=option(
+            "Extra population filters such as 'SEX=2', 'AGEP=18..35' or folktexts' 'SEX=2,RAC1P=1' (repeatable).",
+            group=RUN,
+            kind="repeat",
+            flag="--use-population-filter",
+            metavar="FILTER",
+        ),
+    )
     sce_pairs: tuple[str, ...] = field(
         default=(),
         metadata=option(
             "Group pairs compared by ΔSCE = SCE(A) - SCE(B), as COLUMN=A,B with codes or labels (e.g. 'SEX=2,1' or "
             "'RAC1P=White alone,Black or African American alone'); default: a column's two groups when it has two.",
-            group=RUN, kind="repeat", flag="--sce-pair", metavar="COL=A,B",
+            group=RUN,
+            kind="repeat",
+            flag="--sce-pair",
+            metavar="COL=A,B",
         ),
-    )  # fmt: skip
-    n_bootstrap: int = field(default=1000, metadata=option("Bootstrap resamples for metric confidence intervals.", low=0, group=RUN))
+    )
+    n_bootstrap: int = field(
+        default=1000, metadata=option("Bootstrap resamples for metric confidence intervals.", low=0, group=RUN)
+    )
     baselines: bool = field(
         default=True,
-        metadata=option("Fit logistic regression and GBM baselines on the same split.", group=RUN, kind="negate", flag="--no-baselines",
-                        flag_help="skip the logistic-regression and GBM baselines"),
-    )  # fmt: skip
+        metadata=option(
+            "Fit logistic regression and GBM baselines on the same split.",
+            group=RUN,
+            kind="negate",
+            flag="--no-baselines",
+            flag_help="skip the logistic-regression and GBM baselines",
+        ),
+    )
     wording: str = field(
         default="folktexts",
-        metadata=option("ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte, quirks included), 'folkscope' "
-                        "(the same with folktexts' inconsistencies corrected) or 'codebook' (Census labels).",
-                        group=RUN, choices=WORDINGS),
-    )  # fmt: skip
+        metadata=option(
+            "ACS tasks: 'folktexts' (folktexts 0.7.1's prompts, byte for byte, quirks included), 'folkscope' "
+            "(the same with folktexts' inconsistencies corrected) or 'codebook' (Census labels).",
+            group=RUN,
+            choices=WORDINGS,
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.few_shot == 0 and not isinstance(self.few_shot, bool):
@@ -265,11 +360,17 @@ class BenchmarkConfig:
         is_count = isinstance(sub, int) and not isinstance(sub, bool) and sub >= 1
         if sub is not None and not (is_fraction or is_count):
             raise ConfigError(
-                f"subsampling must be a fraction in (0, 1] or a row count >= 1, got {sub!r}", parameter="subsampling", value=sub
+                f"subsampling must be a fraction in (0, 1] or a row count >= 1, got {sub!r}",
+                parameter="subsampling",
+                value=sub,
             )
         temp = self.temperature
-        if temp is not None and (isinstance(temp, bool) or not isinstance(temp, (int, float)) or not 0 <= temp < float("inf")):
-            raise ConfigError(f"temperature must be a number >= 0 or None, got {temp!r}", parameter="temperature", value=temp)
+        if temp is not None and (
+            isinstance(temp, bool) or not isinstance(temp, (int, float)) or not 0 <= temp < float("inf")
+        ):
+            raise ConfigError(
+                f"temperature must be a number >= 0 or None, got {temp!r}", parameter="temperature", value=temp
+            )
         if temp is not None and not (self.cot_prompting or self.enable_thinking):
             warnings.warn(
                 f"temperature={temp} is ignored: only chain-of-thought answers are sampled; multiple-choice and numeric "
@@ -279,7 +380,11 @@ class BenchmarkConfig:
             )
             object.__setattr__(self, "temperature", None)  # the same numbers share one run folder
         if self.wording not in WORDINGS:
-            raise ConfigError(f"wording must be one of {', '.join(WORDINGS)}; got {self.wording!r}", parameter="wording", value=self.wording)
+            raise ConfigError(
+                f"wording must be one of {', '.join(WORDINGS)}; got {self.wording!r}",
+                parameter="wording",
+                value=self.wording,
+            )
         if self.numeric_readout not in NUMERIC_READOUTS:
             raise ConfigError(
                 f"numeric_readout must be one of {', '.join(NUMERIC_READOUTS)}, got {self.numeric_readout!r}",
@@ -297,11 +402,17 @@ class BenchmarkConfig:
             object.__setattr__(self, "population_filter", (self.population_filter,))
         object.__setattr__(self, "population_filter", tuple(self.population_filter))
         if self.threshold_rule not in THRESHOLD_RULES:
-            raise ConfigError(f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, got {self.threshold_rule!r}",
-                              parameter="threshold_rule", value=self.threshold_rule)  # fmt: skip
+            raise ConfigError(
+                f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, got {self.threshold_rule!r}",
+                parameter="threshold_rule",
+                value=self.threshold_rule,
+            )
         if self.threshold_fit not in FIT_METHODS:
-            raise ConfigError(f"threshold_fit must be one of {', '.join(FIT_METHODS)}, got {self.threshold_fit!r}",
-                              parameter="threshold_fit", value=self.threshold_fit)  # fmt: skip
+            raise ConfigError(
+                f"threshold_fit must be one of {', '.join(FIT_METHODS)}, got {self.threshold_fit!r}",
+                parameter="threshold_fit",
+                value=self.threshold_fit,
+            )
         if self.feature_subset is not None:
             object.__setattr__(self, "feature_subset", tuple(self.feature_subset))
         self.prompt_config()  # every prompt option and combination is checked now, before any model loads
@@ -395,15 +506,22 @@ class BenchmarkConfig:
         key is a one-line error.
         """
         path = Path(path)
-        data = parse_data(read_text_file(path, "benchmark config", error=ConfigError), f"benchmark config {path.name}", error=ConfigError)
+        data = parse_data(
+            read_text_file(path, "benchmark config", error=ConfigError),
+            f"benchmark config {path.name}",
+            error=ConfigError,
+        )
         if not isinstance(data, Mapping):
-            raise ConfigError(f"{path} holds {type(data).__name__}, not a configuration object", parameter="path", value=str(path))
+            raise ConfigError(
+                f"{path} holds {type(data).__name__}, not a configuration object", parameter="path", value=str(path)
+            )
         return cls.from_dict(from_folktexts_fields({k: v for k, v in data.items() if k not in _FOLKTEXTS_RECORD_KEYS}))
 
 
 #: keys folktexts writes beside the options in a results file's "config" (Benchmark.configs_dict)
-_FOLKTEXTS_RECORD_KEYS = frozenset({"model_name", "model_hash", "task_name", "task_hash", "dataset_name",
-                                    "dataset_subsampling", "dataset_hash"})  # fmt: skip
+_FOLKTEXTS_RECORD_KEYS = frozenset(
+    {"model_name", "model_hash", "task_name", "task_hash", "dataset_name", "dataset_subsampling", "dataset_hash"}
+)
 
 
 def from_folktexts_fields(changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -425,21 +543,30 @@ def from_folktexts_fields(changes: Mapping[str, Any]) -> dict[str, Any]:
     if shots is not None:
         fields_ = shots if isinstance(shots, Mapping) else {f.name: getattr(shots, f.name) for f in fields(shots)}
         order = fields_.get("example_order")
-        out.update({
-            "few_shot": fields_["n_shots"],
-            "reuse_few_shot_examples": bool(fields_.get("reuse_examples", False)),
-            "compose_few_shot_examples": _composition(fields_.get("compose", fields_.get("composition", "random"))),
-            "example_order": None if order is None else order if isinstance(order, str) else ",".join(map(str, order)),
-            "few_shot_hide_question": bool(fields_.get("hide_question", not fields_.get("show_question_in_examples", True))),
-        })  # fmt: skip
+        out.update(
+            {
+                "few_shot": fields_["n_shots"],
+                "reuse_few_shot_examples": bool(fields_.get("reuse_examples", False)),
+                "compose_few_shot_examples": _composition(fields_.get("compose", fields_.get("composition", "random"))),
+                "example_order": None
+                if order is None
+                else order
+                if isinstance(order, str)
+                else ",".join(map(str, order)),
+                "few_shot_hide_question": bool(
+                    fields_.get("hide_question", not fields_.get("show_question_in_examples", True))
+                ),
+            }
+        )
     if out.pop("balance_few_shot_examples", False):
         out["compose_few_shot_examples"] = "balanced"
     variation = out.pop("prompt_variation", None)
     if variation:
-        out["variation"] = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in variation.items()]
+        out["variation"] = [
+            f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in variation.items()
+        ]
     return out
 
 
 def _composition(value: Any) -> str:
     return value if isinstance(value, str) else ",".join(map(str, value))
-

@@ -66,12 +66,18 @@ def score_diagnostics(table: pd.DataFrame, score_col: str = "risk_score") -> dic
     if len(scores):
         q05, q95 = (float(v) for v in np.quantile(scores, [0.05, 0.95]))
         collapsed = bool(q95 - q05 < COLLAPSE_RANGE)
-        out["spread"] = {"min": float(scores.min()), "q05": q05, "q95": q95, "max": float(scores.max()), "collapsed": collapsed}
+        out["spread"] = {
+            "min": float(scores.min()),
+            "q05": q05,
+            "q95": q95,
+            "max": float(scores.max()),
+            "collapsed": collapsed,
+        }
         if collapsed:
             caveat(
                 "scores-collapse",
                 f"Scores collapse: 90% of them lie in [{q05:.3f}, {q95:.3f}] (all in [{scores.min():.3f}, {scores.max():.3f}]). "
-                "The model barely tells rows apart, so calibration and threshold metrics here describe a near-constant score."
+                "The model barely tells rows apart, so calibration and threshold metrics here describe a near-constant score.",
             )
     ordering_cols = sorted(c for c in table.columns if c.startswith("score_ordering_"))
     if len(ordering_cols) > 1:
@@ -80,23 +86,31 @@ def score_diagnostics(table: pd.DataFrame, score_col: str = "risk_score") -> dic
         if ok.any():
             spread = per[ok].max(axis=1) - per[ok].min(axis=1)
             bias = float(spread.mean())
-            out["order_bias"] = {"mean_abs_difference": bias, "max_abs_difference": float(spread.max()), "orderings": len(ordering_cols)}
+            out["order_bias"] = {
+                "mean_abs_difference": bias,
+                "max_abs_difference": float(spread.max()),
+                "orderings": len(ordering_cols),
+            }
             if bias >= STRONG_ORDER_BIAS:
                 caveat(
                     "order-bias",
                     f"Answer order drives the answer: a row's score changes by {bias:.2f} on average when the options change "
-                    "places. The order-bias correction averages this out, but the model's choice is mostly about letter position."
+                    "places. The order-bias correction averages this out, but the model's choice is mostly about letter position.",
                 )
     if "answer_mass" in table.columns:
         mass = table["answer_mass"].to_numpy(dtype=float)
         mass = mass[np.isfinite(mass)]
         if len(mass):
             median = float(np.median(mass))
-            out["answer_mass"] = {"median": median, "min": float(mass.min()), "share_below_half": float((mass < 0.5).mean())}
+            out["answer_mass"] = {
+                "median": median,
+                "min": float(mass.min()),
+                "share_below_half": float((mass < 0.5).mean()),
+            }
             if median < LOW_ANSWER_MASS:
                 caveat(
                     "low-answer-mass",
                     f"The model puts a median {median:.0%} of its next-token probability on the answer letters; scores are "
-                    "renormalised over the letters, so they rest on a small part of what the model would say."
+                    "renormalised over the letters, so they rest on a small part of what the model would say.",
                 )
     return out

@@ -33,7 +33,9 @@ from folkscope.tasks.task import TaskMetadata, get_task
 __all__ = ["encode_row_prompt", "encode_row_prompt_chat", "encode_row_prompt_few_shot"]
 
 
-def _setup(task: TaskMetadata | str, question: QAInterface | None, prompt_config: PromptConfig | None) -> tuple[TaskMetadata, PromptConfig]:
+def _setup(
+    task: TaskMetadata | str, question: QAInterface | None, prompt_config: PromptConfig | None
+) -> tuple[TaskMetadata, PromptConfig]:
     task_obj = get_task(task)
     config = prompt_config or PromptConfig(numeric_risk_prompting=task_obj.use_numeric_qa)
     if question is not None:
@@ -50,8 +52,11 @@ def _slot(batch: PromptBatch, question: QAInterface | None) -> int:
     for ordering in batch.orderings:
         if ordering.texts == texts:
             return ordering.index
-    raise ConfigError("this order of the options is not among the orderings rendered; set correct_order_bias=True "
-                      "in the prompt config to render every order", parameter="question")  # fmt: skip
+    raise ConfigError(
+        "this order of the options is not among the orderings rendered; set correct_order_bias=True "
+        "in the prompt config to render every order",
+        parameter="question",
+    )
 
 
 def _frame(row: pd.Series, task: TaskMetadata) -> pd.DataFrame:
@@ -59,7 +64,11 @@ def _frame(row: pd.Series, task: TaskMetadata) -> pd.DataFrame:
 
 
 def encode_row_prompt(
-    row: pd.Series, task: TaskMetadata | str, *, question: QAInterface | None = None, prompt_config: PromptConfig | None = None
+    row: pd.Series,
+    task: TaskMetadata | str,
+    *,
+    question: QAInterface | None = None,
+    prompt_config: PromptConfig | None = None,
 ) -> str:
     """The zero-shot prompt of ``row`` (folktexts' ``encode_row_prompt``)."""
     task_obj, config = _setup(task, question, prompt_config)
@@ -89,9 +98,14 @@ def encode_row_prompt_few_shot(
     if few_shot_config is None:
         if n_shots is None:
             raise ConfigError("give n_shots= or few_shot_config=", parameter="n_shots")
-        composition = compose_few_shot_examples if isinstance(compose_few_shot_examples, str) else tuple(compose_few_shot_examples)
-        few_shot_config = FewShotConfig(n_shots=n_shots, reuse_examples=reuse_examples, composition=composition,
-                                        example_order=example_order)  # fmt: skip
+        composition = (
+            compose_few_shot_examples
+            if isinstance(compose_few_shot_examples, str)
+            else tuple(compose_few_shot_examples)
+        )
+        few_shot_config = FewShotConfig(
+            n_shots=n_shots, reuse_examples=reuse_examples, composition=composition, example_order=example_order
+        )
     config = replace(config, few_shot=few_shot_config)
     examples = shuffled_pool(*dataset.get_train(), seed=few_shot_config.seed)
     batch = render_prompts(task_obj, _frame(row, task_obj), config, examples=examples)

@@ -29,8 +29,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from folkscope import metrics as fm
-from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning, UnknownColumnError
 from folkscope._json import to_jsonable
+from folkscope.errors import ConfigError, DataError, UndefinedMetricWarning, UnknownColumnError
 from folkscope.metrics._thresholds import check_threshold_rule
 from folkscope.metrics._validation import check_binary, check_number
 
@@ -60,15 +60,18 @@ SCHEMA = "folkscope.risk.metrics/1"
 _OVERALL: dict[str, Callable[..., float]] = {
     "ece": lambda y, p, w, t, b, r: fm.expected_calibration_error(y, p, n_bins=b, sample_weight=w),
     "ece_quantile": lambda y, p, w, t, b, r: fm.expected_calibration_error(
-        y, p, n_bins=b, strategy="quantile", sample_weight=w),
+        y, p, n_bins=b, strategy="quantile", sample_weight=w
+    ),
     "ece_equal_count": lambda y, p, w, t, b, r: fm.expected_calibration_error(
-        y, p, n_bins=b, strategy="equal_count", sample_weight=w),
+        y, p, n_bins=b, strategy="equal_count", sample_weight=w
+    ),
     "brier": lambda y, p, w, t, b, r: fm.brier_score_loss(y, p, sample_weight=w),
     "log_loss": lambda y, p, w, t, b, r: fm.log_loss(y, p, sample_weight=w),
     "roc_auc": lambda y, p, w, t, b, r: fm.roc_auc_score(y, p, sample_weight=w),
     "accuracy": lambda y, p, w, t, b, r: fm.accuracy_score(y, p, threshold=t, threshold_rule=r, sample_weight=w),
     "balanced_accuracy": lambda y, p, w, t, b, r: fm.balanced_accuracy_score(
-        y, p, threshold=t, threshold_rule=r, sample_weight=w),
+        y, p, threshold=t, threshold_rule=r, sample_weight=w
+    ),
     "tpr": lambda y, p, w, t, b, r: fm.true_positive_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
     "fpr": lambda y, p, w, t, b, r: fm.false_positive_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
     "fnr": lambda y, p, w, t, b, r: fm.false_negative_rate(y, p, threshold=t, threshold_rule=r, sample_weight=w),
@@ -86,10 +89,22 @@ GROUP_NAME = {m: ("brier_score" if m == "brier" else m) for m in METRICS}
 INTERVAL_METRICS: tuple[str, ...] = ("ece", "brier", "roc_auc", "accuracy")
 #: Metric key -> column title of the comparison table (paper table 1).
 TABLE_COLUMNS: dict[str, str] = {
-    "ece": "ECE", "ece_quantile": "ECE (quantile)", "ece_equal_count": "ECE (equal count)", "brier": "Brier", "log_loss": "Log loss",
-    "roc_auc": "AUC", "accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy",
-    "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "tnr": "TNR", "precision": "Precision", "ppr": "Positive rate",
-    "confidence_bias": "Confidence bias", "sce": "SCE",
+    "ece": "ECE",
+    "ece_quantile": "ECE (quantile)",
+    "ece_equal_count": "ECE (equal count)",
+    "brier": "Brier",
+    "log_loss": "Log loss",
+    "roc_auc": "AUC",
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+    "tpr": "TPR",
+    "fpr": "FPR",
+    "fnr": "FNR",
+    "tnr": "TNR",
+    "precision": "Precision",
+    "ppr": "Positive rate",
+    "confidence_bias": "Confidence bias",
+    "sce": "SCE",
 }
 _MAX_LISTED_ROWS = 100
 _CONFIDENCE = 0.95
@@ -123,8 +138,7 @@ def group_name(column: str, code: Any, group_labels: Mapping[str, Mapping[Any, A
     return str(code)
 
 
-def codebook_group_labels(group_cols: Sequence[str], *, columns: str = "acs"
-                          ) -> dict[str, dict[Any, str]]:
+def codebook_group_labels(group_cols: Sequence[str], *, columns: str = "acs") -> dict[str, dict[Any, str]]:
     """Readable group names of categorical columns from the codebook of a column set.
 
     Columns without a categorical mapping in ``columns`` are left out (their
@@ -138,12 +152,10 @@ def codebook_group_labels(group_cols: Sequence[str], *, columns: str = "acs"
     from folkscope.tasks.columns import column_set
 
     known = column_set(columns)
-    return {c: dict(known[c].values) for c in group_cols
-            if c in known and known[c].kind == "categorical"}
+    return {c: dict(known[c].values) for c in group_cols if c in known and known[c].kind == "categorical"}
 
 
-def _names(column: str, codes: Sequence[Any], labels: Mapping[str, Mapping[Any, Any]] | None
-           ) -> dict[Any, str]:
+def _names(column: str, codes: Sequence[Any], labels: Mapping[str, Mapping[Any, Any]] | None) -> dict[Any, str]:
     names = {c: group_name(column, c, labels) for c in codes}
     counts = pd.Series(list(names.values())).value_counts()
     # two codes with one label (coarse label maps) would merge in the tables: keep them apart
@@ -172,12 +184,14 @@ def _column(frame: pd.DataFrame, name: str, role: str) -> pd.Series:
     if name not in frame.columns:
         raise UnknownColumnError(
             f"{role} column {name!r} is not in the scores table; columns are "
-            f"{list(map(str, frame.columns))}. Pass {role}_col=<name>.")
+            f"{list(map(str, frame.columns))}. Pass {role}_col=<name>."
+        )
     return frame[name]
 
 
-def _prepare(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: str | None,
-             group_cols: Sequence[str]) -> dict[str, Any]:
+def _prepare(
+    scores: pd.DataFrame, label_col: str, score_col: str, weight_col: str | None, group_cols: Sequence[str]
+) -> dict[str, Any]:
     if not isinstance(scores, pd.DataFrame):
         raise DataError(f"scores must be a pandas DataFrame; got {type(scores).__name__}.")
     if len(scores) == 0:
@@ -187,38 +201,46 @@ def _prepare(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: s
     nan = np.isnan(p)
     bad_p = ~nan & ~((p >= 0) & (p <= 1))
     if bad_p.any():
-        raise DataError(f"score column {score_col!r} has {int(bad_p.sum())} value(s) outside "
-                        f"[0, 1] (e.g. {p[bad_p][0]!r}); risk scores are probabilities. NaN "
-                        "marks a row without a score.")
+        raise DataError(
+            f"score column {score_col!r} has {int(bad_p.sum())} value(s) outside "
+            f"[0, 1] (e.g. {p[bad_p][0]!r}); risk scores are probabilities. NaN "
+            "marks a row without a score."
+        )
     w = None
     if weight_col is not None and weight_col in scores.columns:
         w = pd.to_numeric(scores[weight_col], errors="raise").to_numpy(np.float64)
         with np.errstate(invalid="ignore"):
             bad = ~(np.isfinite(w) & (w >= 0))
         if (bad & ~nan).any():
-            raise DataError(f"weight column {weight_col!r} has {int((bad & ~nan).sum())} missing, "
-                            "infinite or negative value(s) on scored rows; survey weights must "
-                            "be finite and >= 0.")
+            raise DataError(
+                f"weight column {weight_col!r} has {int((bad & ~nan).sum())} missing, "
+                "infinite or negative value(s) on scored rows; survey weights must "
+                "be finite and >= 0."
+            )
         # rows without a score are excluded before any metric, so their weight is never used
         w = np.where(bad, 0.0, w)
     groups = {}
     for col in group_cols:
         g = _column(scores, col, "group")
         if g.isna().any():
-            raise DataError(f"group column {col!r} has {int(g.isna().sum())} missing value(s); "
-                            "give those rows an explicit group (e.g. 'unknown').")
+            raise DataError(
+                f"group column {col!r} has {int(g.isna().sum())} missing value(s); "
+                "give those rows an explicit group (e.g. 'unknown')."
+            )
         groups[col] = g.to_numpy()
-    return {"y": y, "p": p, "nan": nan, "w": w, "groups": groups,
-            "index": scores.index[nan]}
+    return {"y": y, "p": p, "nan": nan, "w": w, "groups": groups, "index": scores.index[nan]}
 
 
 # ----------------------------------------------------------------------------- metrics
-def _overall(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int,
-             undefined: list[dict[str, Any]], weighting: str) -> dict[str, Any]:
+def _overall(
+    y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int, undefined: list[dict[str, Any]], weighting: str
+) -> dict[str, Any]:
     ww = np.ones_like(p) if w is None else w
     tot = float(ww.sum())
     out: dict[str, Any] = {
-        "n": len(y), "weight": tot, "n_positive": int((y == 1).sum()),
+        "n": len(y),
+        "weight": tot,
+        "n_positive": int((y == 1).sum()),
         "n_negative": int((y == 0).sum()),
         "prevalence": float(np.dot(ww, y) / tot) if tot > 0 else float("nan"),
     }
@@ -229,8 +251,7 @@ def _overall(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int,
             value, bad = _quiet(fn, y, p, w, threshold, n_bins, rule)
         out[name] = value
         if bad or np.isnan(value):
-            undefined.append({"weighting": weighting, "scope": "overall", "group": None,
-                              "metric": name})
+            undefined.append({"weighting": weighting, "scope": "overall", "group": None, "metric": name})
     out["threshold"] = threshold
     return out
 
@@ -240,8 +261,18 @@ def _summary(p: Any, w: Any) -> dict[str, float]:
     return dict(value)
 
 
-def _intervals(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int, n_bootstrap: int,
-               seed: int, undefined: list[dict[str, Any]], weighting: str) -> dict[str, Any]:
+def _intervals(
+    y: Any,
+    p: Any,
+    w: Any,
+    threshold: float,
+    rule: str,
+    n_bins: int,
+    n_bootstrap: int,
+    seed: int,
+    undefined: list[dict[str, Any]],
+    weighting: str,
+) -> dict[str, Any]:
     """Percentile bootstrap of the main metrics, one seeded resample set shared by all.
 
     A resample with replacement is a vector of row multiplicities, and integer
@@ -265,14 +296,27 @@ def _intervals(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int,
             counts = np.bincount(idx, minlength=n).astype(np.float64)
             return fn(y, p, counts if w is None else counts * w, threshold, n_bins, rule)
 
-        res, _ = _quiet(fm.bootstrap_ci, metric, np.arange(n), n_resamples=n_bootstrap,
-                        confidence=_CONFIDENCE, random_state=seed)
-        out[name] = {"low": res.low, "high": res.high, "std_error": res.std_error,
-                     "confidence": res.confidence, "n_resamples": res.n_resamples,
-                     "n_undefined": res.n_undefined}
+        res, _ = _quiet(
+            fm.bootstrap_ci, metric, np.arange(n), n_resamples=n_bootstrap, confidence=_CONFIDENCE, random_state=seed
+        )
+        out[name] = {
+            "low": res.low,
+            "high": res.high,
+            "std_error": res.std_error,
+            "confidence": res.confidence,
+            "n_resamples": res.n_resamples,
+            "n_undefined": res.n_undefined,
+        }
         if res.n_undefined:
-            undefined.append({"weighting": weighting, "scope": "bootstrap", "group": None,
-                              "metric": name, "n_resamples_undefined": res.n_undefined})
+            undefined.append(
+                {
+                    "weighting": weighting,
+                    "scope": "bootstrap",
+                    "group": None,
+                    "metric": name,
+                    "n_resamples_undefined": res.n_undefined,
+                }
+            )
     return out
 
 
@@ -280,8 +324,19 @@ def _intervals(y: Any, p: Any, w: Any, threshold: float, rule: str, n_bins: int,
 GROUP_INTERVAL_METRICS = ("ece", "brier", "roc_auc", "accuracy", "sce")
 
 
-def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str, n_bins: int, n_bootstrap: int,
-                     seed: int, names: dict[Any, str], pair: tuple[Any, Any] | None) -> dict[str, Any] | None:
+def _group_intervals(
+    y: Any,
+    p: Any,
+    g: Any,
+    w: Any,
+    threshold: float,
+    rule: str,
+    n_bins: int,
+    n_bootstrap: int,
+    seed: int,
+    names: dict[Any, str],
+    pair: tuple[Any, Any] | None,
+) -> dict[str, Any] | None:
     """Percentile bootstrap of per-group metrics, their max − min gaps and the pair's difference (ΔSCE).
 
     Rows are resampled jointly (not within groups), so a gap's interval
@@ -322,8 +377,12 @@ def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str
     for m in GROUP_INTERVAL_METRICS:
         d = draws[m]
         enough = np.isfinite(d).sum(axis=1) >= 2
-        spread = np.where(enough, np.nanmax(np.where(np.isfinite(d), d, -np.inf), axis=1)
-                          - np.nanmin(np.where(np.isfinite(d), d, np.inf), axis=1), np.nan)
+        spread = np.where(
+            enough,
+            np.nanmax(np.where(np.isfinite(d), d, -np.inf), axis=1)
+            - np.nanmin(np.where(np.isfinite(d), d, np.inf), axis=1),
+            np.nan,
+        )
         gap = {"max_minus_min": interval(spread)}
         if pair is not None and all(c in index for c in pair):
             gap["a_minus_b"] = interval(d[:, index[pair[0]]] - d[:, index[pair[1]]])
@@ -333,36 +392,51 @@ def _group_intervals(y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str
     return out
 
 
-def _groupwise(y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str, n_bins: int,
-               pair: tuple[Any, Any] | None) -> Any:
+def _groupwise(
+    y: Any, p: Any, g: Any, w: Any, threshold: float, rule: str, n_bins: int, pair: tuple[Any, Any] | None
+) -> Any:
     kw = dict(sample_weight=w, threshold=threshold, threshold_rule=rule, n_bins=n_bins, pair=pair, nan_policy="omit")
     return _quiet(fm.groupwise_metrics, y, p, g, **kw)[0]
 
 
-def _groups(col: str, y_all: Any, p_all: Any, w_all: Any, g_all: Any, threshold: float, rule: str,
-            n_bins: int, names: dict[Any, str], pair: tuple[Any, Any] | None,
-            undefined: list[dict[str, Any]], weighting: str) -> dict[str, Any]:
+def _groups(
+    col: str,
+    y_all: Any,
+    p_all: Any,
+    w_all: Any,
+    g_all: Any,
+    threshold: float,
+    rule: str,
+    n_bins: int,
+    names: dict[Any, str],
+    pair: tuple[Any, Any] | None,
+    undefined: list[dict[str, Any]],
+    weighting: str,
+) -> dict[str, Any]:
     res = _groupwise(y_all, p_all, g_all, w_all, threshold, rule, n_bins, pair)
     rows = []
     scored = ~np.isnan(p_all)
     for code, row in res.per_group.iterrows():
         sel = (g_all == code) & scored
         entry: dict[str, Any] = {
-            "code": _plain(code), "name": names[code], "n": int(row["n"]),
-            "n_nan": int(row["n_nan"]), "n_scored": int(row["n"] - row["n_nan"]),
-            "weight": row["weight"], "n_positive": int(row["n_positive"]),
-            "n_negative": int(row["n_negative"]), "prevalence": row["prevalence"],
+            "code": _plain(code),
+            "name": names[code],
+            "n": int(row["n"]),
+            "n_nan": int(row["n_nan"]),
+            "n_scored": int(row["n"] - row["n_nan"]),
+            "weight": row["weight"],
+            "n_positive": int(row["n_positive"]),
+            "n_negative": int(row["n_negative"]),
+            "prevalence": row["prevalence"],
             "mean_score": row["mean_score"],
         }
         entry.update({m: row[GROUP_NAME[m]] for m in METRICS})
-        entry["score_summary"] = (_summary(p_all[sel], None if w_all is None else w_all[sel])
-                                  if sel.any() else None)
+        entry["score_summary"] = _summary(p_all[sel], None if w_all is None else w_all[sel]) if sel.any() else None
         rows.append(entry)
     ours = {v: k for k, v in GROUP_NAME.items()}
     for code, metric in res.undefined:
         if code != "__all__":
-            undefined.append({"weighting": weighting, "scope": col, "group": names[code],
-                              "metric": ours[metric]})
+            undefined.append({"weighting": weighting, "scope": col, "group": names[code], "metric": ours[metric]})
     gaps: dict[str, Any] = {}
     for metric, g in res.gaps.iterrows():
         gaps[ours[str(metric)]] = {
@@ -372,10 +446,13 @@ def _groups(col: str, y_all: Any, p_all: Any, w_all: Any, g_all: Any, threshold:
             "n_groups_defined": int(g["n_groups_defined"]),
             "a_minus_b": g["a_minus_b"] if "a_minus_b" in g.index else None,
         }
-    return {"pair": None if res.pair is None else [names[c] for c in res.pair],
-            "pair_codes": None if res.pair is None else [_plain(c) for c in res.pair],
-            "groups": rows, "gaps": gaps,
-            "delta_sce": gaps["sce"]["a_minus_b"] if res.pair is not None else None}
+    return {
+        "pair": None if res.pair is None else [names[c] for c in res.pair],
+        "pair_codes": None if res.pair is None else [_plain(c) for c in res.pair],
+        "groups": rows,
+        "gaps": gaps,
+        "delta_sce": gaps["sce"]["a_minus_b"] if res.pair is not None else None,
+    }
 
 
 def evaluate_scores(
@@ -450,10 +527,10 @@ def evaluate_scores(
     >>> res["unweighted"]["groups"]["SEX"]["groups"][1]["roc_auc"] is None   # one class left
     True
     """
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) \
-            or n_bootstrap < 0:
-        raise ConfigError(f"n_bootstrap must be an integer >= 0; got {n_bootstrap!r}.",
-                          parameter="n_bootstrap", value=n_bootstrap)
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
+        raise ConfigError(
+            f"n_bootstrap must be an integer >= 0; got {n_bootstrap!r}.", parameter="n_bootstrap", value=n_bootstrap
+        )
     check_number(threshold, "threshold", low=0.0, high=1.0)
     rule = check_threshold_rule(threshold_rule)
     check_number(n_bins, "n_bins", integer=True, low=1)
@@ -470,26 +547,38 @@ def evaluate_scores(
     pairs = {}
     for col, pair in (group_pairs or {}).items():
         if col not in d["groups"]:
-            raise ConfigError(f"group_pairs names column {col!r}, which is not in group_cols "
-                              f"{list(group_cols)}.", parameter="group_pairs", value=group_pairs)
+            raise ConfigError(
+                f"group_pairs names column {col!r}, which is not in group_cols {list(group_cols)}.",
+                parameter="group_pairs",
+                value=group_pairs,
+            )
         by_name = {v: k for k, v in names[col].items()}
         # a pair may be given by code (1, 2) or by readable name ("Male", "Female")
         pairs[col] = tuple(by_name.get(g, g) if g not in names[col] else g for g in pair)
     result: dict[str, Any] = {
         "schema": SCHEMA,
-        "settings": {"label_col": label_col, "score_col": score_col,
-                     "weight_col": weight_col if w_all is not None else None,
-                     "group_cols": list(group_cols), "threshold": float(threshold),
-                     "threshold_rule": rule, "n_bins": n_bins, "n_bootstrap": int(n_bootstrap), "seed": seed,
-                     "confidence": _CONFIDENCE},
+        "settings": {
+            "label_col": label_col,
+            "score_col": score_col,
+            "weight_col": weight_col if w_all is not None else None,
+            "group_cols": list(group_cols),
+            "threshold": float(threshold),
+            "threshold_rule": rule,
+            "n_bins": n_bins,
+            "n_bootstrap": int(n_bootstrap),
+            "seed": seed,
+            "confidence": _CONFIDENCE,
+        },
         "counts": {"n_rows": len(p_all), "n_scored": int(keep.sum()), "n_excluded": n_nan},
         "excluded": {
-            "nan_score": n_nan, "share_nan_score": n_nan / len(p_all),
+            "nan_score": n_nan,
+            "share_nan_score": n_nan / len(p_all),
             "rows": [_plain(i) for i in d["index"][:_MAX_LISTED_ROWS]],
             "rows_truncated": n_nan > _MAX_LISTED_ROWS,
-            "by_group": {c: {names[c][k]: int(v) for k, v in
-                             pd.Series(g[nan]).value_counts().sort_index().items()}
-                         for c, g in d["groups"].items()},
+            "by_group": {
+                c: {names[c][k]: int(v) for k, v in pd.Series(g[nan]).value_counts().sort_index().items()}
+                for c, g in d["groups"].items()
+            },
         },
         "single_class_groups": [],
         "undefined": [],
@@ -501,20 +590,34 @@ def evaluate_scores(
             continue
         w = None if w_full is None else w_full[keep]
         undefined: list[dict[str, Any]] = []
-        section: dict[str, Any] = {
-            "overall": _overall(y, p, w, float(threshold), rule, n_bins, undefined, weighting)}
+        section: dict[str, Any] = {"overall": _overall(y, p, w, float(threshold), rule, n_bins, undefined, weighting)}
         section["overall"]["score_summary"] = _summary(p_all, w_full)
-        section["intervals"] = _intervals(y, p, w, float(threshold), rule, n_bins, int(n_bootstrap),
-                                          seed, undefined, weighting)
+        section["intervals"] = _intervals(
+            y, p, w, float(threshold), rule, n_bins, int(n_bootstrap), seed, undefined, weighting
+        )
         section["groups"] = {
-            col: _groups(col, y_all, p_all, w_full, g, float(threshold), rule, n_bins, names[col],
-                         pairs.get(col), undefined, weighting)
-            for col, g in d["groups"].items()}
+            col: _groups(
+                col,
+                y_all,
+                p_all,
+                w_full,
+                g,
+                float(threshold),
+                rule,
+                n_bins,
+                names[col],
+                pairs.get(col),
+                undefined,
+                weighting,
+            )
+            for col, g in d["groups"].items()
+        }
         for col, g in d["groups"].items():
             block = section["groups"][col]
             pair = tuple(block["pair_codes"]) if block["pair_codes"] else None
-            block["intervals"] = _group_intervals(y, p, np.asarray(g)[keep], w, float(threshold), rule, n_bins,
-                                                  int(n_bootstrap), seed, names[col], pair)
+            block["intervals"] = _group_intervals(
+                y, p, np.asarray(g)[keep], w, float(threshold), rule, n_bins, int(n_bootstrap), seed, names[col], pair
+            )
         for m, iv in section["intervals"].items():
             if iv is not None:
                 iv["estimate"] = section["overall"][m]
@@ -523,20 +626,33 @@ def evaluate_scores(
         result[weighting] = section
     single = result["unweighted"]["overall"]
     if single["n_positive"] == 0 or single["n_negative"] == 0:
-        result["single_class_groups"].append({"column": None, "group": "overall", "code": None,
-                                              "n_positive": single["n_positive"],
-                                              "n_negative": single["n_negative"]})
+        result["single_class_groups"].append(
+            {
+                "column": None,
+                "group": "overall",
+                "code": None,
+                "n_positive": single["n_positive"],
+                "n_negative": single["n_negative"],
+            }
+        )
     for col, block in result["unweighted"]["groups"].items():
         for row in block["groups"]:
             if row["n_positive"] == 0 or row["n_negative"] == 0:
                 result["single_class_groups"].append(
-                    {"column": col, "group": row["name"], "code": row["code"],
-                     "n_positive": row["n_positive"], "n_negative": row["n_negative"]})
+                    {
+                        "column": col,
+                        "group": row["name"],
+                        "code": row["code"],
+                        "n_positive": row["n_positive"],
+                        "n_negative": row["n_negative"],
+                    }
+                )
     return to_jsonable(result)  # type: ignore[no-any-return]
 
 
-def evaluate_baselines(scores: pd.DataFrame, baselines: Mapping[str, ArrayLike], *,
-                       score_col: str = "risk_score", **kwargs: Any) -> dict[str, dict[str, Any]]:
+def evaluate_baselines(
+    scores: pd.DataFrame, baselines: Mapping[str, ArrayLike], *, score_col: str = "risk_score", **kwargs: Any
+) -> dict[str, dict[str, Any]]:
     """:func:`evaluate_scores` of each baseline's scores on the same rows, labels and weights.
 
     Parameters
@@ -564,15 +680,17 @@ def evaluate_baselines(scores: pd.DataFrame, baselines: Mapping[str, ArrayLike],
     for name, values in baselines.items():
         arr = np.asarray(values, dtype=np.float64).reshape(-1)
         if len(arr) != len(scores):
-            raise DataError(f"baseline {name!r} has {len(arr)} scores but the table has "
-                            f"{len(scores)} rows; pass one score per row, in row order.")
-        out[str(name)] = evaluate_scores(scores.assign(**{score_col: arr}), score_col=score_col,
-                                         **kwargs)
+            raise DataError(
+                f"baseline {name!r} has {len(arr)} scores but the table has "
+                f"{len(scores)} rows; pass one score per row, in row order."
+            )
+        out[str(name)] = evaluate_scores(scores.assign(**{score_col: arr}), score_col=score_col, **kwargs)
     return out
 
 
-def compare_table(results: Mapping[str, Mapping[str, Any]], *, weighting: str = "unweighted",
-                  intervals: bool = False) -> pd.DataFrame:
+def compare_table(
+    results: Mapping[str, Mapping[str, Any]], *, weighting: str = "unweighted", intervals: bool = False
+) -> pd.DataFrame:
     """Model-vs-baselines table (paper table 1): one row per model, one column per metric.
 
     Parameters
@@ -598,16 +716,21 @@ def compare_table(results: Mapping[str, Mapping[str, Any]], *, weighting: str = 
     (0.8, True)
     """
     if weighting not in ("unweighted", "survey_weighted"):
-        raise ConfigError(f"weighting must be 'unweighted' or 'survey_weighted'; got "
-                          f"{weighting!r}.", parameter="weighting", value=weighting)
+        raise ConfigError(
+            f"weighting must be 'unweighted' or 'survey_weighted'; got {weighting!r}.",
+            parameter="weighting",
+            value=weighting,
+        )
     rows = {}
     for name, res in results.items():
         section: Any = res.get(weighting, res) if isinstance(res, Mapping) else None
         if section is None:  # e.g. survey_weighted of a table without weights
             section = {}
         overall = section.get("overall", section)
-        row = {"n": _number(overall.get("n")),
-               **{title: _number(overall.get(key)) for key, title in TABLE_COLUMNS.items()}}
+        row = {
+            "n": _number(overall.get("n")),
+            **{title: _number(overall.get(key)) for key, title in TABLE_COLUMNS.items()},
+        }
         if intervals:
             ivs = section.get("intervals") or {}
             for key in INTERVAL_METRICS:
@@ -625,8 +748,7 @@ def _number(value: Any) -> float:
 
 
 # ----------------------------------------------------------------------------- plot data
-def _scored(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: str | None
-            ) -> tuple[Any, Any, Any, Any]:
+def _scored(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: str | None) -> tuple[Any, Any, Any, Any]:
     d = _prepare(scores, label_col, score_col, weight_col, ())
     keep = ~d["nan"]
     w = None if weight_col is None or d["w"] is None else d["w"][keep]
@@ -637,8 +759,14 @@ def _scored(scores: pd.DataFrame, label_col: str, score_col: str, weight_col: st
 COVERAGES = (0.1, 0.25, 0.5, 0.75, 1.0)
 
 
-def selective_accuracy_data(scores: pd.DataFrame, *, label_col: str = "label", score_col: str = "risk_score",
-                            weight_col: str | None = None, max_points: int = 101) -> dict[str, Any]:
+def selective_accuracy_data(
+    scores: pd.DataFrame,
+    *,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    weight_col: str | None = None,
+    max_points: int = 101,
+) -> dict[str, Any]:
     """Accuracy on the most confident rows at each coverage: the curve (thinned) and its values at :data:`COVERAGES`.
 
     A useful risk score is most accurate where it is most confident; a flat
@@ -661,24 +789,31 @@ def selective_accuracy_data(scores: pd.DataFrame, *, label_col: str = "label", s
     curve = full
     if len(curve) > max_points:
         curve = curve.iloc[np.unique(np.linspace(0, len(curve) - 1, max_points).round().astype(int))]
-    return {"curve": {k: curve[k].to_numpy(np.float64) for k in ("coverage", "selective_accuracy", "confidence")},
-            "at_coverage": at}
+    return {
+        "curve": {k: curve[k].to_numpy(np.float64) for k in ("coverage", "selective_accuracy", "confidence")},
+        "at_coverage": at,
+    }
 
 
 def _curve(y: Any, p: Any, w: Any, n_bins: int, strategy: str) -> dict[str, Any]:
     if len(y) == 0:  # no scored row: empty bins (count 0, rates NaN), as for any empty bin
-        table = pd.DataFrame({c: np.full(n_bins, np.nan) for c in (
-            "lower", "upper", "mean_predicted", "fraction_positive", "ci_low", "ci_high")})
+        table = pd.DataFrame(
+            {
+                c: np.full(n_bins, np.nan)
+                for c in ("lower", "upper", "mean_predicted", "fraction_positive", "ci_low", "ci_high")
+            }
+        )
         table["count"] = table["weight"] = 0.0
         if strategy == "uniform":
-            table["lower"], table["upper"] = np.arange(n_bins) / n_bins, \
-                np.arange(1, n_bins + 1) / n_bins
+            table["lower"], table["upper"] = np.arange(n_bins) / n_bins, np.arange(1, n_bins + 1) / n_bins
     else:
-        table = fm.calibration_curve(y, p, n_bins=n_bins, strategy=strategy, sample_weight=w,
-                                     interval="wilson", confidence=_CONFIDENCE)
-    return {c: table[c].to_numpy(np.float64) for c in (
-        "lower", "upper", "count", "weight", "mean_predicted", "fraction_positive", "ci_low",
-        "ci_high")}
+        table = fm.calibration_curve(
+            y, p, n_bins=n_bins, strategy=strategy, sample_weight=w, interval="wilson", confidence=_CONFIDENCE
+        )
+    return {
+        c: table[c].to_numpy(np.float64)
+        for c in ("lower", "upper", "count", "weight", "mean_predicted", "fraction_positive", "ci_low", "ci_high")
+    }
 
 
 def calibration_data(
@@ -723,24 +858,37 @@ def calibration_data(
     [0.0, 1.0]
     """
     y, p, w, keep = _scored(scores, label_col, score_col, weight_col)
-    out: dict[str, Any] = {"strategy": strategy, "n_bins": n_bins,
-                           "n_excluded": int((~keep).sum()),
-                           "overall": _curve(y, p, w, n_bins, strategy), "groups": {}}
+    out: dict[str, Any] = {
+        "strategy": strategy,
+        "n_bins": n_bins,
+        "n_excluded": int((~keep).sum()),
+        "overall": _curve(y, p, w, n_bins, strategy),
+        "groups": {},
+    }
     for col in group_cols:
         g = _column(scores, col, "group").to_numpy()[keep]
         codes = sorted(pd.unique(g))
         names = _names(col, codes, group_labels)
         out["groups"][col] = [
-            {"code": _plain(c), "name": names[c], "n": int((g == c).sum()),
-             "curve": _curve(y[g == c], p[g == c], None if w is None else w[g == c], n_bins,
-                             strategy)}
-            for c in codes]
+            {
+                "code": _plain(c),
+                "name": names[c],
+                "n": int((g == c).sum()),
+                "curve": _curve(y[g == c], p[g == c], None if w is None else w[g == c], n_bins, strategy),
+            }
+            for c in codes
+        ]
     return out
 
 
-def roc_data(scores: pd.DataFrame, *, label_col: str = "label", score_col: str = "risk_score",
-             baselines: Mapping[str, ArrayLike] | None = None, model_name: str = "model"
-             ) -> dict[str, dict[str, Any]]:
+def roc_data(
+    scores: pd.DataFrame,
+    *,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    baselines: Mapping[str, ArrayLike] | None = None,
+    model_name: str = "model",
+) -> dict[str, dict[str, Any]]:
     """ROC curve points (``fpr, tpr, thresholds``) and AUC of the model and each baseline.
 
     Each curve uses the rows where that scorer has a score (``n_excluded`` counts
@@ -770,13 +918,20 @@ def roc_data(scores: pd.DataFrame, *, label_col: str = "label", score_col: str =
             fpr = tpr = thr = np.empty(0)
         else:
             fpr, tpr, thr = roc_curve(y, p, drop_intermediate=True)
-        out[name] = {"fpr": fpr, "tpr": tpr, "thresholds": thr, "auc": auc, "n": int(keep.sum()),
-                     "n_excluded": int((~keep).sum())}
+        out[name] = {
+            "fpr": fpr,
+            "tpr": tpr,
+            "thresholds": thr,
+            "auc": auc,
+            "n": int(keep.sum()),
+            "n_excluded": int((~keep).sum()),
+        }
     return out
 
 
-def histogram_data(scores: pd.DataFrame, *, label_col: str = "label",
-                   score_col: str = "risk_score", bins: int = 20) -> dict[str, Any]:
+def histogram_data(
+    scores: pd.DataFrame, *, label_col: str = "label", score_col: str = "risk_score", bins: int = 20
+) -> dict[str, Any]:
     """Score histogram on [0, 1], overall and by label (counts of scored rows).
 
     Examples
@@ -790,5 +945,10 @@ def histogram_data(scores: pd.DataFrame, *, label_col: str = "label",
     y, p, _, keep = _scored(scores, label_col, score_col, None)
     edges = np.arange(bins + 1) / bins
     counts = {lab: np.histogram(p[y == lab], bins=edges)[0] for lab in (0, 1)}
-    return {"edges": edges, "overall": np.histogram(p, bins=edges)[0], "by_label": counts,
-            "n": int(keep.sum()), "n_excluded": int((~keep).sum())}
+    return {
+        "edges": edges,
+        "overall": np.histogram(p, bins=edges)[0],
+        "by_label": counts,
+        "n": int(keep.sum()),
+        "n_excluded": int((~keep).sum()),
+    }

@@ -36,8 +36,8 @@ from folkscope._json import fingerprint, write_json
 from folkscope.data.dataset import Dataset
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, UnknownColumnError
-from folkscope.risk.run import Benchmark
 from folkscope.risk.config import BenchmarkConfig
+from folkscope.risk.run import Benchmark
 from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["evidence_sweep", "importance_order"]
@@ -101,7 +101,9 @@ def importance_order(source: str | Path | pd.DataFrame) -> list[str]:
             frame = pd.read_csv(path)
         except (OSError, ValueError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ConfigError(f"cannot read importance file {path}: {reason}", parameter="order", value=str(path)) from None
+            raise ConfigError(
+                f"cannot read importance file {path}: {reason}", parameter="order", value=str(path)
+            ) from None
     if "column" not in frame.columns:
         raise ConfigError(
             f"{where} has no 'column' column (it has: {', '.join(map(str, frame.columns))}); "
@@ -123,14 +125,18 @@ def _check_order(order: Any, available: Sequence[str], task_name: str) -> tuple[
         order = order.tolist()
     if not isinstance(order, Sequence) or isinstance(order, (bytes, bytearray)):
         raise ConfigError(
-            f"order must be 'task' or a list of feature columns, got {type(order).__name__}", parameter="order", value=order
+            f"order must be 'task' or a list of feature columns, got {type(order).__name__}",
+            parameter="order",
+            value=order,
         )
     bad = [c for c in order if not isinstance(c, str) or not c.strip()]
     if bad:
         raise ConfigError(f"order must list column names, got {bad[0]!r}", parameter="order", value=list(order))
     columns = [c.strip() for c in order]
     if not columns:
-        raise ConfigError("order is empty; name at least one feature column, or pass order='task'", parameter="order", value=[])
+        raise ConfigError(
+            "order is empty; name at least one feature column, or pass order='task'", parameter="order", value=[]
+        )
     twice = [c for i, c in enumerate(columns) if c in columns[:i]]
     if twice:
         raise ConfigError(
@@ -164,13 +170,20 @@ def _number(value: Any) -> float:
         return math.nan
 
 
-def _step_row(k: int, added: Sequence[str], prefix: Sequence[str], run_dir: Path, metrics: Mapping[str, Any]) -> dict[str, Any]:
+def _step_row(
+    k: int, added: Sequence[str], prefix: Sequence[str], run_dir: Path, metrics: Mapping[str, Any]
+) -> dict[str, Any]:
     """One table row: the step, its run folder and the model's unweighted metrics (with their intervals)."""
     model = metrics.get("model") or {}
     section = model.get("unweighted") or {}
     overall = section.get("overall") or {}
     intervals = section.get("intervals") or {}
-    row: dict[str, Any] = {"k": k, "added_feature": "+".join(added), "features": ",".join(prefix), "run_dir": str(run_dir)}
+    row: dict[str, Any] = {
+        "k": k,
+        "added_feature": "+".join(added),
+        "features": ",".join(prefix),
+        "run_dir": str(run_dir),
+    }
     for name in SWEEP_METRICS:
         row[name] = _number(overall.get(name))
         interval = intervals.get(name)
@@ -327,9 +340,13 @@ def evidence_sweep(
 
     sizes = _sizes(len(columns), step)
     # the prefix equal to the available features in their order is the plain run of `config` (same run folder)
-    configs = [config if columns[:n] == tuple(available) else replace(config, feature_subset=columns[:n]) for n in sizes]
+    configs = [
+        config if columns[:n] == tuple(available) else replace(config, feature_subset=columns[:n]) for n in sizes
+    ]
     # the whole order first: its rows are checked (every column present) before the model loads
-    last = Benchmark.make_benchmark(task, model=model, backend=backend, config=configs[-1], dataset=dataset, **engine_kwargs, **data_kwargs)
+    last = Benchmark.make_benchmark(
+        task, model=model, backend=backend, config=configs[-1], dataset=dataset, **engine_kwargs, **data_kwargs
+    )
     engine = last.classifier.engine
     own_engine = not isinstance(model, Engine)
     sweep_id = fingerprint({"order": list(columns), "step": step, "full_run": last.fingerprint()})
@@ -353,10 +370,14 @@ def evidence_sweep(
         if own_engine:
             _fresh_stats(engine)
         added = columns[sizes[i - 1] if i else 0 : n]
-        log.info("evidence sweep %s: step %d/%d, %d feature(s), adding %s", base.name, i + 1, len(sizes), n, "+".join(added))
+        log.info(
+            "evidence sweep %s: step %d/%d, %d feature(s), adding %s", base.name, i + 1, len(sizes), n, "+".join(added)
+        )
         metrics = bench.run(results_dir)
         rows.append(_step_row(n, added, columns[:n], bench.run_dir or bench.run_folder(results_dir), metrics))
-        _write_tables(sweep_dir, _table(rows), {**record, "complete": i == len(sizes) - 1})  # a long sweep shows progress
+        _write_tables(
+            sweep_dir, _table(rows), {**record, "complete": i == len(sizes) - 1}
+        )  # a long sweep shows progress
 
     table = _table(rows)
     plot: Path | None = None
@@ -365,9 +386,15 @@ def evidence_sweep(
     else:
         from folkscope.risk.plots import plot_evidence_sweep
 
-        plot = plot_evidence_sweep(table, sweep_dir / PLOT_FILE, title=f"Evidence sweep: {base.name}, {last.model_name}")
+        plot = plot_evidence_sweep(
+            table, sweep_dir / PLOT_FILE, title=f"Evidence sweep: {base.name}, {last.model_name}"
+        )
     table.attrs.update(
-        sweep_dir=str(sweep_dir), plot=None if plot is None else str(plot), task=base.name, model=last.model_name,
-        order=list(columns), available=list(available),
-    )  # fmt: skip
+        sweep_dir=str(sweep_dir),
+        plot=None if plot is None else str(plot),
+        task=base.name,
+        model=last.model_name,
+        order=list(columns),
+        available=list(available),
+    )
     return table

@@ -66,17 +66,25 @@ def permutation_importance(
     if len(y_arr) != len(X):
         raise ConfigError(f"{len(X)} rows but {len(y_arr)} labels", parameter="y")
     if len(np.unique(y_arr)) < 2:
-        raise ConfigError("permutation importance needs rows of both classes (AUC is undefined otherwise)", parameter="y")
+        raise ConfigError(
+            "permutation importance needs rows of both classes (AUC is undefined otherwise)", parameter="y"
+        )
     if isinstance(n_repeats, bool) or not isinstance(n_repeats, int) or n_repeats < 1:
-        raise ConfigError(f"n_repeats must be an integer >= 1, got {n_repeats!r}", parameter="n_repeats", value=n_repeats)
+        raise ConfigError(
+            f"n_repeats must be an integer >= 1, got {n_repeats!r}", parameter="n_repeats", value=n_repeats
+        )
     if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 2):
-        raise ConfigError(f"max_rows must be an integer >= 2 or None, got {max_rows!r}", parameter="max_rows", value=max_rows)
+        raise ConfigError(
+            f"max_rows must be an integer >= 2 or None, got {max_rows!r}", parameter="max_rows", value=max_rows
+        )
     rng = np.random.default_rng(seed)
     if max_rows is not None and len(X) > max_rows:
         keep = np.sort(rng.choice(len(X), size=max_rows, replace=False))
         X, y_arr = X.iloc[keep], y_arr[keep]
         if len(np.unique(y_arr)) < 2:
-            raise ConfigError(f"the {max_rows} sampled rows hold one class only; raise max_rows", parameter="max_rows", value=max_rows)
+            raise ConfigError(
+                f"the {max_rows} sampled rows hold one class only; raise max_rows", parameter="max_rows", value=max_rows
+            )
     columns = list(X.columns) if columns is None else list(columns)
     unknown = [c for c in columns if c not in X.columns]
     if unknown:

@@ -23,7 +23,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from folkscope.errors import ConfigError
-from folkscope.runs.layout import safe_name
 from folkscope.report.figures import plain_text, save_png, subplots_row
 from folkscope.risk.evaluate import (
     calibration_data,
@@ -31,6 +30,7 @@ from folkscope.risk.evaluate import (
     roc_data,
     selective_accuracy_data,
 )
+from folkscope.runs.layout import safe_name
 
 __all__ = [
     "make_all_plots",
@@ -47,7 +47,11 @@ __all__ = [
 ]
 
 _FEATURE = "drawing report plots"
-_STRATEGY_TITLE = {"uniform": "equal-width bins", "quantile": "quantile bins (folktexts' edges)", "equal_count": "equal-count bins"}
+_STRATEGY_TITLE = {
+    "uniform": "equal-width bins",
+    "quantile": "quantile bins (folktexts' edges)",
+    "equal_count": "equal-count bins",
+}
 _SWEEP_PANELS = (("roc_auc", "ROC AUC (higher is better)"), ("ece", "ECE (lower is better)"))
 
 
@@ -59,22 +63,23 @@ def _excluded_note(n: int) -> str:
     return f" ({n} NaN score{'s' if n != 1 else ''} excluded)" if n else ""
 
 
-def _draw_reliability(ax: Any, curve: Mapping[str, Any], *, label: str | None = None,
-                      color: Any = None, band: bool = False) -> None:
+def _draw_reliability(
+    ax: Any, curve: Mapping[str, Any], *, label: str | None = None, color: Any = None, band: bool = False
+) -> None:
     x, f = curve["mean_predicted"], curve["fraction_positive"]
     lo, hi = curve["ci_low"], curve["ci_high"]
     ok = curve["count"] > 0  # empty bins have no rate: drawn as gaps, never as 0
     if not ok.any():
         return
     if band:
-        (line,) = ax.plot(np.where(ok, x, np.nan), np.where(ok, f, np.nan), marker="o",
-                          ms=3, lw=1.2, label=label, color=color)
+        (line,) = ax.plot(
+            np.where(ok, x, np.nan), np.where(ok, f, np.nan), marker="o", ms=3, lw=1.2, label=label, color=color
+        )
         ax.fill_between(x[ok], lo[ok], hi[ok], alpha=0.15, color=line.get_color(), lw=0)
     else:
         # matplotlib refuses negative error-bar lengths; a bound on the wrong side of the point by rounding is 0
         yerr = np.clip(np.vstack([f[ok] - lo[ok], hi[ok] - f[ok]]), 0.0, None)
-        ax.errorbar(x[ok], f[ok], yerr=yerr, fmt="o-",
-                    ms=4, lw=1.2, capsize=3, label=label, color=color)
+        ax.errorbar(x[ok], f[ok], yerr=yerr, fmt="o-", ms=4, lw=1.2, capsize=3, label=label, color=color)
 
 
 def _square(ax: Any, xlabel: str, ylabel: str) -> None:
@@ -83,10 +88,16 @@ def _square(ax: Any, xlabel: str, ylabel: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def plot_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
-                     label_col: str = "label", score_col: str = "risk_score",
-                     weight_col: str | None = None, n_bins: int = 10,
-                     title: str | None = None) -> Path:
+def plot_calibration(
+    scores: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    weight_col: str | None = None,
+    n_bins: int = 10,
+    title: str | None = None,
+) -> Path:
     """Reliability diagram with equal-width and quantile bins side by side (Wilson 95% CIs).
 
     Parameters
@@ -104,23 +115,29 @@ def plot_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
     """
     fig, axes = _figure(2)
     for ax, strategy in zip(axes, ("uniform", "quantile"), strict=True):
-        data = calibration_data(scores, label_col=label_col, score_col=score_col,
-                                weight_col=weight_col, n_bins=n_bins, strategy=strategy)
+        data = calibration_data(
+            scores, label_col=label_col, score_col=score_col, weight_col=weight_col, n_bins=n_bins, strategy=strategy
+        )
         _draw_reliability(ax, data["overall"])
         _square(ax, "mean risk score in bin", "observed positive rate")
         n = int(data["overall"]["count"].sum())
-        ax.set_title(f"{_STRATEGY_TITLE[strategy]}, n={n:,}{_excluded_note(data['n_excluded'])}",
-                     fontsize=9)
+        ax.set_title(f"{_STRATEGY_TITLE[strategy]}, n={n:,}{_excluded_note(data['n_excluded'])}", fontsize=9)
     fig.suptitle(plain_text(title or "Calibration (95% Wilson intervals)"))
     return save_png(fig, path)
 
 
-def plot_group_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *,
-                           group_col: str, label_col: str = "label",
-                           score_col: str = "risk_score", weight_col: str | None = None,
-                           n_bins: int = 10,
-                           group_labels: Mapping[str, Mapping[Any, Any]] | None = None,
-                           title: str | None = None) -> Path:
+def plot_group_calibration(
+    scores: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    group_col: str,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    weight_col: str | None = None,
+    n_bins: int = 10,
+    group_labels: Mapping[str, Mapping[Any, Any]] | None = None,
+    title: str | None = None,
+) -> Path:
     """Calibration curves of each group of ``group_col`` (both binnings, 95% bands).
 
     Returns
@@ -129,24 +146,35 @@ def plot_group_calibration(scores: pd.DataFrame, path: str | os.PathLike[str], *
     """
     fig, axes = _figure(2)
     for ax, strategy in zip(axes, ("uniform", "quantile"), strict=True):
-        data = calibration_data(scores, label_col=label_col, score_col=score_col,
-                                weight_col=weight_col, group_cols=[group_col], n_bins=n_bins,
-                                strategy=strategy, group_labels=group_labels)
+        data = calibration_data(
+            scores,
+            label_col=label_col,
+            score_col=score_col,
+            weight_col=weight_col,
+            group_cols=[group_col],
+            n_bins=n_bins,
+            strategy=strategy,
+            group_labels=group_labels,
+        )
         for entry in data["groups"][group_col]:
-            _draw_reliability(ax, entry["curve"], band=True,
-                              label=plain_text(f"{entry['name']} (n={entry['n']:,})"))
+            _draw_reliability(ax, entry["curve"], band=True, label=plain_text(f"{entry['name']} (n={entry['n']:,})"))
         _square(ax, "mean risk score in bin", "observed positive rate")
-        ax.set_title(f"{_STRATEGY_TITLE[strategy]}{_excluded_note(data['n_excluded'])}",
-                     fontsize=9)
+        ax.set_title(f"{_STRATEGY_TITLE[strategy]}{_excluded_note(data['n_excluded'])}", fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(plain_text(title or f"Calibration by {group_col} (95% Wilson bands)"))
     return save_png(fig, path)
 
 
-def plot_score_histogram(scores: pd.DataFrame, path: str | os.PathLike[str], *,
-                         label_col: str = "label", score_col: str = "risk_score",
-                         bins: int = 20, title: str | None = None) -> Path:
+def plot_score_histogram(
+    scores: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    bins: int = 20,
+    title: str | None = None,
+) -> Path:
     """Histogram of risk scores: all rows, and split by label.
 
     Returns
@@ -157,8 +185,7 @@ def plot_score_histogram(scores: pd.DataFrame, path: str | os.PathLike[str], *,
     fig, axes = _figure(2, height=3.6)
     edges = data["edges"]
     axes[0].stairs(data["overall"], edges, fill=True, alpha=0.7)
-    axes[0].set_title(f"all rows, n={data['n']:,}{_excluded_note(data['n_excluded'])}",
-                      fontsize=9)
+    axes[0].set_title(f"all rows, n={data['n']:,}{_excluded_note(data['n_excluded'])}", fontsize=9)
     for lab, name in ((0, "label 0"), (1, "label 1")):
         counts = data["by_label"][lab]
         axes[1].stairs(counts, edges, lw=1.5, label=f"{name} (n={int(counts.sum()):,})")
@@ -171,9 +198,16 @@ def plot_score_histogram(scores: pd.DataFrame, path: str | os.PathLike[str], *,
     return save_png(fig, path)
 
 
-def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: str = "label",
-             score_col: str = "risk_score", baselines: Mapping[str, ArrayLike] | None = None,
-             model_name: str = "model", title: str | None = None) -> Path:
+def plot_roc(
+    scores: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    baselines: Mapping[str, ArrayLike] | None = None,
+    model_name: str = "model",
+    title: str | None = None,
+) -> Path:
     """ROC curve of the model, with the baselines' curves when their scores are given.
 
     Parameters
@@ -185,8 +219,7 @@ def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: s
     -------
     pathlib.Path
     """
-    data = roc_data(scores, label_col=label_col, score_col=score_col, baselines=baselines,
-                    model_name=model_name)
+    data = roc_data(scores, label_col=label_col, score_col=score_col, baselines=baselines, model_name=model_name)
     fig, axes = _figure(1, width=5.2, height=5.0)
     ax = axes[0]
     for name, curve in data.items():
@@ -202,8 +235,9 @@ def plot_roc(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: s
     return save_png(fig, path)
 
 
-def plot_overlaid_calibration(runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, n_bins: int = 10,
-                              title: str | None = None) -> Path:
+def plot_overlaid_calibration(
+    runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, n_bins: int = 10, title: str | None = None
+) -> Path:
     """Reliability curves of several runs on one set of axes (equal-width bins, 95% Wilson bands).
 
     Parameters
@@ -223,8 +257,9 @@ def plot_overlaid_calibration(runs: Mapping[str, pd.DataFrame], path: str | os.P
     return save_png(fig, path)
 
 
-def plot_score_histograms(runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, bins: int = 20,
-                          title: str | None = None) -> Path:
+def plot_score_histograms(
+    runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, bins: int = 20, title: str | None = None
+) -> Path:
     """Each run's risk-score histogram in its own panel, on shared axes, so spreads compare at a glance."""
     fig, axes = _figure(len(runs), width=3.2, height=3.0)
     for ax, (name, scores) in zip(axes, runs.items(), strict=True):
@@ -255,7 +290,13 @@ def plot_ece_auc(points: pd.DataFrame, path: str | os.PathLike[str], *, title: s
         (dots,) = ax.plot(sub.loc[~base, "AUC"], sub.loc[~base, "ECE"], "o", ms=6, label=plain_text(task))
         ax.plot(sub.loc[base, "AUC"], sub.loc[base, "ECE"], "o", ms=6, mfc="none", color=dots.get_color())
         for _, row in sub.iterrows():
-            ax.annotate(plain_text(row["model"]), (row["AUC"], row["ECE"]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(
+                plain_text(row["model"]),
+                (row["AUC"], row["ECE"]),
+                fontsize=6,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
     ax.set(xlabel="AUC (higher is better)", ylabel="ECE (lower is better)", xlim=(0.4, 1.0))
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
@@ -264,8 +305,14 @@ def plot_ece_auc(points: pd.DataFrame, path: str | os.PathLike[str], *, title: s
     return save_png(fig, path)
 
 
-def plot_selective_accuracy(scores: pd.DataFrame, path: str | os.PathLike[str], *, label_col: str = "label",
-                            score_col: str = "risk_score", title: str | None = None) -> Path:
+def plot_selective_accuracy(
+    scores: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    label_col: str = "label",
+    score_col: str = "risk_score",
+    title: str | None = None,
+) -> Path:
     """Accuracy on the most confident rows against the share of rows kept (coverage).
 
     Returns
@@ -287,7 +334,9 @@ def plot_selective_accuracy(scores: pd.DataFrame, path: str | os.PathLike[str], 
     return save_png(fig, path)
 
 
-def plot_feature_importance(importance: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+def plot_feature_importance(
+    importance: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None
+) -> Path:
     """Permutation importance (drop in AUC) per feature, with the spread over repeats.
 
     Parameters
@@ -303,7 +352,9 @@ def plot_feature_importance(importance: pd.DataFrame, path: str | os.PathLike[st
     table = importance.sort_values("importance")
     fig, axes = _figure(1, width=5.6, height=max(2.5, 0.35 * len(table) + 1.2))
     ax = axes[0]
-    ax.barh([plain_text(str(c)) for c in table.index], table["importance"], xerr=table["std"], color="#4c78a8", alpha=0.85)
+    ax.barh(
+        [plain_text(str(c)) for c in table.index], table["importance"], xerr=table["std"], color="#4c78a8", alpha=0.85
+    )
     ax.axvline(0, color="black", lw=0.8)
     repeats = int(table["n_repeats"].iloc[0]) if "n_repeats" in table.columns and len(table) else 1
     ax.set(xlabel=f"drop in AUC when shuffled (mean ± sd over {repeats} repeat(s))")
@@ -342,12 +393,18 @@ def plot_evidence_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *, ti
         raise ConfigError("the evidence sweep table has no rows; nothing to plot", parameter="table")
     table = table.sort_values("k")
     x = table["k"].to_numpy(dtype=float)
-    labels = [plain_text(a) if i == 0 else plain_text(f"+{a}") for i, a in enumerate(table["added_feature"].astype(str))]
+    labels = [
+        plain_text(a) if i == 0 else plain_text(f"+{a}") for i, a in enumerate(table["added_feature"].astype(str))
+    ]
     fig, axes = _figure(2, width=max(4.8, 0.42 * len(table) + 2.2), height=4.2)
     baselines = sorted(
-        {c.removeprefix("baseline_").removesuffix(f"_{m}") for c in table.columns for m, _ in _SWEEP_PANELS
-         if c.startswith("baseline_") and c.endswith(f"_{m}")}
-    )  # fmt: skip
+        {
+            c.removeprefix("baseline_").removesuffix(f"_{m}")
+            for c in table.columns
+            for m, _ in _SWEEP_PANELS
+            if c.startswith("baseline_") and c.endswith(f"_{m}")
+        }
+    )
     for ax, (metric, label) in zip(axes, _SWEEP_PANELS):
         y = table[metric].to_numpy(dtype=float)
         (line,) = ax.plot(x, y, marker="o", ms=4, lw=1.4, label="model")
@@ -359,7 +416,15 @@ def plot_evidence_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *, ti
         for name in baselines:
             column = f"baseline_{name}_{metric}"
             if column in table.columns and np.isfinite(table[column].to_numpy(dtype=float)).any():
-                ax.plot(x, table[column].to_numpy(dtype=float), ls="--", lw=1.0, marker=".", alpha=0.8, label=plain_text(name))
+                ax.plot(
+                    x,
+                    table[column].to_numpy(dtype=float),
+                    ls="--",
+                    lw=1.0,
+                    marker=".",
+                    alpha=0.8,
+                    label=plain_text(name),
+                )
         if metric == "roc_auc":
             ax.axhline(0.5, color="grey", ls=":", lw=0.9, label="chance")
         ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
@@ -414,15 +479,18 @@ def make_all_plots(
     out = Path(out_dir)
     base = Path(relative_to) if relative_to is not None else out.parent
     cols = dict(label_col=label_col, score_col=score_col)
-    paths = {"calibration": plot_calibration(scores, out / "calibration.png", n_bins=n_bins,
-                                             **cols)}
+    paths = {"calibration": plot_calibration(scores, out / "calibration.png", n_bins=n_bins, **cols)}
     for col in group_cols:
         paths[f"calibration_{col}"] = plot_group_calibration(
-            scores, out / f"calibration_by_{safe_name(col, fallback='group')}.png", group_col=col,
-            n_bins=n_bins, group_labels=group_labels, **cols)
+            scores,
+            out / f"calibration_by_{safe_name(col, fallback='group')}.png",
+            group_col=col,
+            n_bins=n_bins,
+            group_labels=group_labels,
+            **cols,
+        )
     paths["score_histogram"] = plot_score_histogram(scores, out / "score_histogram.png", **cols)
-    paths["roc"] = plot_roc(scores, out / "roc.png", baselines=baselines, model_name=model_name,
-                            **cols)
+    paths["roc"] = plot_roc(scores, out / "roc.png", baselines=baselines, model_name=model_name, **cols)
     paths["selective_accuracy"] = plot_selective_accuracy(scores, out / "selective_accuracy.png", **cols)
     if importance is not None and len(importance):
         paths["feature_importance"] = plot_feature_importance(importance, out / "feature_importance.png")

@@ -106,14 +106,21 @@ class QAInterface:
 
     def prompt_config(self, base: PromptConfig | None = None) -> PromptConfig:
         """``base`` (default: the paper's) asking in this question's mode."""
-        return replace(base or PromptConfig(), numeric_risk_prompting=self.mode == "numeric", cot_prompting=self.mode == "cot",
-                       enable_thinking=bool(getattr(self, "enable_thinking", False)))  # fmt: skip
+        return replace(
+            base or PromptConfig(),
+            numeric_risk_prompting=self.mode == "numeric",
+            cot_prompting=self.mode == "cot",
+            enable_thinking=bool(getattr(self, "enable_thinking", False)),
+        )
 
     def apply_to(self, task: TaskMetadata) -> TaskMetadata:
         """``task`` asking this question (folktexts' ``task.set_question``; tasks here are immutable, so a new one)."""
         if self.column not in (task.target_name, task.target.column):
-            raise ConfigError(f"this question is about {self.column}, but task {task.name}'s target is {task.target_name}",
-                              parameter="question", value=self.column)  # fmt: skip
+            raise ConfigError(
+                f"this question is about {self.column}, but task {task.name}'s target is {task.target_name}",
+                parameter="question",
+                value=self.column,
+            )
         field_name = "question" if self.mode == "multiple_choice" else "numeric_question"
         return replace(task, **{field_name: self.text})
 
@@ -157,7 +164,9 @@ class DirectNumericQA(QAInterface):
         probs = np.atleast_2d(np.asarray(last_token_probs, dtype=float))
         ids = [tokenizer_vocab.get(str(d)) for d in range(10)]
         if any(i is None or i >= probs.shape[1] for i in ids):
-            raise ConfigError("the tokenizer's vocabulary lacks a single-digit token for 0-9", parameter="tokenizer_vocab")
+            raise ConfigError(
+                "the tokenizer's vocabulary lacks a single-digit token for 0-9", parameter="tokenizer_vocab"
+            )
         digits = "".join(str(int(np.argmax(row[ids]))) for row in probs[: self.num_forward_passes])
         return float(f"0.{digits}") if self.answer_probability else float(digits)
 
@@ -172,20 +181,27 @@ class MultipleChoiceQA(QAInterface):
         if not self.choices:
             raise ConfigError("a multiple-choice question needs choices", parameter="choices")
         if len(self.choices) > len(LETTERS):
-            raise ConfigError(f"at most {len(LETTERS)} answer options can be lettered, got {len(self.choices)}", parameter="choices")
+            raise ConfigError(
+                f"at most {len(LETTERS)} answer options can be lettered, got {len(self.choices)}", parameter="choices"
+            )
 
     @classmethod
     def from_task(cls, task: TaskMetadata) -> MultipleChoiceQA:
         if not task.choices:
             raise ConfigError(f"task {task.name} has no answer options", parameter="task", value=task.name)
-        return cls(column=task.target_name, text=task.question,
-                   choices=tuple(Choice(c.text, c.label) for c in task.choices))  # fmt: skip
+        return cls(
+            column=task.target_name, text=task.question, choices=tuple(Choice(c.text, c.label) for c in task.choices)
+        )
 
     @classmethod
-    def create_question_from_value_map(cls, column: str, value_map: Mapping[Any, str], attribute: str, **kwargs: Any) -> MultipleChoiceQA:
+    def create_question_from_value_map(
+        cls, column: str, value_map: Mapping[Any, str], attribute: str, **kwargs: Any
+    ) -> MultipleChoiceQA:
         """One option per value of ``value_map``; the text defaults to "What is this person's <attribute>?"."""
         kwargs.setdefault("text", f"What is this person's {attribute}?")
-        return cls(column=column, choices=tuple(Choice(text, str(value)) for value, text in value_map.items()), **kwargs)
+        return cls(
+            column=column, choices=tuple(Choice(text, str(value)) for value, text in value_map.items()), **kwargs
+        )
 
     @classmethod
     def create_answer_keys_permutations(cls, question: MultipleChoiceQA) -> Iterator[MultipleChoiceQA]:
@@ -227,7 +243,9 @@ class MultipleChoiceQA(QAInterface):
 
     def apply_to(self, task: TaskMetadata) -> TaskMetadata:
         if len(self.choices) != 2:
-            raise ConfigError(f"folkscope scores binary tasks; this question has {len(self.choices)} options", parameter="choices")
+            raise ConfigError(
+                f"folkscope scores binary tasks; this question has {len(self.choices)} options", parameter="choices"
+            )
         base = super().apply_to(task)
         positive = self.positive_choice()
         return replace(base, choices=tuple(TaskChoice(c.text, int(c is positive)) for c in self.choices))
@@ -281,7 +299,9 @@ class ChainOfThoughtQA(QAInterface):
         """The probability the text ends with (``Probability: 80%``, ``0.8``, ...), or None (folkscope's parser)."""
         return parse_probability(generated_text, strip_think=True)
 
-    def get_answer_from_model_output(self, generated_text: str, tokenizer_vocab: Mapping[str, int] | None = None) -> float:
+    def get_answer_from_model_output(
+        self, generated_text: str, tokenizer_vocab: Mapping[str, int] | None = None
+    ) -> float:
         """The probability in the generated text; NaN when there is none (never 0.5, which folktexts returns)."""
         value = parse_probability(generated_text, strip_think=self.enable_thinking)
         return float("nan") if value is None else value

@@ -40,12 +40,17 @@ from folkscope.risk.evaluate import (
 
 __all__ = ["write_report"]
 
-_TITLES = {**TABLE_COLUMNS, "prevalence": "Prevalence", "n": "n", "n_nan": "NaN scores",
-           "weight": "Weight", "mean_score": "Mean score"}
+_TITLES = {
+    **TABLE_COLUMNS,
+    "prevalence": "Prevalence",
+    "n": "n",
+    "n_nan": "NaN scores",
+    "weight": "Weight",
+    "mean_score": "Mean score",
+}
 _GROUP_COLS = ("n", "n_nan", "weight", "prevalence", "mean_score", *METRICS)
 _TOTALS = ("n", "n_nan", "weight")
-_SUMMARY_KEYS = ("mean", "std", "q0.05", "q0.25", "q0.5", "q0.75", "q0.95", "share_near_0",
-                 "share_near_1")
+_SUMMARY_KEYS = ("mean", "std", "q0.05", "q0.25", "q0.5", "q0.75", "q0.95", "share_near_0", "share_near_1")
 
 
 def _interval(iv: Mapping[str, Any] | None, *, digits: int = 4) -> str:
@@ -68,34 +73,62 @@ def _config_value(config: Mapping[str, Any], *keys: str) -> str | None:
 def _counts(metrics: Mapping[str, Any]) -> str:
     counts = metrics.get("counts", {})
     exc = metrics.get("excluded", {})
-    rows = [["rows", number(counts.get("n_rows"))], ["scored rows", number(counts.get("n_scored"))],
-            ["excluded: NaN score", f"{number(exc.get('nan_score'))} "
-                                    f"({number(100 * (exc.get('share_nan_score') or 0), digits=2)}%)"]]
+    rows = [
+        ["rows", number(counts.get("n_rows"))],
+        ["scored rows", number(counts.get("n_scored"))],
+        [
+            "excluded: NaN score",
+            f"{number(exc.get('nan_score'))} ({number(100 * (exc.get('share_nan_score') or 0), digits=2)}%)",
+        ],
+    ]
     out = [table(["count", "value"], rows)]
     if exc.get("rows"):
         more = " (first ones only)" if exc.get("rows_truncated") else ""
-        out.append(f"<p>Rows with a NaN score{more}: "
-                   f"{escape(', '.join(map(str, exc['rows'])))}</p>")
+        out.append(f"<p>Rows with a NaN score{more}: {escape(', '.join(map(str, exc['rows'])))}</p>")
     for col, by in (exc.get("by_group") or {}).items():
         if by:
-            out.append(f"<p>NaN scores by {escape(col)}: "
-                       + escape(", ".join(f"{k}: {v}" for k, v in by.items())) + "</p>")
+            out.append(
+                f"<p>NaN scores by {escape(col)}: " + escape(", ".join(f"{k}: {v}" for k, v in by.items())) + "</p>"
+            )
     single = metrics.get("single_class_groups") or []
     if single:
-        out.append('<h3 class="warn">Single-class groups (AUC, balanced accuracy, TPR or FPR '
-                   "undefined)</h3>")
-        out.append(table(["column", "group", "positives", "negatives"], [
-            [escape(s.get("column") or "—"), escape(s.get("group")), number(s.get("n_positive")),
-             number(s.get("n_negative"))] for s in single]))
+        out.append('<h3 class="warn">Single-class groups (AUC, balanced accuracy, TPR or FPR undefined)</h3>')
+        out.append(
+            table(
+                ["column", "group", "positives", "negatives"],
+                [
+                    [
+                        escape(s.get("column") or "—"),
+                        escape(s.get("group")),
+                        number(s.get("n_positive")),
+                        number(s.get("n_negative")),
+                    ]
+                    for s in single
+                ],
+            )
+        )
     undefined = metrics.get("undefined") or []
     if undefined:
         out.append('<h3 class="warn">Undefined metrics (reported as n/a)</h3>')
-        out.append(table(["weighting", "scope", "group", "metric", "note"], [
-            [escape(u.get("weighting")), escape(u.get("scope")), escape(u.get("group") or "—"),
-             escape(u.get("metric")),
-             escape(f"{u['n_resamples_undefined']} bootstrap resamples undefined, excluded from "
-                    "the interval" if u.get("n_resamples_undefined") else "")]
-            for u in undefined]))
+        out.append(
+            table(
+                ["weighting", "scope", "group", "metric", "note"],
+                [
+                    [
+                        escape(u.get("weighting")),
+                        escape(u.get("scope")),
+                        escape(u.get("group") or "—"),
+                        escape(u.get("metric")),
+                        escape(
+                            f"{u['n_resamples_undefined']} bootstrap resamples undefined, excluded from the interval"
+                            if u.get("n_resamples_undefined")
+                            else ""
+                        ),
+                    ]
+                    for u in undefined
+                ],
+            )
+        )
     return "\n".join(out)
 
 
@@ -104,7 +137,9 @@ def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
     bench = config.get("benchmark_config") or {}
     style = "numeric probability question" if bench.get("numeric_risk_prompting") else "multiple-choice question"
     shots = bench.get("few_shot")
-    prompt = f"{style}, {f'{shots}-shot' if shots else 'zero-shot'}" + (", chat template" if bench.get("use_chat_template") else "")
+    prompt = f"{style}, {f'{shots}-shot' if shots else 'zero-shot'}" + (
+        ", chat template" if bench.get("use_chat_template") else ""
+    )
     if bench.get("correct_order_bias") and not bench.get("numeric_risk_prompting"):
         prompt += ", averaged over answer orderings"
     data = config.get("data") or {}
@@ -127,10 +162,15 @@ def _reading(metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, An
     if auc is None or (isinstance(auc, float) and np.isnan(auc)):
         return '<p class="headline warn">AUC is undefined on these rows (one class only); see the counts below.</p>'
     low = (intervals.get("roc_auc") or {}).get("low")
-    signal = ("no signal: the interval includes chance (0.5)" if low is not None and low <= 0.5
-              else "the scores rank people better than chance")  # fmt: skip
-    text = (f"AUC <strong>{number(auc, digits=3)}</strong> {_interval(intervals.get('roc_auc'), digits=3)}: {signal}; "
-            f"ECE <strong>{number(ece, digits=3)}</strong> {_interval(intervals.get('ece'), digits=3)}.")
+    signal = (
+        "no signal: the interval includes chance (0.5)"
+        if low is not None and low <= 0.5
+        else "the scores rank people better than chance"
+    )
+    text = (
+        f"AUC <strong>{number(auc, digits=3)}</strong> {_interval(intervals.get('roc_auc'), digits=3)}: {signal}; "
+        f"ECE <strong>{number(ece, digits=3)}</strong> {_interval(intervals.get('ece'), digits=3)}."
+    )
     best = None
     for name, block in (baselines or {}).items():
         b_auc = ((block.get("unweighted") or {}).get("overall") or {}).get("roc_auc")
@@ -153,47 +193,76 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> str:
     rows = []
     bias = diag.get("order_bias")
     if bias:
-        rows.append(["order bias: mean |score change| between answer orderings",
-                     f"{number(bias.get('mean_abs_difference'))} (max {number(bias.get('max_abs_difference'))}, "
-                     f"{number(bias.get('orderings'))} orderings)"])
+        rows.append(
+            [
+                "order bias: mean |score change| between answer orderings",
+                f"{number(bias.get('mean_abs_difference'))} (max {number(bias.get('max_abs_difference'))}, "
+                f"{number(bias.get('orderings'))} orderings)",
+            ]
+        )
     mass = diag.get("answer_mass")
     if mass:
         share = mass.get("share_below_half")
         below = f"{share:.0%}" if isinstance(share, (int, float)) else "—"
-        rows.append(["probability on the answer letters (median)",
-                     f"{number(mass.get('median'))} (min {number(mass.get('min'))}; {below} of rows below 0.5)"])
+        rows.append(
+            [
+                "probability on the answer letters (median)",
+                f"{number(mass.get('median'))} (min {number(mass.get('min'))}; {below} of rows below 0.5)",
+            ]
+        )
     spread = diag.get("spread")
     if spread:
-        rows.append(["score spread: 5% and 95% quantiles (min, max)",
-                     f"{number(spread.get('q05'))} to {number(spread.get('q95'))} "
-                     f"({number(spread.get('min'))}, {number(spread.get('max'))})"])
-    verdict = ("<p>The warnings at the top of the page come from these checks.</p>" if diag.get("warnings") else
-               "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>")  # fmt: skip
-    return section("Diagnostics: do the scores mean anything?", verdict, table(["diagnostic", "value"], rows) if rows else "")
+        rows.append(
+            [
+                "score spread: 5% and 95% quantiles (min, max)",
+                f"{number(spread.get('q05'))} to {number(spread.get('q95'))} "
+                f"({number(spread.get('min'))}, {number(spread.get('max'))})",
+            ]
+        )
+    verdict = (
+        "<p>The warnings at the top of the page come from these checks.</p>"
+        if diag.get("warnings")
+        else "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>"
+    )
+    return section(
+        "Diagnostics: do the scores mean anything?", verdict, table(["diagnostic", "value"], rows) if rows else ""
+    )
 
 
 def _selective(data: Mapping[str, Any] | None) -> str:
     at = (data or {}).get("at_coverage") or {}
     if not at:
         return ""
-    return section("Selective accuracy",
-                   "<p>Accuracy on the most confident rows: a score worth using is more "
-                   "accurate where it is more confident.</p>",
-                   table(["coverage (most confident share of rows)", "accuracy"],
-                         [[escape(f"{float(c):.0%}"), number(v)] for c, v in at.items()]))
+    return section(
+        "Selective accuracy",
+        "<p>Accuracy on the most confident rows: a score worth using is more accurate where it is more confident.</p>",
+        table(
+            ["coverage (most confident share of rows)", "accuracy"],
+            [[escape(f"{float(c):.0%}"), number(v)] for c, v in at.items()],
+        ),
+    )
 
 
 def _importance(importance: Mapping[str, Mapping[str, Any]] | None) -> str:
     if not importance:
         return ""
     first = next(iter(importance.values()))
-    head = (f"<p>Drop in AUC when a feature's values are shuffled across rows (mean and sd over "
-            f"{number(first.get('n_repeats', 1))} repeat(s), {total(first.get('rows'))} rows; "
-            f"AUC without shuffling {number(first.get('baseline_auc'))}).</p>")
-    return section("Permutation importance", head,
-                   table(["feature", "AUC drop", "sd", "AUC when shuffled"],
-                         [[escape(col), number(r.get("importance")), number(r.get("std")),
-                           number(r.get("permuted_auc"))] for col, r in importance.items()]))
+    head = (
+        f"<p>Drop in AUC when a feature's values are shuffled across rows (mean and sd over "
+        f"{number(first.get('n_repeats', 1))} repeat(s), {total(first.get('rows'))} rows; "
+        f"AUC without shuffling {number(first.get('baseline_auc'))}).</p>"
+    )
+    return section(
+        "Permutation importance",
+        head,
+        table(
+            ["feature", "AUC drop", "sd", "AUC when shuffled"],
+            [
+                [escape(col), number(r.get("importance")), number(r.get("std")), number(r.get("permuted_auc"))]
+                for col, r in importance.items()
+            ],
+        ),
+    )
 
 
 def _overall(metrics: Mapping[str, Any]) -> str:
@@ -204,45 +273,64 @@ def _overall(metrics: Mapping[str, Any]) -> str:
         header += ["survey-weighted", "95% CI"]
     rows = []
     for m in METRICS:
-        row = [escape(TABLE_COLUMNS[m]), number(un.get("overall", {}).get(m)),
-               _interval((un.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS else ""]
+        row = [
+            escape(TABLE_COLUMNS[m]),
+            number(un.get("overall", {}).get(m)),
+            _interval((un.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS else "",
+        ]
         if sw:
-            row += [number(sw.get("overall", {}).get(m)),
-                    _interval((sw.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS
-                    else ""]
+            row += [
+                number(sw.get("overall", {}).get(m)),
+                _interval((sw.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS else "",
+            ]
         rows.append(row)
     threshold = un.get("overall", {}).get("threshold")
     boot = metrics.get("settings", {}).get("n_bootstrap")
-    note = (f'<p class="sub">Threshold {number(threshold)}; 95% percentile bootstrap intervals '
-            f"from {number(boot)} resamples (seed {number(metrics.get('settings', {}).get('seed'))})."
-            "</p>")
+    note = (
+        f'<p class="sub">Threshold {number(threshold)}; 95% percentile bootstrap intervals '
+        f"from {number(boot)} resamples (seed {number(metrics.get('settings', {}).get('seed'))})."
+        "</p>"
+    )
     summary_rows = []
     for key in _SUMMARY_KEYS:
         row = [escape(key), number((un.get("overall", {}).get("score_summary") or {}).get(key))]
         if sw:
             row.append(number((sw.get("overall", {}).get("score_summary") or {}).get(key)))
         summary_rows.append(row)
-    summary = table(["score distribution", "unweighted"] + (["survey-weighted"] if sw else []),
-                    summary_rows)
-    totals = [["scored rows", total(un.get("overall", {}).get("n"))],
-              ["total weight", total(un.get("overall", {}).get("weight"))]]
+    summary = table(["score distribution", "unweighted"] + (["survey-weighted"] if sw else []), summary_rows)
+    totals = [
+        ["scored rows", total(un.get("overall", {}).get("n"))],
+        ["total weight", total(un.get("overall", {}).get("weight"))],
+    ]
     if sw:
         totals[1].append(total(sw.get("overall", {}).get("weight")))
         totals[0].append(total(sw.get("overall", {}).get("n")))
-    prevalence = [["prevalence", number(un.get("overall", {}).get("prevalence"))]
-                  + ([number(sw.get("overall", {}).get("prevalence"))] if sw else [])]
+    prevalence = [
+        ["prevalence", number(un.get("overall", {}).get("prevalence"))]
+        + ([number(sw.get("overall", {}).get("prevalence"))] if sw else [])
+    ]
     rse = (sw or {}).get("replicate_standard_errors")
     if rse:
-        note += ("<h3>Survey standard errors (replicate weights)</h3>"
-                 "<p>By the Census Bureau's successive difference replication over PWGTP1–80, "
-                 "SE = √(4/80 Σ(θ<sub>r</sub> − θ)²); unlike the bootstrap above it respects the survey design.</p>"
-                 + table(["metric", "survey-weighted", "SE"],
-                         [[escape(TABLE_COLUMNS[m]), number(sw.get("overall", {}).get(m)), number(rse.get(m))]
-                          for m in METRICS if m in rse]))
-    return (table(header, rows) + note
-            + table(["rows", "unweighted"] + (["survey-weighted"] if sw else []),
-                    totals + prevalence)
-            + "<h3>Score distribution</h3>" + summary)
+        note += (
+            "<h3>Survey standard errors (replicate weights)</h3>"
+            "<p>By the Census Bureau's successive difference replication over PWGTP1–80, "
+            "SE = √(4/80 Σ(θ<sub>r</sub> − θ)²); unlike the bootstrap above it respects the survey design.</p>"
+            + table(
+                ["metric", "survey-weighted", "SE"],
+                [
+                    [escape(TABLE_COLUMNS[m]), number(sw.get("overall", {}).get(m)), number(rse.get(m))]
+                    for m in METRICS
+                    if m in rse
+                ],
+            )
+        )
+    return (
+        table(header, rows)
+        + note
+        + table(["rows", "unweighted"] + (["survey-weighted"] if sw else []), totals + prevalence)
+        + "<h3>Score distribution</h3>"
+        + summary
+    )
 
 
 def _groups(block_of: Mapping[str, Any] | None) -> str:
@@ -251,18 +339,29 @@ def _groups(block_of: Mapping[str, Any] | None) -> str:
     out = []
     for col, block in (block_of.get("groups") or {}).items():
         out.append(f"<h3>By {escape(col)}</h3>")
-        out.append(table(["group", *[_TITLES[c] for c in _GROUP_COLS]], [
-            [escape(g.get("name")), *[(total if c in _TOTALS else number)(g.get(c))
-                                      for c in _GROUP_COLS]]
-            for g in block.get("groups", [])]))
+        out.append(
+            table(
+                ["group", *[_TITLES[c] for c in _GROUP_COLS]],
+                [
+                    [escape(g.get("name")), *[(total if c in _TOTALS else number)(g.get(c)) for c in _GROUP_COLS]]
+                    for g in block.get("groups", [])
+                ],
+            )
+        )
         ivs = block.get("intervals") or {}
         by_group = ivs.get("groups") or {}
         if by_group:
             shown = [m for m in METRICS if any(m in v for v in by_group.values())]
-            out.append(f'<p class="sub">95% bootstrap intervals per group ({number(ivs.get("n_resamples"))} '
-                       "resamples of all rows):</p>")
-            out.append(table(["group", *[TABLE_COLUMNS[m] for m in shown]], [
-                [escape(name), *[_interval(v.get(m)) for m in shown]] for name, v in by_group.items()]))
+            out.append(
+                f'<p class="sub">95% bootstrap intervals per group ({number(ivs.get("n_resamples"))} '
+                "resamples of all rows):</p>"
+            )
+            out.append(
+                table(
+                    ["group", *[TABLE_COLUMNS[m] for m in shown]],
+                    [[escape(name), *[_interval(v.get(m)) for m in shown]] for name, v in by_group.items()],
+                )
+            )
         pair = block.get("pair")
         header = ["metric", "max − min", "95% CI", "max group", "min group"]
         if pair:
@@ -272,21 +371,27 @@ def _groups(block_of: Mapping[str, Any] | None) -> str:
         for m in METRICS:
             gap = (block.get("gaps") or {}).get(m) or {}
             giv = gap_ivs.get(m) or {}
-            row = [escape(TABLE_COLUMNS[m]), number(gap.get("max_minus_min")), _interval(giv.get("max_minus_min")),
-                   escape(gap.get("max_group") or "—"), escape(gap.get("min_group") or "—")]
+            row = [
+                escape(TABLE_COLUMNS[m]),
+                number(gap.get("max_minus_min")),
+                _interval(giv.get("max_minus_min")),
+                escape(gap.get("max_group") or "—"),
+                escape(gap.get("min_group") or "—"),
+            ]
             if pair:
                 row += [number(gap.get("a_minus_b")), _interval(giv.get("a_minus_b"))]
             rows.append(row)
         out.append(table(header, rows))
         if pair:
             ci = _interval(ivs.get("delta_sce"))
-            out.append(f"<p>ΔSCE = SCE({escape(pair[0])}) − SCE({escape(pair[1])}) = "
-                       f"{number(block.get('delta_sce'))}{f' {ci}' if ci else ''}</p>")
+            out.append(
+                f"<p>ΔSCE = SCE({escape(pair[0])}) − SCE({escape(pair[1])}) = "
+                f"{number(block.get('delta_sce'))}{f' {ci}' if ci else ''}</p>"
+            )
     return "\n".join(out)
 
 
-def _comparison(model: str, metrics: Mapping[str, Any],
-                baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
+def _comparison(model: str, metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
     if not baselines:
         return "<p>No baselines were evaluated for this run.</p>"
     out = []
@@ -302,8 +407,7 @@ def _comparison(model: str, metrics: Mapping[str, Any],
             for key, title in TABLE_COLUMNS.items():
                 cell = number(to_jsonable(row[title]))
                 if key in INTERVAL_METRICS and np.isfinite(row[f"{title} low"]):
-                    cell += (f' <span class="sub">[{number(row[f"{title} low"])}, '
-                             f'{number(row[f"{title} high"])}]</span>')
+                    cell += f' <span class="sub">[{number(row[f"{title} low"])}, {number(row[f"{title} high"])}]</span>'
                 cells.append(cell)
             rows.append(cells)
         out.append(f"<h3>{escape(weighting.replace('_', '-'))}</h3>")
@@ -319,14 +423,22 @@ def _scoring(scoring: Mapping[str, Any] | None) -> str:
     if not scoring:
         return ""
     out = []
-    plain = [[escape(k.replace("_", " ")), number(to_jsonable(v))] for k, v in scoring.items()
-             if k != "notes" and not isinstance(v, (Mapping, list, tuple))]  # fmt: skip
+    plain = [
+        [escape(k.replace("_", " ")), number(to_jsonable(v))]
+        for k, v in scoring.items()
+        if k != "notes" and not isinstance(v, (Mapping, list, tuple))
+    ]
     if plain:
         out.append(table(["scoring", "value"], plain))
     for key, value in scoring.items():
         if isinstance(value, Mapping) and value:  # engine and backend counters: one table each
             out.append(f"<h3>{escape(_COUNTER_TITLES.get(key, key.replace('_', ' ')))}</h3>")
-            out.append(table(["counter", "value"], [[escape(k.replace("_", " ")), number(to_jsonable(v))] for k, v in value.items()]))
+            out.append(
+                table(
+                    ["counter", "value"],
+                    [[escape(k.replace("_", " ")), number(to_jsonable(v))] for k, v in value.items()],
+                )
+            )
         elif isinstance(value, (list, tuple)) and value and key != "notes":
             out.append(f"<p>{escape(key.replace('_', ' '))}: {escape(', '.join(map(str, value)))}</p>")
     return section("Scoring and engine counters", *out) if out else ""
@@ -391,9 +503,14 @@ def write_report(
         bullet_list(notes),
         section("Model vs baselines", _comparison(model, metrics, baselines)),
         figure_block(lead_plots, run_dir=run) if lead_plots else "",
-        section("Per-group metrics and gaps (unweighted)", _groups(metrics.get("unweighted")), figure_block(group_plots, run_dir=run) if group_plots else ""),
-        section("Per-group metrics and gaps (survey-weighted)", _groups(sw)) if sw else
-        "<p>No survey weights: weighted metrics were not computed.</p>",
+        section(
+            "Per-group metrics and gaps (unweighted)",
+            _groups(metrics.get("unweighted")),
+            figure_block(group_plots, run_dir=run) if group_plots else "",
+        ),
+        section("Per-group metrics and gaps (survey-weighted)", _groups(sw))
+        if sw
+        else "<p>No survey weights: weighted metrics were not computed.</p>",
         section("All metrics", _overall(metrics)),
         _selective(selective),
         _importance(importance),
@@ -402,6 +519,11 @@ def write_report(
         section("Rows, exclusions and undefined metrics", _counts(metrics)),
         _scoring(scoring),
     ]
-    page = render_page(f"{model} on {task} — folkscope report", heading=f"{model} on {task}",
-                       subtitle=_what_ran(config, metrics), body=body, config=config)
+    page = render_page(
+        f"{model} on {task} — folkscope report",
+        heading=f"{model} on {task}",
+        subtitle=_what_ran(config, metrics),
+        body=body,
+        config=config,
+    )
     return write_page(run / "report.html", page)

@@ -25,7 +25,14 @@ from folkscope._io import atomic_write
 from folkscope._json import to_jsonable, write_json
 from folkscope.errors import UndefinedMetricWarning
 
-__all__ = ["bench_hash", "configs_dict", "flat_results", "predictions_file_name", "results_file_name", "write_folktexts_files"]
+__all__ = [
+    "bench_hash",
+    "configs_dict",
+    "flat_results",
+    "predictions_file_name",
+    "results_file_name",
+    "write_folktexts_files",
+]
 
 
 def bench_hash(fingerprint: str) -> int:
@@ -58,7 +65,9 @@ def configs_dict(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def flat_results(table: pd.DataFrame, record: dict[str, Any], scoring: dict[str, Any], final_dir: Path) -> dict[str, Any]:
+def flat_results(
+    table: pd.DataFrame, record: dict[str, Any], scoring: dict[str, Any], final_dir: Path
+) -> dict[str, Any]:
     """folktexts' flat results dictionary of a run's scores table.
 
     Rows without a score are left out of every number and counted in
@@ -78,10 +87,13 @@ def flat_results(table: pd.DataFrame, record: dict[str, Any], scoring: dict[str,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)  # undefined values are None, as metrics.json says
             out = evaluate_predictions(
-                table["label"].to_numpy()[scored], scores[scored], threshold=threshold, model_name=record.get("model_name"),
+                table["label"].to_numpy()[scored],
+                scores[scored],
+                threshold=threshold,
+                model_name=record.get("model_name"),
                 sensitive_attribute=None if sensitive is None else table[sensitive].to_numpy()[scored],
                 threshold_rule=str(config.get("threshold_rule", ">=")),
-            )  # fmt: skip
+            )
     out["n_unscored"] = int((~scored).sum())
     out["threshold_rule"] = str(config.get("threshold_rule", ">="))
     out["threshold_fitted_on"] = int(scoring.get("threshold_fitted_on", 0))
@@ -97,13 +109,16 @@ def flat_results(table: pd.DataFrame, record: dict[str, Any], scoring: dict[str,
     return to_jsonable(out)  # type: ignore[no-any-return]
 
 
-def write_folktexts_files(run_dir: Path, table: pd.DataFrame, record: dict[str, Any], scoring: dict[str, Any],
-                          final_dir: Path) -> dict[str, Any]:  # fmt: skip
+def write_folktexts_files(
+    run_dir: Path, table: pd.DataFrame, record: dict[str, Any], scoring: dict[str, Any], final_dir: Path
+) -> dict[str, Any]:
     """Write the flat results JSON and the predictions CSV into ``run_dir`` (whole files); return the flat results."""
     flat = flat_results(table, record, scoring, final_dir)
     task_name = (record.get("task") or {}).get("name", "task")
-    predictions = pd.DataFrame({"risk_score": table["risk_score"].to_numpy(), "label": table["label"].to_numpy()},
-                               index=pd.Index(table["row_id"].to_numpy(), name="row_id"))  # fmt: skip
+    predictions = pd.DataFrame(
+        {"risk_score": table["risk_score"].to_numpy(), "label": table["label"].to_numpy()},
+        index=pd.Index(table["row_id"].to_numpy(), name="row_id"),
+    )
     atomic_write(run_dir / predictions_file_name(task_name), lambda fh: fh.write(predictions.to_csv().encode("utf-8")))
     write_json(run_dir / results_file_name(record["fingerprint"]), flat)
     return flat

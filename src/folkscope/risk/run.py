@@ -33,17 +33,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope._io import atomic_write, write_parquet
+from folkscope._json import fingerprint, write_json
 from folkscope.data.dataset import ACSDataset, Dataset
 from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
 from folkscope.prompting import shuffled_pool
-from folkscope._io import atomic_write, write_parquet
-from folkscope._json import fingerprint, write_json
+from folkscope.risk.analysis import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
 from folkscope.risk.config import BenchmarkConfig
-from folkscope.risk.analysis import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
 from folkscope.risk.importance import permutation_importance
 from folkscope.runs import open_run, package_versions, run_path
 from folkscope.tasks.task import TaskMetadata, get_task
@@ -53,9 +53,13 @@ __all__ = ["Benchmark"]
 log = logging.getLogger(__name__)
 
 
-
 def _engine_config(
-    model: str, backend: str, device: str | None, dtype: str | None, use_cache: bool, cache_dir: str | Path | None,
+    model: str,
+    backend: str,
+    device: str | None,
+    dtype: str | None,
+    use_cache: bool,
+    cache_dir: str | Path | None,
     options: dict[str, Any],
 ) -> EngineConfig:
     """The :class:`EngineConfig` of make_benchmark's loose engine keywords, so both ways in are checked alike."""
@@ -68,9 +72,15 @@ def _engine_config(
             value=unknown,
         )
     return EngineConfig(
-        model=model, backend=backend, device=device, dtype=dtype, use_cache=use_cache,
-        cache_dir=None if cache_dir is None else str(cache_dir), **options,
-    )  # fmt: skip
+        model=model,
+        backend=backend,
+        device=device,
+        dtype=dtype,
+        use_cache=use_cache,
+        cache_dir=None if cache_dir is None else str(cache_dir),
+        **options,
+    )
+
 
 class Benchmark:
     """A model, a task's dataset and a configuration, ready to run.
@@ -83,11 +93,24 @@ class Benchmark:
     """
 
     #: the ACS data settings make_acs_benchmark uses (folktexts' name; val_size 0: folkscope keeps no validation split)
-    ACS_DATASET_CONFIGS: dict[str, Any] = {"survey_year": 2018, "horizon": "1-Year", "survey": "person", "test_size": 0.1,
-                                           "val_size": 0.0, "subsampling": None, "seed": 42}  # fmt: skip
+    ACS_DATASET_CONFIGS: dict[str, Any] = {
+        "survey_year": 2018,
+        "horizon": "1-Year",
+        "survey": "person",
+        "test_size": 0.1,
+        "val_size": 0.0,
+        "subsampling": None,
+        "seed": 42,
+    }
 
-    def __init__(self, llm_clf: LLMClassifier, dataset: Dataset, config: BenchmarkConfig | None = None, *,
-                 model_name: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        llm_clf: LLMClassifier,
+        dataset: Dataset,
+        config: BenchmarkConfig | None = None,
+        *,
+        model_name: str | None = None,
+    ) -> None:
         self.classifier = llm_clf
         self.dataset = dataset
         self.config = config if config is not None else BenchmarkConfig()
@@ -172,7 +195,14 @@ class Benchmark:
             given = next(k for k, v in sources.items() if v is not None)
             raise ConfigError(f"{given}= selects rows to load; a dataset= was given already", parameter=given)
         elif dataset.task != task_obj:
-            dataset = Dataset(dataset.data, task_obj, test_size=dataset.test_size, val_size=dataset.val_size, seed=dataset.seed, provenance=dataset.provenance)
+            dataset = Dataset(
+                dataset.data,
+                task_obj,
+                test_size=dataset.test_size,
+                val_size=dataset.val_size,
+                seed=dataset.seed,
+                provenance=dataset.provenance,
+            )
         if config.subsampling is not None:
             dataset = dataset.subsample(config.subsampling, seed=config.seed)
         pairs = config.group_pairs()
@@ -197,8 +227,14 @@ class Benchmark:
         if isinstance(model, Engine):
             engine = model
         elif isinstance(model, EngineConfig):
-            loose = {"backend": backend != "transformers", "device": device is not None, "dtype": dtype is not None,
-                     "use_cache": not use_cache, "cache_dir": cache_dir is not None, "backend_options": bool(backend_options)}  # fmt: skip
+            loose = {
+                "backend": backend != "transformers",
+                "device": device is not None,
+                "dtype": dtype is not None,
+                "use_cache": not use_cache,
+                "cache_dir": cache_dir is not None,
+                "backend_options": bool(backend_options),
+            }
             given = [name for name, set_ in loose.items() if set_]
             if given:
                 raise ConfigError(
@@ -211,7 +247,9 @@ class Benchmark:
                     f"a loaded model ({type(model).__name__}) needs its tokenizer: make_benchmark(model=model, tokenizer=tokenizer)",
                     parameter="tokenizer",
                 )
-            engine = Engine.from_loaded(model, tokenizer, device=device, use_cache=use_cache, cache_dir=cache_dir, **dict(backend_options or {}))
+            engine = Engine.from_loaded(
+                model, tokenizer, device=device, use_cache=use_cache, cache_dir=cache_dir, **dict(backend_options or {})
+            )
         else:
             model = _engine_config(model, backend, device, dtype, use_cache, cache_dir, dict(backend_options or {}))
         if isinstance(model, EngineConfig):
@@ -235,13 +273,25 @@ class Benchmark:
 
     @classmethod
     def make_acs_benchmark(
-        cls, task_name: str = "ACSIncome", *, model: Any = "default", tokenizer: Any = None, data_dir: str | Path | None = None,
-        config: BenchmarkConfig | None = None, **kwargs: Any,
-    ) -> Benchmark:  # fmt: skip
+        cls,
+        task_name: str = "ACSIncome",
+        *,
+        model: Any = "default",
+        tokenizer: Any = None,
+        data_dir: str | Path | None = None,
+        config: BenchmarkConfig | None = None,
+        **kwargs: Any,
+    ) -> Benchmark:
         """folktexts' name for :meth:`make_benchmark` on an ACS task (``task_name``, ``data_dir``)."""
         if not str(task_name).startswith("ACS"):
-            raise ConfigError(f"make_acs_benchmark takes an ACS task, got {task_name!r}; use make_benchmark", parameter="task_name", value=task_name)
-        return cls.make_benchmark(task_name, model=model, tokenizer=tokenizer, data_dir=data_dir, config=config, **kwargs)
+            raise ConfigError(
+                f"make_acs_benchmark takes an ACS task, got {task_name!r}; use make_benchmark",
+                parameter="task_name",
+                value=task_name,
+            )
+        return cls.make_benchmark(
+            task_name, model=model, tokenizer=tokenizer, data_dir=data_dir, config=config, **kwargs
+        )
 
     # -- identity ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -365,7 +415,11 @@ class Benchmark:
         self.results_root_dir = results_root_dir
         run_dir = self.run_folder(results_root_dir)
         versions = package_versions()
-        record = self.describe() | {"fingerprint": self.fingerprint(), "versions": versions, "model_name": self.model_name}
+        record = self.describe() | {
+            "fingerprint": self.fingerprint(),
+            "versions": versions,
+            "model_name": self.model_name,
+        }
         record["scheduling"] = {"batch_size": self.config.batch_size}  # recorded, outside the fingerprint
         with open_run(run_dir, manifest(record), config=record) as staging:
             flat, metrics = self._run_in(staging, record, run_dir)
@@ -391,9 +445,13 @@ class Benchmark:
                 table[f"baseline_{result.name}"] = result.scores
         if self.config.feature_importance:
             importance = permutation_importance(
-                self.classifier, X_test, y_test, n_repeats=self.config.importance_repeats,
-                max_rows=self.config.importance_rows, seed=self.config.seed,
-            )  # fmt: skip
+                self.classifier,
+                X_test,
+                y_test,
+                n_repeats=self.config.importance_repeats,
+                max_rows=self.config.importance_rows,
+                seed=self.config.seed,
+            )
             atomic_write(run_dir / "feature_importance.csv", lambda fh: fh.write(importance.to_csv().encode("utf-8")))
         write_parquet(run_dir / "scores.parquet", table)
         scoring = report.to_dict() | {"threshold": self.classifier.threshold} | run_accounting(self.classifier.engine)

@@ -62,10 +62,18 @@ def print_summary(run_dir: str | Path, metrics: dict[str, Any]) -> None:
     if note:  # rows that brought their label or no weights: how they were read, in one line
         print(f"data: {note}")
     scoring = metrics.get("scoring", {})
-    cut = f"; prompts cut to the context size ({scoring['context_size']} tokens): {scoring['truncated_prompts']}" if scoring.get("truncated_prompts") else ""
-    print(f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}{cut}; "
-          f"threshold {scoring.get('threshold', 0.5):.3f}")  # fmt: skip
-    table = compare_table({"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})})
+    cut = (
+        f"; prompts cut to the context size ({scoring['context_size']} tokens): {scoring['truncated_prompts']}"
+        if scoring.get("truncated_prompts")
+        else ""
+    )
+    print(
+        f"scored {scoring.get('rows', '?')} test rows; NaN scores: {scoring.get('nan_scores', 0)}{cut}; "
+        f"threshold {scoring.get('threshold', 0.5):.3f}"
+    )
+    table = compare_table(
+        {"model": metrics["model"], **metrics.get("recalibrated", {}), **metrics.get("baselines", {})}
+    )
     counts = {"n": lambda v: "n/a" if v != v else f"{v:,.0f}"} if "n" in table.columns else {}  # row counts, not scores
     print(table.to_string(formatters=counts, float_format=lambda v: f"{v:.3f}"))
     line = usage_line(scoring.get("engine_stats") or {}, scoring.get("backend_stats") or {})
@@ -76,7 +84,9 @@ def print_summary(run_dir: str | Path, metrics: dict[str, Any]) -> None:
         print(line)
     at = (metrics.get("selective_accuracy") or {}).get("at_coverage") or {}
     if at:
-        shown = [("all rows" if float(c) >= 1 else f"{float(c):.0%} most confident") + f" {fixed(v)}" for c, v in at.items()]
+        shown = [
+            ("all rows" if float(c) >= 1 else f"{float(c):.0%} most confident") + f" {fixed(v)}" for c, v in at.items()
+        ]
         print("selective accuracy: " + ", ".join(shown))
     importance = metrics.get("feature_importance")
     if importance:

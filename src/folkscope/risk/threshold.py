@@ -35,12 +35,19 @@ class Threshold:
     op: str
 
     valid_ops: ClassVar[dict[str, Callable[[Any, Any], Any]]] = {
-        ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
-    }  # fmt: skip
+        ">": operator.gt,
+        "<": operator.lt,
+        ">=": operator.ge,
+        "<=": operator.le,
+        "==": operator.eq,
+        "!=": operator.ne,
+    }
 
     def __post_init__(self) -> None:
         if self.op not in self.valid_ops:
-            raise ConfigError(f"comparison must be one of {', '.join(self.valid_ops)}, got {self.op!r}", parameter="op", value=self.op)
+            raise ConfigError(
+                f"comparison must be one of {', '.join(self.valid_ops)}, got {self.op!r}", parameter="op", value=self.op
+            )
 
     def __str__(self) -> str:
         return f"{self.op}{self.value}"
@@ -51,7 +58,9 @@ class Threshold:
             return self.valid_ops[self.op](data, self.value).astype(int)
         if isinstance(data, (int, float)) and not isinstance(data, bool):
             return int(self.valid_ops[self.op](data, self.value))
-        raise ConfigError(f"a threshold applies to a number or a pandas Series, got {type(data).__name__}", parameter="data")
+        raise ConfigError(
+            f"a threshold applies to a number or a pandas Series, got {type(data).__name__}", parameter="data"
+        )
 
     def apply_to_column_name(self, column_name: str) -> str:
         """The label column's name, e.g. ``PINCP>50000``."""

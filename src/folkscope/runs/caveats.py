@@ -56,8 +56,10 @@ class Caveat:
     def from_dict(cls, data: Mapping[str, Any]) -> Caveat:
         """Inverse of :meth:`to_dict`; anything else is a damaged manifest, said in one line."""
         if not isinstance(data, Mapping) or not all(isinstance(data.get(k), str) for k in ("code", "message")):
-            raise DataError(f"a manifest caveat must be {{'code': text, 'message': text}}, not {data!r}; rescore the run "
-                            "with `folkscope rescore RUN_DIR`")  # fmt: skip
+            raise DataError(
+                f"a manifest caveat must be {{'code': text, 'message': text}}, not {data!r}; rescore the run "
+                "with `folkscope rescore RUN_DIR`"
+            )
         return cls(code=data["code"], message=data["message"])
 
 

@@ -108,7 +108,9 @@ class RunFolder:
             raise
         return self.staging
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         try:
             if exc_type is None:
                 self.publish()
@@ -159,7 +161,9 @@ class RunFolder:
         if self.staging.is_dir():
             removed = remove_temporaries(self.staging, all_writers=True)
             log.info(
-                "continuing in %s, left by an earlier attempt%s", self.staging, f" ({removed} stale temporary files removed)" if removed else ""
+                "continuing in %s, left by an earlier attempt%s",
+                self.staging,
+                f" ({removed} stale temporary files removed)" if removed else "",
             )
             return
         if self.final.is_dir():

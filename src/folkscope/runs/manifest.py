@@ -28,14 +28,33 @@ from folkscope._json import fingerprint, read_json, write_json
 from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS, part
 
-__all__ = ["MANIFEST_FILE", "Manifest", "check_same_run", "engine_model_name", "package_versions", "read_manifest", "read_table"]
+__all__ = [
+    "MANIFEST_FILE",
+    "Manifest",
+    "check_same_run",
+    "engine_model_name",
+    "package_versions",
+    "read_manifest",
+    "read_table",
+]
 
 MANIFEST_FILE = "manifest.json"
 CONFIG_FILE = "config.json"
 #: bumped when the manifest's layout changes incompatibly
 SCHEMA = 1
 
-_PACKAGES = ("folkscope", "numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "torch", "transformers", "vllm", "litellm")
+_PACKAGES = (
+    "folkscope",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "scipy",
+    "scikit-learn",
+    "torch",
+    "transformers",
+    "vllm",
+    "litellm",
+)
 
 
 def package_versions() -> dict[str, str]:
@@ -125,7 +144,9 @@ class Manifest:
         ...          engine={"backend": {"model": {"name": "SmolLM2-135M-Instruct"}}}).model_name
         'SmolLM2-135M-Instruct'
         """
-        return engine_model_name(self.engine) or str(self.config.get("model_name") or self.config.get("model") or "model")
+        return engine_model_name(self.engine) or str(
+            self.config.get("model_name") or self.config.get("model") or "model"
+        )
 
     @property
     def tables(self) -> dict[str, Any]:
@@ -144,7 +165,9 @@ class Manifest:
         """Inverse of :meth:`to_dict`; a newer schema or unknown part is refused in one line."""
         schema = data.get("schema")
         if schema != SCHEMA:
-            raise DataError(f"manifest schema {schema!r} is not the one this folkscope reads ({SCHEMA}); upgrade folkscope")
+            raise DataError(
+                f"manifest schema {schema!r} is not the one this folkscope reads ({SCHEMA}); upgrade folkscope"
+            )
         known = {f.name for f in fields(cls)} - {"legacy"}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -168,7 +191,9 @@ def _legacy(folder: Path) -> Manifest:
     """The manifest of a run folder written before manifests, from its ``config.json``."""
     config_file = folder / CONFIG_FILE
     if not config_file.is_file():
-        raise DataError(f"{folder} is not a finished run folder: no {MANIFEST_FILE} or {CONFIG_FILE}; pass a folder a run wrote")
+        raise DataError(
+            f"{folder} is not a finished run folder: no {MANIFEST_FILE} or {CONFIG_FILE}; pass a folder a run wrote"
+        )
     config = _read_record(config_file, "a run configuration")
     for entry in PARTS.values():
         if entry.legacy_keys and all(key in config for key in entry.legacy_keys):  # parts born with manifests have none
@@ -182,7 +207,9 @@ def _legacy(folder: Path) -> Manifest:
                 created="",
                 legacy=True,
             )
-    raise DataError(f"{folder}: {CONFIG_FILE} matches no known part ({', '.join(PARTS)}); pass a folder a folkscope run wrote")
+    raise DataError(
+        f"{folder}: {CONFIG_FILE} matches no known part ({', '.join(PARTS)}); pass a folder a folkscope run wrote"
+    )
 
 
 def read_manifest(folder: str | Path) -> Manifest:
@@ -248,9 +275,7 @@ def read_table(folder: str | Path, name: str) -> pd.DataFrame:
     manifest = read_manifest(folder)
     tables = manifest.tables
     if name not in tables:
-        raise DataError(
-            f"a {manifest.part} run declares no table {name!r}; its tables: {', '.join(sorted(tables))}"
-        )
+        raise DataError(f"a {manifest.part} run declares no table {name!r}; its tables: {', '.join(sorted(tables))}")
     path = folder / tables[name]["file"]
     if not path.is_file():
         raise DataError(f"{folder} has no {tables[name]['file']} ({name}: {tables[name]['about']})")

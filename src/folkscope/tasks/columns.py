@@ -23,7 +23,15 @@ import pandas as pd
 
 from folkscope.errors import ConfigError, DataError, UnknownColumnError
 
-__all__ = ["ColumnToText", "Granularity", "column_set", "folkscope_corrections", "folktexts_table", "get_column", "load_code_file"]
+__all__ = [
+    "ColumnToText",
+    "Granularity",
+    "column_set",
+    "folkscope_corrections",
+    "folktexts_table",
+    "get_column",
+    "load_code_file",
+]
 
 Granularity = Literal["original", "low"]
 _UNITS = ("years_old", "hours", "minutes", "dollars", "percent", "number")
@@ -326,7 +334,9 @@ class ColumnToText:
         return self._render_one(number, "original")
 
 
-def load_code_file(path: str, *, strip_prefix: str | None = None, strip_suffix: str | None = None) -> tuple[dict[int, str], dict[int, str]]:
+def load_code_file(
+    path: str, *, strip_prefix: str | None = None, strip_suffix: str | None = None
+) -> tuple[dict[int, str], dict[int, str]]:
     """Parse a PUMS code list (``"0010 .MGR-Chief Executives"``) into two maps.
 
     Returns the cleaned labels and the raw labels, both keyed by integer code.
@@ -361,9 +371,17 @@ def _from_json(name: str, spec: Mapping[str, Any]) -> ColumnToText:
         )
     top = spec.get("top_code")
     unknown = set(spec) - {
-        "description", "kind", "values", "codes_file", "strip_prefix", "strip_suffix",
-        "unit", "missing", "top_code", "low",
-    }  # fmt: skip
+        "description",
+        "kind",
+        "values",
+        "codes_file",
+        "strip_prefix",
+        "strip_suffix",
+        "unit",
+        "missing",
+        "top_code",
+        "low",
+    }
     if unknown:
         raise ConfigError(f"column {name}: unknown keys {sorted(unknown)} in its definition")
     return ColumnToText(
@@ -428,9 +446,11 @@ def _folktexts_column(spec: Mapping[str, Any], base: ColumnToText | None) -> Col
     name, short = str(spec["name"]), str(spec["short_description"])
     low_spec = _resource_json("folktexts", "low_granularity.json").get(name)
     common: dict[str, Any] = {
-        "name": name, "description": short, "missing": str(spec["missing_value_fill"]),
+        "name": name,
+        "description": short,
+        "missing": str(spec["missing_value_fill"]),
         "low": LowGranularity.from_json(low_spec) if low_spec else None,
-    }  # fmt: skip
+    }
     value_map, rule = spec["value_map"], _resource_json("folktexts", "value_formats.json").get(name)
     if isinstance(value_map, dict):
         return ColumnToText(kind="categorical", values={int(k): str(v) for k, v in value_map.items()}, **common)
@@ -441,7 +461,9 @@ def _folktexts_column(spec: Mapping[str, Any], base: ColumnToText | None) -> Col
     head = f"The {short} {spec['connector_verb']} "
     values = {int(k): v[len(head) : -1] for k, v in spec["texts"].items() if v.startswith(head) and v.endswith(".")}
     if len(values) != len(spec["texts"]):
-        raise ConfigError(f"column {name}: folktexts' value map is a function that value_formats.json does not describe")
+        raise ConfigError(
+            f"column {name}: folktexts' value map is a function that value_formats.json does not describe"
+        )
     return ColumnToText(kind="categorical", values=values, **common)
 
 

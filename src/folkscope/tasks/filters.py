@@ -111,7 +111,9 @@ class PopulationFilter:
     def parse(cls, text: str) -> PopulationFilter:
         """Parse ``COL<op>VALUE``; raise :class:`FilterSyntaxError` naming the problem."""
         if not isinstance(text, str):
-            raise FilterSyntaxError(f"a population filter must be a string, got {text!r}", parameter="filter", value=text)
+            raise FilterSyntaxError(
+                f"a population filter must be a string, got {text!r}", parameter="filter", value=text
+            )
         match = _PATTERN.match(text)
         if match is None:
             raise FilterSyntaxError(
@@ -126,16 +128,23 @@ class PopulationFilter:
             lo_text, _, hi_text = raw.partition("..")
             lo, hi = _parse_value(lo_text, text), _parse_value(hi_text, text)
             if not isinstance(lo, float) or not isinstance(hi, float):
-                raise FilterSyntaxError(f"population filter {text!r}: range bounds must be numbers", parameter="filter", value=text)
+                raise FilterSyntaxError(
+                    f"population filter {text!r}: range bounds must be numbers", parameter="filter", value=text
+                )
             if lo > hi:
-                raise FilterSyntaxError(f"population filter {text!r}: empty range, {_number(lo)} > {_number(hi)}", parameter="filter",
-                                        value=text)  # fmt: skip
+                raise FilterSyntaxError(
+                    f"population filter {text!r}: empty range, {_number(lo)} > {_number(hi)}",
+                    parameter="filter",
+                    value=text,
+                )
             return cls(column, "range", (lo, hi))
         if op == "=" and "|" in raw:
             return cls(column, "in", tuple(_parse_value(v, text) for v in raw.split("|")))
         value = _parse_value(raw, text)
         if op in (">", ">=", "<", "<=") and not isinstance(value, float):
-            raise FilterSyntaxError(f"population filter {text!r}: {op} needs a number, got {raw!r}", parameter="filter", value=text)
+            raise FilterSyntaxError(
+                f"population filter {text!r}: {op} needs a number, got {raw!r}", parameter="filter", value=text
+            )
         return cls(column, op, (value,))
 
     def to_string(self) -> str:
@@ -245,7 +254,9 @@ def parse_filters(spec: str | Iterable[str] | None) -> tuple[PopulationFilter, .
     """
     if spec is None:
         return ()
-    parts: Sequence[str] = _SEPARATOR.split(spec) if isinstance(spec, str) else [p for s in spec for p in _SEPARATOR.split(str(s))]
+    parts: Sequence[str] = (
+        _SEPARATOR.split(spec) if isinstance(spec, str) else [p for s in spec for p in _SEPARATOR.split(str(s))]
+    )
     parsed = tuple(PopulationFilter.parse(p) for p in parts if p.strip())
     if isinstance(spec, str) and spec.strip() and not parsed:
         raise FilterSyntaxError(f"population filter {spec!r} holds no condition", parameter="filter", value=spec)

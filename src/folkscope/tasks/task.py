@@ -323,14 +323,24 @@ class TaskMetadata:
         'above $50,000?'
         """
         if wording not in WORDINGS:
-            raise ConfigError(f"wording must be one of {', '.join(WORDINGS)}; got {wording!r}", parameter="wording", value=wording)
+            raise ConfigError(
+                f"wording must be one of {', '.join(WORDINGS)}; got {wording!r}", parameter="wording", value=wording
+            )
         if self.columns not in _WORDING_COLUMNS.values():
             return self
         texts: dict[str, Any] = {}
         original = _codebook_registry().get(self.name)
         if original is not None and original.target == self.target:
-            codebook = {"question": original.question, "choices": original.choices, "numeric_question": original.numeric_question}
-            texts = codebook if wording == "codebook" else _folktexts_texts(original, corrected=wording == "folkscope") or codebook
+            codebook = {
+                "question": original.question,
+                "choices": original.choices,
+                "numeric_question": original.numeric_question,
+            }
+            texts = (
+                codebook
+                if wording == "codebook"
+                else _folktexts_texts(original, corrected=wording == "folkscope") or codebook
+            )
         return replace(self, columns=_WORDING_COLUMNS[wording], column_texts={}, **texts)
 
     @property
@@ -347,7 +357,9 @@ class TaskMetadata:
                 flt.require_numbers(f"is numeric ({column.description})", "18..35" if flt.column == "AGEP" else "30")
             elif column is not None and column.values:
                 codes = ", ".join(f"{code} {label}" for code, label in list(column.values.items())[:4])
-                flt.require_numbers(f"holds codes ({codes}{', ...' if len(column.values) > 4 else ''})", str(next(iter(column.values))))
+                flt.require_numbers(
+                    f"holds codes ({codes}{', ...' if len(column.values) > 4 else ''})", str(next(iter(column.values)))
+                )
         return replace(self, filters=(*self.filters, *parsed))
 
     @classmethod
@@ -393,7 +405,9 @@ class TaskMetadata:
         subject, predicate = _phrase(tgt, column_set(columns).get(target))
         question = question or f"Is {subject} {predicate}?"
         numeric_question = numeric_question or f"What is the probability that {subject} is {predicate}?"
-        choice_objs = tuple(Choice(t, int(lab)) for t, lab in choices) if choices else (Choice("No", 0), Choice("Yes", 1))
+        choice_objs = (
+            tuple(Choice(t, int(lab)) for t, lab in choices) if choices else (Choice("No", 0), Choice("Yes", 1))
+        )
         return cls(
             name=name,
             features=tuple(features),
@@ -418,7 +432,7 @@ def _phrase(tgt: Target, col: ColumnToText | None) -> tuple[str, str]:
         return subject, f"{_OP_WORDS[tgt.op]} {shown}"
     positive = tgt.positive or (1.0,)
     if col is not None and col.kind == "categorical":
-        return subject, " or ".join(f"\"{col.value_text(v)}\"" for v in positive)
+        return subject, " or ".join(f'"{col.value_text(v)}"' for v in positive)
     return subject, " or ".join(f"{v:g}" for v in positive)
 
 

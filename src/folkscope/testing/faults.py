@@ -82,11 +82,15 @@ class FaultPlan:
     def __post_init__(self) -> None:
         if not 0.0 <= float(self.rate) <= 1.0:
             raise ConfigError(f"fault rate must be in [0, 1], got {self.rate!r}", parameter="rate", value=self.rate)
-        unknown = sorted(set(self.kinds) - set(FAULT_KINDS)) + ([self.fail_kind] if self.fail_kind not in FAULT_KINDS else [])
+        unknown = sorted(set(self.kinds) - set(FAULT_KINDS)) + (
+            [self.fail_kind] if self.fail_kind not in FAULT_KINDS else []
+        )
         if isinstance(self.schedule, Mapping):
             unknown += sorted(set(self.schedule.values()) - set(FAULT_KINDS))
         if unknown:
-            raise ConfigError(f"unknown fault kinds {unknown}; use {', '.join(FAULT_KINDS)}", parameter="kinds", value=unknown)
+            raise ConfigError(
+                f"unknown fault kinds {unknown}; use {', '.join(FAULT_KINDS)}", parameter="kinds", value=unknown
+            )
         if self.rate and (not self.kinds or sum(self.kinds.values()) <= 0):
             raise ConfigError("a fault rate needs at least one fault kind with positive weight", parameter="kinds")
 

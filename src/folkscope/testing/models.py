@@ -66,7 +66,14 @@ _CHATML = (
 )
 _WORDS = {
     "age": [str(a) for a in range(17, 95)],
-    "work": ["private company", "state government", "self-employed", "non-profit", "federal government", "local government"],
+    "work": [
+        "private company",
+        "state government",
+        "self-employed",
+        "non-profit",
+        "federal government",
+        "local government",
+    ],
     "edu": ["high school diploma", "bachelor's degree", "master's degree", "some college", "doctorate", "GED"],
     "job": ["teacher", "nurse", "engineer", "cashier", "driver", "farmer", "lawyer", "cook", "clerk", "manager"],
     "state": ["California", "Texas", "Ohio", "Maine", "Iowa", "Florida", "Utah", "Oregon", "Nevada", "Georgia"],
@@ -174,9 +181,18 @@ def build_random_model(
     }
     if arch == "llama":
         settings = {**LLAMA_TINY, "vocab_size": len(tokenizer), **(config or {})}
-        cfg = transformers.LlamaConfig(**settings, **special, initializer_range=initializer_range, tie_word_embeddings=False)
+        cfg = transformers.LlamaConfig(
+            **settings, **special, initializer_range=initializer_range, tie_word_embeddings=False
+        )
     elif arch == "gpt2":
-        settings = {"n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 1024, "vocab_size": len(tokenizer), **(config or {})}
+        settings = {
+            "n_embd": 32,
+            "n_layer": 2,
+            "n_head": 4,
+            "n_positions": 1024,
+            "vocab_size": len(tokenizer),
+            **(config or {}),
+        }
         cfg = transformers.GPT2Config(**settings, **special, initializer_range=initializer_range)
     else:
         raise ConfigError(f"arch must be 'llama' or 'gpt2', got {arch!r}", parameter="arch", value=arch)

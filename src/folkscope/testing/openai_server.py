@@ -164,8 +164,12 @@ class LocalOpenAIServer:
         self.unauthorized = 0
         self.requests = 0
         self.arrivals: list[float] = []
-        if hold_after is not None and (isinstance(hold_after, bool) or not isinstance(hold_after, int) or hold_after < 0):
-            raise ConfigError(f"hold_after must be an integer >= 0, got {hold_after!r}", parameter="hold_after", value=hold_after)
+        if hold_after is not None and (
+            isinstance(hold_after, bool) or not isinstance(hold_after, int) or hold_after < 0
+        ):
+            raise ConfigError(
+                f"hold_after must be an integer >= 0, got {hold_after!r}", parameter="hold_after", value=hold_after
+            )
         self.hold_after = hold_after
         self.held = 0
         self._released = threading.Event()
@@ -182,7 +186,9 @@ class LocalOpenAIServer:
     def url(self) -> str:
         """Base URL (``http://127.0.0.1:PORT/v1``) once started."""
         if self._httpd is None:
-            raise ConfigError("the server is not running; use it as a context manager or call start()", parameter="server")
+            raise ConfigError(
+                "the server is not running; use it as a context manager or call start()", parameter="server"
+            )
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> str:
@@ -195,7 +201,9 @@ class LocalOpenAIServer:
         self._stop.clear()
         self._last_seen = self._started = time.monotonic()
         self._deadline = self._last_seen + self.max_lifetime
-        serve = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-server", daemon=True)
+        serve = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-server", daemon=True
+        )
         watch = threading.Thread(target=self._watchdog, name="openai-server-watchdog", daemon=True)
         self._threads = [serve, watch]
         serve.start()
@@ -226,7 +234,11 @@ class LocalOpenAIServer:
             now = time.monotonic()
             over = self.requests >= self.max_requests
             if now >= self._deadline or now - self._last_seen >= self.idle_timeout or over:
-                why = "its request budget is spent" if over else ("its deadline passed" if now >= self._deadline else "it was idle")
+                why = (
+                    "its request budget is spent"
+                    if over
+                    else ("its deadline passed" if now >= self._deadline else "it was idle")
+                )
                 log.info("local OpenAI server stops: %s", why)
                 self._stop.set()
                 httpd = self._httpd
@@ -377,7 +389,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def _error(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
-        kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "invalid_request_error" if status < 500 else "server_error")
+        kind = {429: "rate_limit_error", 401: "authentication_error"}.get(
+            status, "invalid_request_error" if status < 500 else "server_error"
+        )
         payload = json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
         self._send(status, payload, headers)
 
@@ -385,7 +399,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/folkscope/stats":  # counters, for a server run in another process
             self._send(200, json.dumps(self.app.counters()).encode())
         elif self.path.rstrip("/").endswith("/models"):
-            data = {"object": "list", "data": [{"id": self.app.source.model_id, "object": "model", "owned_by": "folkscope"}]}
+            data = {
+                "object": "list",
+                "data": [{"id": self.app.source.model_id, "object": "model", "owned_by": "folkscope"}],
+            }
             self._send(200, json.dumps(data).encode())
         else:
             self._error(404, f"no endpoint {self.path}")
@@ -407,7 +424,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault in _STATUS_TEXT:
             status = int(fault)
             headers = {"Retry-After": app.plan.retry_after_header()} if status in (429, 503) else None
-            self._error(status, _STATUS_TEXT[fault] if fault != "401" else "invalid API key (Authorization header)", headers)
+            self._error(
+                status, _STATUS_TEXT[fault] if fault != "401" else "invalid API key (Authorization header)", headers
+            )
             return
         app._hold(number)
         if app.latency:
@@ -427,6 +446,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, payload[: max(1, len(payload) // 2)])
             return
         if fault is None:  # an injected logprob-less answer is a fault, not an answer
-            with app._lock:  # counted before it is sent, as a provider bills it: a client that has read it sees the count
+            with (
+                app._lock
+            ):  # counted before it is sent, as a provider bills it: a client that has read it sees the count
                 app.answered[key] += 1
         self._send(200, payload)

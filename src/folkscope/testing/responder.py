@@ -107,7 +107,12 @@ class OpenAIResponder:
         value = body.get(name, default)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)) or value < low:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (integer and not isinstance(value, int))
+            or value < low
+        ):
             raise BadRequest(400, f"{name} must be a number >= {low}, got {value!r}")
         return value
 
@@ -139,7 +144,9 @@ class OpenAIResponder:
         prompt_tokens = completion_tokens = 0
         for index, prompt in enumerate(prompts):
             ids = src.tokenize(prompt, add_special_tokens=True)
-            out, dists, finish, hit = self._generate(ids, max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stops)
+            out, dists, finish, hit = self._generate(
+                ids, max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stops
+            )
             prompt_tokens += len(ids)
             completion_tokens += len(out)
             text = src.decode(out)
@@ -161,7 +168,12 @@ class OpenAIResponder:
                 tops += [dict(self._top(d, k)) for _, d in zip(gen, dists)]
                 texts = [src.token_text(t) for t in tokens]
                 offsets = list(np.cumsum([0] + [len(t) for t in texts[:-1]])) if texts else []
-                logprobs = {"tokens": texts, "token_logprobs": values, "top_logprobs": tops, "text_offset": [int(o) for o in offsets]}
+                logprobs = {
+                    "tokens": texts,
+                    "token_logprobs": values,
+                    "top_logprobs": tops,
+                    "text_offset": [int(o) for o in offsets],
+                }
             choices.append(
                 {
                     "index": index,
@@ -177,7 +189,11 @@ class OpenAIResponder:
             "created": int(time.time()),
             "model": src.model_id,
             "choices": choices,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
     def _chat(self, body: Mapping[str, Any], omit_logprobs: bool) -> dict[str, Any]:
@@ -187,7 +203,11 @@ class OpenAIResponder:
             raise BadRequest(400, "messages must be a non-empty list")
         conv = []
         for m in messages:
-            if not isinstance(m, Mapping) or m.get("role") not in ("system", "user", "assistant") or not isinstance(m.get("content"), str):
+            if (
+                not isinstance(m, Mapping)
+                or m.get("role") not in ("system", "user", "assistant")
+                or not isinstance(m.get("content"), str)
+            ):
                 raise BadRequest(400, "every message needs a role (system, user, assistant) and string content")
             conv.append({"role": m["role"], "content": m["content"]})
         prefill = ""
@@ -211,7 +231,9 @@ class OpenAIResponder:
         temperature = float(self._number(body, "temperature", 1.0, low=0))
         seed = self._number(body, "seed", None, low=0, integer=True)
         stops = self._stops(body)
-        out, dists, finish, hit = self._generate(ids, max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stops)
+        out, dists, finish, hit = self._generate(
+            ids, max_tokens=max_tokens, temperature=temperature, seed=seed, stop=stops
+        )
         content = src.decode(out)
         if hit is not None:
             content = content[: content.find(hit)]
@@ -225,7 +247,10 @@ class OpenAIResponder:
                         "token": token,
                         "logprob": float(d[t]),
                         "bytes": list(token.encode("utf-8")),
-                        "top_logprobs": [{"token": s, "logprob": v, "bytes": list(s.encode("utf-8"))} for s, v in self._top(d, k or 0)],
+                        "top_logprobs": [
+                            {"token": s, "logprob": v, "bytes": list(s.encode("utf-8"))}
+                            for s, v in self._top(d, k or 0)
+                        ],
                     }
                 )
             logprobs = {"content": entries}
@@ -245,4 +270,3 @@ class OpenAIResponder:
             ],
             "usage": {"prompt_tokens": len(ids), "completion_tokens": len(out), "total_tokens": len(ids) + len(out)},
         }
-

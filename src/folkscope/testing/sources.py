@@ -89,7 +89,9 @@ class FakeSource:
     def token_text(self, token_id: int) -> str:
         text = self._texts.get(token_id)
         if text is None:
-            text = self._texts[token_id] = "" if token_id == self.eos_token_id else str(self.tokenizer.decode([token_id]))
+            text = self._texts[token_id] = (
+                "" if token_id == self.eos_token_id else str(self.tokenizer.decode([token_id]))
+            )
         return text
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -187,4 +189,6 @@ class TransformersSource:
         return self.sequence_logprobs(context)[-1]
 
     def render_chat(self, messages: Sequence[Mapping[str, str]], *, options: Mapping[str, Any]) -> str:
-        return str(self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True, **options))
+        return str(
+            self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True, **options)
+        )

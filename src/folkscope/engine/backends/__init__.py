@@ -55,9 +55,13 @@ def register_backend(name: str, target: str) -> None:
         ``target`` is not of the form ``module:Class``, or ``name`` is taken by another target.
     """
     if not isinstance(target, str) or target.count(":") != 1:
-        raise ConfigError(f"backend target must look like 'package.module:Class', got {target!r}", parameter="target", value=target)
+        raise ConfigError(
+            f"backend target must look like 'package.module:Class', got {target!r}", parameter="target", value=target
+        )
     if _REGISTRY.get(name, target) != target:
-        raise ConfigError(f"backend name {name!r} is already registered for {_REGISTRY[name]}", parameter="name", value=name)
+        raise ConfigError(
+            f"backend name {name!r} is already registered for {_REGISTRY[name]}", parameter="name", value=name
+        )
     _REGISTRY[name] = target
 
 

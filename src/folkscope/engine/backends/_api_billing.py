@@ -64,9 +64,11 @@ class Billing:
             return 0.0
         try:
             a, b = self._litellm.cost_per_token(
-                model=self._model_name, custom_llm_provider=self._provider,
-                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-            )  # fmt: skip
+                model=self._model_name,
+                custom_llm_provider=self._provider,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+            )
             return float(a) + float(b)
         except Exception:
             return None

@@ -172,9 +172,15 @@ class CostGate:
         raise ConfigError(f"{over}; not confirmed, so no request was sent", parameter="max_cost", value=self.max_cost)
 
 
-def estimate_requests(requests: Sequence[Any], *, render: Callable[[Any], str], count: Callable[[str], int],
-                      text_route: Callable[[Any], bool], top_first: bool,
-                      price: Callable[[int, int], float] | None) -> Estimate:  # fmt: skip
+def estimate_requests(
+    requests: Sequence[Any],
+    *,
+    render: Callable[[Any], str],
+    count: Callable[[str], int],
+    text_route: Callable[[Any], bool],
+    top_first: bool,
+    price: Callable[[int, int], float] | None,
+) -> Estimate:
     """Requests, billed tokens and price of answering ``requests`` (none answered yet) on a web API.
 
     What each request sends follows the backend's route (``text_route``: the
@@ -194,10 +200,13 @@ def estimate_requests(requests: Sequence[Any], *, render: Callable[[Any], str], 
             continue
         if isinstance(req, PrefixGroupRequest):
             prompts: list[Prompt] = [
-                req.prefix + s if isinstance(req.prefix, str)
-                else ChatPrompt(req.prefix.messages, prefill=req.prefix.prefill + s, enable_thinking=req.prefix.enable_thinking)
+                req.prefix + s
+                if isinstance(req.prefix, str)
+                else ChatPrompt(
+                    req.prefix.messages, prefill=req.prefix.prefill + s, enable_thinking=req.prefix.enable_thinking
+                )
                 for s in req.suffixes
-            ]  # fmt: skip
+            ]
             cands = req.candidates
         else:
             prompts, cands = [req.prompt], (req.candidates if isinstance(req, ScoreRequest) else req.tokens)

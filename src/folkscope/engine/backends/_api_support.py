@@ -39,7 +39,15 @@ from folkscope.engine.backends.base import BackendStats
 from folkscope.engine.config import API_SCORE_MODES
 from folkscope.errors import ConfigError
 
-__all__ = ["APIBackendStats", "APICapabilities", "APITokenizer", "check_key", "fallback_encoding", "hf_tokenizer_kind", "probe"]
+__all__ = [
+    "APIBackendStats",
+    "APICapabilities",
+    "APITokenizer",
+    "check_key",
+    "fallback_encoding",
+    "hf_tokenizer_kind",
+    "probe",
+]
 
 _FEATURE = "the web-API backend (litellm)"
 #: bump when the way answers are read from responses changes (part of the cache namespace)
@@ -50,13 +58,26 @@ _TEXT_PROVIDERS = ("openai", "text-completion-openai", "azure_text")
 #: providers that are OpenAI-compatible servers when given an api_base (they accept vLLM's extra fields)
 _COMPATIBLE = ("openai", "text-completion-openai", "hosted_vllm")
 _CONTROLLED = {
-    "model": "the model argument", "messages": "the request", "prompt": "the request", "logprobs": "the request kind",
-    "top_logprobs": "top_logprobs", "echo": "the scoring route", "max_tokens": "GenerationSettings.max_new_tokens",
-    "max_completion_tokens": "GenerationSettings.max_new_tokens", "temperature": "GenerationSettings.temperature",
-    "seed": "GenerationSettings.seed", "stop": "GenerationSettings.stop", "n": "one answer per request",
-    "stream": "whole answers only", "num_retries": "max_retries", "max_retries": "max_retries", "timeout": "timeout",
-    "api_base": "api_base", "base_url": "api_base", "client": "the backend's own clients",
-}  # fmt: skip
+    "model": "the model argument",
+    "messages": "the request",
+    "prompt": "the request",
+    "logprobs": "the request kind",
+    "top_logprobs": "top_logprobs",
+    "echo": "the scoring route",
+    "max_tokens": "GenerationSettings.max_new_tokens",
+    "max_completion_tokens": "GenerationSettings.max_new_tokens",
+    "temperature": "GenerationSettings.temperature",
+    "seed": "GenerationSettings.seed",
+    "stop": "GenerationSettings.stop",
+    "n": "one answer per request",
+    "stream": "whole answers only",
+    "num_retries": "max_retries",
+    "max_retries": "max_retries",
+    "timeout": "timeout",
+    "api_base": "api_base",
+    "base_url": "api_base",
+    "client": "the backend's own clients",
+}
 _OTHER_BACKENDS = ("share_prefixes", "strategy", "window", "attn_implementation", "self_check", "revision")
 _SECRET_NAME = re.compile(r"key|token|secret|password|passwd|credential|authorization", re.IGNORECASE)
 _NO_LOGPROBS_MODES = (
@@ -174,8 +195,14 @@ class APICapabilities:
         """One line: which prompting modes work with this model."""
         if self.logprobs is False:
             return f"{self.model} returns no log-probabilities: multiple-choice and numeric scoring are unavailable; {_NO_LOGPROBS_MODES}"
-        how = "exact echo scoring of plain-text prompts" if self.completions else "top-log-probability scoring of chat prompts"
-        return f"{self.model}: every mode works ({how}{', chat prompts with prefill' if self.assistant_prefill else ''})"
+        how = (
+            "exact echo scoring of plain-text prompts"
+            if self.completions
+            else "top-log-probability scoring of chat prompts"
+        )
+        return (
+            f"{self.model}: every mode works ({how}{', chat prompts with prefill' if self.assistant_prefill else ''})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -246,7 +273,11 @@ def hf_tokenizer_kind(litellm: Any, name: str) -> str | None:
         except Exception:
             pass
     low = name.lower()
-    return "hf" if any(s in low for s in ("llama-2", "llama-3", "replicate", "command-r", "claude-2", "claude-instant")) else None
+    return (
+        "hf"
+        if any(s in low for s in ("llama-2", "llama-3", "replicate", "command-r", "claude-2", "claude-instant"))
+        else None
+    )
 
 
 def fallback_encoding(model_name: str) -> dict[str, Any]:
@@ -296,7 +327,9 @@ def _check_seconds(value: object, name: str) -> float:
 
 def _check_rpm(max_rpm: object) -> float | None:
     if max_rpm is not None and (isinstance(max_rpm, bool) or not isinstance(max_rpm, (int, float))):
-        raise ConfigError(f"max_rpm must be a positive number or None, got {max_rpm!r}", parameter="max_rpm", value=max_rpm)
+        raise ConfigError(
+            f"max_rpm must be a positive number or None, got {max_rpm!r}", parameter="max_rpm", value=max_rpm
+        )
     return None if max_rpm is None else float(max_rpm)
 
 
@@ -308,8 +341,11 @@ def _check_mode(mode: str) -> str:
 
 def _check_score_mode(score_mode: str) -> str:
     if score_mode not in API_SCORE_MODES:
-        raise ConfigError(f"score_mode must be one of {', '.join(API_SCORE_MODES)}, got {score_mode!r}", parameter="score_mode",
-                          value=score_mode)  # fmt: skip
+        raise ConfigError(
+            f"score_mode must be one of {', '.join(API_SCORE_MODES)}, got {score_mode!r}",
+            parameter="score_mode",
+            value=score_mode,
+        )
     return score_mode
 
 
@@ -326,7 +362,9 @@ def _check_key_env(api_key_env: str | None) -> str | None:
 
 def _check_prefill(assistant_prefill: object) -> None:
     if assistant_prefill is not None and not isinstance(assistant_prefill, bool):
-        raise ConfigError(f"assistant_prefill must be True, False or None, got {assistant_prefill!r}", parameter="assistant_prefill")
+        raise ConfigError(
+            f"assistant_prefill must be True, False or None, got {assistant_prefill!r}", parameter="assistant_prefill"
+        )
 
 
 def _safe_base(api_base: object) -> str | None:
@@ -338,7 +376,8 @@ def _safe_base(api_base: object) -> str | None:
     parts = urlsplit(api_base.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
-            f"api_base must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {_redact(api_base)!r}", parameter="api_base"
+            f"api_base must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {_redact(api_base)!r}",
+            parameter="api_base",
         )
     if parts.username or parts.password or parts.query or parts.fragment:
         raise ConfigError(
@@ -364,7 +403,9 @@ def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
                 parameter=name,
             )
         if name in _OTHER_BACKENDS:
-            raise ConfigError(f"{name!r} is an option of the local backends, not of the web-API backend", parameter=name)
+            raise ConfigError(
+                f"{name!r} is an option of the local backends, not of the web-API backend", parameter=name
+            )
         if _SECRET_NAME.search(name):
             raise ConfigError(
                 f"option {name!r} looks like a credential; API keys come only from the environment "
@@ -422,8 +463,8 @@ class APITokenizer:
     def decode(self, ids: Sequence[int], **kwargs: Any) -> str:
         return str(self._litellm.decode(model=self._model, tokens=list(ids), custom_tokenizer=self._custom))
 
-    def apply_chat_template(self, conversation: Any, tokenize: bool = False, add_generation_prompt: bool = True, **kwargs: Any) -> str:
+    def apply_chat_template(
+        self, conversation: Any, tokenize: bool = False, add_generation_prompt: bool = True, **kwargs: Any
+    ) -> str:
         text = "".join(f"[{m['role']}]\n{m['content']}\n" for m in conversation)
         return text + ("[assistant]\n" if add_generation_prompt else "")
-
-

@@ -111,8 +111,16 @@ def read_top(table: dict[str, float], prompt_tokens: int, cands: Sequence[str], 
     return TopRead(list(lps), list(ntok), bound, prompt_tokens)
 
 
-def top_first_job(prompts: Sequence[str], cands: Sequence[str], *, k: int, model: str, next_token: bool,
-                  finish: Callable[[list[TopRead]], Any], echoed: Callable[[int], None]) -> _Job:  # fmt: skip
+def top_first_job(
+    prompts: Sequence[str],
+    cands: Sequence[str],
+    *,
+    k: int,
+    model: str,
+    next_token: bool,
+    finish: Callable[[list[TopRead]], Any],
+    echoed: Callable[[int], None],
+) -> _Job:
     """One top-``k`` request per plain-text prompt, then one echo follow-up for the candidates that could matter.
 
     The follow-up scores, by echo, every candidate of every prompt that the

@@ -1,5 +1,9 @@
 """Sending the web-API backend's requests: the shared event loop, concurrency, rate limits, retries.
 
+Why one module: sending, rate limiting, retrying and counting are one loop over
+a request's life; split apart, a retry could escape the count or an answer
+already paid for miss the cache.
+
 Why it exists
 -------------
 A run sends thousands of requests to a provider that rate-limits, times out
@@ -265,7 +269,8 @@ class Transport:
             log.warning(
                 "interrupted: waiting up to %.0f s for the %d requests in flight (sent, so paid for) to save "
                 "their answers; press Ctrl-C again to drop them",
-                self.timeout, control.in_flight,
+                self.timeout,
+                control.in_flight,
             )
 
         try:
@@ -308,7 +313,9 @@ class Transport:
                 # They are not cancelled: cancelling litellm mid-request leaks its coroutines.
                 loop.call_soon_threadsafe(abandon)
 
-    async def _drive(self, jobs: dict[int, _Job], results: queue.Queue[tuple[str, Any, Any]], control: _Control) -> None:
+    async def _drive(
+        self, jobs: dict[int, _Job], results: queue.Queue[tuple[str, Any, Any]], control: _Control
+    ) -> None:
         """Send the jobs' calls on ``max_concurrency`` workers; a job whose calls are answered is assembled.
 
         Jobs start in order; once started, a job's calls go before any new
@@ -449,7 +456,9 @@ class Transport:
             except (BackendError, ConfigError, _Stopped, asyncio.CancelledError):
                 raise
             except Exception as exc:
-                warning = escalated_warning(exc)  # the caller's filters made a warning an error: not the request's fault
+                warning = escalated_warning(
+                    exc
+                )  # the caller's filters made a warning an error: not the request's fault
                 seen = None if warning is None else f"{type(warning).__name__}: {warning}"
                 if seen is not None and seen not in tolerated and len(tolerated) < _MAX_TOLERATED_WARNINGS:
                     tolerated.add(seen)  # the same warning twice means its filter did not hold: a real failure
@@ -503,7 +512,9 @@ class Transport:
         """
         if self._client is None:
             openai = require("openai", feature=_FEATURE)
-            self._client = openai.AsyncOpenAI(base_url=self.api_base, api_key=api_key, max_retries=0, timeout=self.timeout)
+            self._client = openai.AsyncOpenAI(
+                base_url=self.api_base, api_key=api_key, max_retries=0, timeout=self.timeout
+            )
             _LoopThread.clients.append(self._client)
         return self._client
 
@@ -523,7 +534,11 @@ class Transport:
             # no HTTP exchange took place: litellm files these under status 500, which would read as a server fault
             where = self.api_base or f"the {self._provider} API"
             return "connection_errors", None, f"could not connect to {where} ({type(exc).__name__}: {message})"
-        if "missing credentials" in message.lower() or status in (401, 403) or isinstance(exc, getattr(lt, "AuthenticationError", ())):
+        if (
+            "missing credentials" in message.lower()
+            or status in (401, 403)
+            or isinstance(exc, getattr(lt, "AuthenticationError", ()))
+        ):
             raise ConfigError(
                 f"{self.model} refused the credentials (HTTP {status or 401}): {message}. Check the API key in the "
                 f"environment ({self.api_key_env or 'the provider variable, e.g. OPENAI_API_KEY'}). No retry: it cannot succeed.",
@@ -535,13 +550,16 @@ class Transport:
             return "server_errors", _retry_after(exc), summary
         if isinstance(exc, getattr(lt, "ContextWindowExceededError", ())):
             raise ConfigError(
-                f"a prompt is longer than {self.model}'s context window ({message}); shorten the prompts", parameter="prompt"
+                f"a prompt is longer than {self.model}'s context window ({message}); shorten the prompts",
+                parameter="prompt",
             ) from None
         if status is not None and 400 <= status < 500:
             raise BackendError(
                 f"{self.model} rejected a request with HTTP {status} ({message}); no retry, it cannot succeed. "
                 "Answers already received are saved."
             ) from None
-        if isinstance(exc, getattr(lt, "APIError", ())) or type(exc).__module__.startswith(("openai", "httpx", "aiohttp")):
+        if isinstance(exc, getattr(lt, "APIError", ())) or type(exc).__module__.startswith(
+            ("openai", "httpx", "aiohttp")
+        ):
             return "server_errors", None, summary
         raise BackendError(f"{self.model}: unexpected error from litellm: {summary}") from None

@@ -133,7 +133,13 @@ def echo_calls(
     calls = []
     for start in range(0, len(items), _PROMPTS_PER_CALL):
         chunk = items[start : start + _PROMPTS_PER_CALL]
-        kwargs: dict[str, Any] = {"prompt": [p + c for p, c in chunk], "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
+        kwargs: dict[str, Any] = {
+            "prompt": [p + c for p, c in chunk],
+            "echo": True,
+            "logprobs": 1,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
         calls.append(_Call("text", kwargs, functools.partial(parse_echo, chunk=chunk, model=model)))
 
     def flatten(parts: list[Any]) -> list[tuple[float, int, int]]:
@@ -169,14 +175,16 @@ def parse_echo(data: dict[str, Any], chunk: list[tuple[str, str]], *, model: str
         start = next((i for i, o in enumerate(offsets) if o >= lo), len(offsets))
         end = next((i for i, o in enumerate(offsets) if o >= hi), len(offsets))
         exact = (
-            start < len(offsets) and offsets[start] == lo and end > start
+            start < len(offsets)
+            and offsets[start] == lo
+            and end > start
             and (end == len(offsets) or offsets[end] == hi)
             and all(isinstance(v, (int, float)) for v in values[start:end])
             # the tokens found there must spell the continuation: a server whose offsets drift (byte tokens of a
             # non-ASCII character reported as one replacement character each) would otherwise give another
             # token's log-probability, silently
             and (len(tokens) != len(values) or "".join(str(t) for t in tokens[start:end]) == cont)
-        )  # fmt: skip
+        )
         if exact:
             out.append((float(math.fsum(values[start:end])), end - start, start))
         else:  # the tokenizer merged prompt and continuation: not a continuation, cannot be scored
@@ -260,7 +268,9 @@ def parse_text_top(data: dict[str, Any], *, model: str) -> tuple[dict[str, float
     return table, prompt_tokens
 
 
-def top_result(table: dict[str, float], prompt_tokens: int, cands: Sequence[str], *, prefixes: bool) -> tuple[list[float], list[int], float | None]:
+def top_result(
+    table: dict[str, float], prompt_tokens: int, cands: Sequence[str], *, prefixes: bool
+) -> tuple[list[float], list[int], float | None]:
     """Log-probabilities of ``cands`` from a top-k table: exact when present, else NaN with an upper bound."""
     if not table:  # nothing returned: no bound is known
         return [math.nan] * len(cands), [0] * len(cands), None

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from folkscope.engine.backends.base import Batches, BackendStats, render_prompt
+from folkscope.engine.backends.base import BackendStats, Batches, render_prompt
 from folkscope.engine.backoff import AdaptiveBudget, Planned, run_with_backoff
 from folkscope.engine.batching import Batch, Unit, plan_batches
 from folkscope.engine.requests import (
@@ -105,7 +105,9 @@ class TokenBackend:
     def _run_scores(self, batch: Batch, units: Sequence[Unit], reads: Sequence[Reads]) -> list[np.ndarray]:
         raise NotImplementedError
 
-    def _run_generation(self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]) -> list[GenerateResult]:
+    def _run_generation(
+        self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]
+    ) -> list[GenerateResult]:
         raise NotImplementedError
 
     def _before_planning(self) -> None:
@@ -147,7 +149,9 @@ class TokenBackend:
         for special in (True, False):
             idx = [i for i, p in enumerate(prompts) if isinstance(p, str) == special]
             if idx:
-                for i, ids in zip(idx, encode_texts(self.tokenizer, [texts[i] for i in idx], add_special_tokens=special)):
+                for i, ids in zip(
+                    idx, encode_texts(self.tokenizer, [texts[i] for i in idx], add_special_tokens=special)
+                ):
                     out[i] = ids
         return out
 
@@ -161,7 +165,9 @@ class TokenBackend:
         if not hasattr(self, "_lead"):
             plain = encode_texts(self.tokenizer, ["x"], add_special_tokens=False)[0]
             special = encode_texts(self.tokenizer, ["x"], add_special_tokens=True)[0]
-            self._lead = next((k for k in range(len(special) - len(plain) + 1) if special[k : k + len(plain)] == plain), 0)
+            self._lead = next(
+                (k for k in range(len(special) - len(plain) + 1) if special[k : k + len(plain)] == plain), 0
+            )
         return self._lead
 
     def _cut(self, ids: tuple[int, ...], context_size: int | None, plain: bool) -> tuple[int, ...]:
@@ -188,7 +194,10 @@ class TokenBackend:
         prompts = [r.prefix if g else r.prompt for r, g in zip(requests, group)]
         ids = self._encode_rendered(prompts, self._render_all(prompts))
         suffixes = self._continuations(s for r, g in zip(requests, group) if g for s in r.suffixes)
-        return [len(pid) + (max(len(suffixes[s]) for s in r.suffixes) if g else 0) for pid, r, g in zip(ids, requests, group)]
+        return [
+            len(pid) + (max(len(suffixes[s]) for s in r.suffixes) if g else 0)
+            for pid, r, g in zip(ids, requests, group)
+        ]
 
     def is_single_token(self, text: str) -> bool:
         try:
@@ -232,7 +241,9 @@ class TokenBackend:
 
         return self._run_scoring(keys, build, done)
 
-    def _scoring_parts(self, kind: str, requests: list[Any]) -> tuple[list[str], Callable[[Sequence[int]], dict[int, list[Part]]]]:
+    def _scoring_parts(
+        self, kind: str, requests: list[Any]
+    ) -> tuple[list[str], Callable[[Sequence[int]], dict[int, list[Part]]]]:
         """What a tokenizing backend reads for the scoring kinds, whatever it runs them on.
 
         Returns the texts that order the requests (so shared prefixes sit
@@ -290,7 +301,9 @@ class TokenBackend:
 
     def _check_prompt_ids(self, ids: tuple[int, ...]) -> None:
         if not ids:
-            raise ConfigError("a prompt tokenized to no tokens; prompts must not be empty", parameter="prompt", value="")
+            raise ConfigError(
+                "a prompt tokenized to no tokens; prompts must not be empty", parameter="prompt", value=""
+            )
 
     def _score_job(
         self, job: int, prompt: tuple[int, ...], cands: list[tuple[int, ...]], units: list[Unit], reads: list[Reads]
@@ -332,7 +345,9 @@ class TokenBackend:
         n = len(keys)
         done_flags = list(done) if done is not None else [False] * n
         if len(done_flags) != n:
-            raise ConfigError(f"done has {len(done_flags)} flags for {n} requests", parameter="done", value=len(done_flags))
+            raise ConfigError(
+                f"done has {len(done_flags)} flags for {n} requests", parameter="done", value=len(done_flags)
+            )
         order = sorted(range(n), key=lambda i: keys[i])
         for start in range(0, n, self.window):
             win = order[start : start + self.window]
@@ -352,7 +367,10 @@ class TokenBackend:
             wanted = set(job_ids)
             sub = [i for i, u in enumerate(units) if u.job in wanted]
             planned = plan_batches(
-                [units[i] for i in sub], batch_tokens=budget, share_prefixes=self.share_prefixes, pass_overhead=self.pass_overhead
+                [units[i] for i in sub],
+                batch_tokens=budget,
+                share_prefixes=self.share_prefixes,
+                pass_overhead=self.pass_overhead,
             )
             return [Planned((b, [sub[k] for k in b.units]), b.jobs, b.cost, len(b.units)) for b in planned]
 
@@ -376,9 +394,11 @@ class TokenBackend:
                 # answered elsewhere (another run's plan): run only what is missing
                 todo = [u for u in members if not done[units[u].job]]
                 replan = plan_batches(
-                    [units[u] for u in todo], batch_tokens=max(batch.cost, 1), share_prefixes=self.share_prefixes,
+                    [units[u] for u in todo],
+                    batch_tokens=max(batch.cost, 1),
+                    share_prefixes=self.share_prefixes,
                     pass_overhead=self.pass_overhead,
-                )  # fmt: skip
+                )
                 for sub in replan:
                     run(sub, [todo[k] for k in sub.units])
             else:
@@ -412,7 +432,9 @@ class TokenBackend:
         ids = self._encode_requests(requests)
         for pid in ids:
             self._check_prompt_ids(pid)
-        self._check_lengths([len(p) + r.settings.max_new_tokens for p, r in zip(ids, requests)], "prompts (plus max_new_tokens)")
+        self._check_lengths(
+            [len(p) + r.settings.max_new_tokens for p, r in zip(ids, requests)], "prompts (plus max_new_tokens)"
+        )
         self._before_planning()
 
         def plan(job_ids: Sequence[int], budget: int) -> list[Planned[list[int]]]:

@@ -1,5 +1,10 @@
 """Web-API backend through litellm: any provider it supports, OpenAI-compatible servers included.
 
+Why one module: :class:`LiteLLMBackend` is one class whose request routes
+(top-k, echo, chat) are chosen per prompt and share its state (model,
+capabilities, cost guard); its transport, wire format, billing and event loop
+are modules of their own already.
+
 How each request kind is answered
 ---------------------------------
 Two routes, chosen per prompt by ``mode``:
@@ -89,10 +94,10 @@ from folkscope.engine.backends._api_support import (
     _check_int,
     _check_key_env,
     _check_mode,
-    _check_score_mode,
     _check_options,
     _check_prefill,
     _check_rpm,
+    _check_score_mode,
     _check_seconds,
     _litellm,
     _safe_base,
@@ -224,7 +229,9 @@ class LiteLLMBackend:
         name = getattr(model, "name", model)
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise ConfigError(
-                f"model must be a litellm model id such as 'openai/gpt-4o-mini', got {model!r}", parameter="model", value=model
+                f"model must be a litellm model id such as 'openai/gpt-4o-mini', got {model!r}",
+                parameter="model",
+                value=model,
             )
         self.model = name
         self.api_base = _safe_base(api_base)
@@ -232,7 +239,11 @@ class LiteLLMBackend:
         self.max_rpm = _check_rpm(max_rpm)
         self._limiter = RateLimiter(max_rpm) if max_rpm is not None else None
         self.retry = RetryPolicy(
-            max_retries=max_retries, base_delay=backoff_base, max_delay=backoff_max, max_retry_after=max_retry_after, seed=jitter_seed
+            max_retries=max_retries,
+            base_delay=backoff_base,
+            max_delay=backoff_max,
+            max_retry_after=max_retry_after,
+            seed=jitter_seed,
         )
         self.timeout = _check_seconds(timeout, "timeout")
         self.top_logprobs = _check_int(top_logprobs, "top_logprobs", 1, 20)
@@ -244,9 +255,17 @@ class LiteLLMBackend:
         self.litellm_options = _check_options(dict(litellm_options or {}))
         self._litellm = _litellm()
         self.stats = APIBackendStats()
-        self._caps, self._model_name, self._provider, self._params = probe(self._litellm, self.model, self.api_base, assistant_prefill)
+        self._caps, self._model_name, self._provider, self._params = probe(
+            self._litellm, self.model, self.api_base, assistant_prefill
+        )
         self.stats.cost_known = self._caps.cost_known
-        check_key(self._litellm, model=self.model, provider=self._provider, api_base=self.api_base, api_key_env=self.api_key_env)
+        check_key(
+            self._litellm,
+            model=self.model,
+            provider=self._provider,
+            api_base=self.api_base,
+            api_key_env=self.api_key_env,
+        )
         if self.mode == "completions" and not self._caps.completions:
             raise ConfigError(
                 f"mode='completions' needs a plain-text completions endpoint, which {self.model} does not have through "
@@ -256,19 +275,39 @@ class LiteLLMBackend:
             )
         if self._caps.logprobs is False:
             log.warning("%s", self._caps.scoring_modes)
-        self._tokenizer = APITokenizer(self._model_name, None if self._caps.exact_token_counts else fallback_encoding(self._model_name))
-        self._billing = Billing(self._litellm, model_name=self._model_name, provider=self._provider, stats=lambda: self.stats)
+        self._tokenizer = APITokenizer(
+            self._model_name, None if self._caps.exact_token_counts else fallback_encoding(self._model_name)
+        )
+        self._billing = Billing(
+            self._litellm, model_name=self._model_name, provider=self._provider, stats=lambda: self.stats
+        )
         own_endpoint = self.api_base is None and self._provider in ("openai", "text-completion-openai")
         self._text_k = min(self.top_logprobs, _OPENAI_COMPLETIONS_MAX_LOGPROBS) if own_endpoint else self.top_logprobs
         self._transport = Transport(  # the stats are read through the backend: a caller may replace them
-            self._litellm, model=self.model, provider=self._provider, api_base=self.api_base, api_key_env=self.api_key_env,
-            litellm_options=self.litellm_options, timeout=self.timeout, max_concurrency=self.max_concurrency,
-            retry=self.retry, limiter=self._limiter, billing=self._billing, stats=lambda: self.stats,
+            self._litellm,
+            model=self.model,
+            provider=self._provider,
+            api_base=self.api_base,
+            api_key_env=self.api_key_env,
+            litellm_options=self.litellm_options,
+            timeout=self.timeout,
+            max_concurrency=self.max_concurrency,
+            retry=self.retry,
+            limiter=self._limiter,
+            billing=self._billing,
+            stats=lambda: self.stats,
         )
 
     @classmethod
-    def from_model(cls, model: Any, *, device: str | None = None, dtype: str | None = None, batch_tokens: int | None = None,
-                   **options: Any) -> LiteLLMBackend:  # fmt: skip
+    def from_model(
+        cls,
+        model: Any,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        batch_tokens: int | None = None,
+        **options: Any,
+    ) -> LiteLLMBackend:
         """Build from :meth:`Engine.from_model <folkscope.engine.Engine.from_model>` arguments.
 
         ``device`` and ``dtype`` must be None (the provider runs the model);
@@ -278,8 +317,11 @@ class LiteLLMBackend:
         """
         for param, value in (("device", device), ("dtype", dtype)):
             if value is not None:
-                raise ConfigError(f"{param}={value!r} means nothing for a web API (the provider runs the model); leave it unset",
-                                  parameter=param, value=value)  # fmt: skip
+                raise ConfigError(
+                    f"{param}={value!r} means nothing for a web API (the provider runs the model); leave it unset",
+                    parameter=param,
+                    value=value,
+                )
         if batch_tokens is not None:
             _check_int(batch_tokens, "batch_tokens", 1)
         own = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "litellm_options"}
@@ -319,7 +361,9 @@ class LiteLLMBackend:
         if isinstance(prompt, str):
             return prompt
         if not isinstance(prompt, ChatPrompt):
-            raise ConfigError(f"a prompt must be a str or a ChatPrompt, got {type(prompt).__name__}", parameter="prompt")
+            raise ConfigError(
+                f"a prompt must be a str or a ChatPrompt, got {type(prompt).__name__}", parameter="prompt"
+            )
         conv = [{"role": m.role, "content": m.content} for m in prompt.messages]
         return self._tokenizer.apply_chat_template(conv) + prompt.prefill
 
@@ -380,10 +424,18 @@ class LiteLLMBackend:
 
     def _chat_fields(self, prompt: Prompt) -> dict[str, Any]:
         compatible = self.api_base is not None and self._provider in _COMPATIBLE
-        return chat_fields(prompt, model=self.model, assistant_prefill=self._caps.assistant_prefill, compatible_server=compatible)
+        return chat_fields(
+            prompt, model=self.model, assistant_prefill=self._caps.assistant_prefill, compatible_server=compatible
+        )
 
     def _chat_scoring_call(self, prompt: Prompt, read: Callable[[dict[str, float], int], Any]) -> _Call:
-        kwargs = {**self._chat_fields(prompt), "logprobs": True, "top_logprobs": self.top_logprobs, "max_tokens": 1, "temperature": 0.0}
+        kwargs = {
+            **self._chat_fields(prompt),
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
         return _Call("chat", kwargs, lambda data: read(*parse_top(data, model=self.model)))
 
     def _count_marks(self, logprobs: Sequence[float]) -> None:
@@ -392,7 +444,9 @@ class LiteLLMBackend:
             self.stats.missing_candidates += missing
             self.stats.marked_rows += 1
 
-    def _top_first_job(self, prompts: Sequence[str], cands: Sequence[str], *, next_token: bool, finish: Callable[[list[TopRead]], Any]) -> _Job:
+    def _top_first_job(
+        self, prompts: Sequence[str], cands: Sequence[str], *, next_token: bool, finish: Callable[[list[TopRead]], Any]
+    ) -> _Job:
         """Top-k first for plain-text ``prompts`` (:func:`._api_topk.top_first_job`), counting echoed candidates and NaN marks."""
 
         def counted(reads: list[TopRead]) -> Any:
@@ -403,12 +457,18 @@ class LiteLLMBackend:
         def echoed(n: int) -> None:
             self.stats.echo_candidates += n
 
-        return top_first_job(prompts, cands, k=self._text_k, model=self.model, next_token=next_token, finish=counted, echoed=echoed)
+        return top_first_job(
+            prompts, cands, k=self._text_k, model=self.model, next_token=next_token, finish=counted, echoed=echoed
+        )
 
-    def _score_parts(self, prompt: Prompt, cands: Sequence[str]) -> tuple[list[_Call], Callable[[list[Any]], ScoreResult]]:
+    def _score_parts(
+        self, prompt: Prompt, cands: Sequence[str]
+    ) -> tuple[list[_Call], Callable[[list[Any]], ScoreResult]]:
         if self._route(prompt) == "text":
             if self.score_mode == "topk":
-                job = self._top_first_job([prompt], cands, next_token=False, finish=lambda reads: reads[0].score_result())  # type: ignore[list-item]
+                job = self._top_first_job(
+                    [prompt], cands, next_token=False, finish=lambda reads: reads[0].score_result()
+                )  # type: ignore[list-item]
                 return job.calls, job.assemble
             calls, flatten = echo_calls([(prompt, c) for c in cands], model=self.model)  # type: ignore[misc]
 
@@ -431,9 +491,11 @@ class LiteLLMBackend:
         prefix = req.prefix
         if isinstance(prefix, str) and self._route(prefix) == "text" and self.score_mode == "topk":
             return self._top_first_job(
-                [prefix + s for s in req.suffixes], req.candidates, next_token=False,
+                [prefix + s for s in req.suffixes],
+                req.candidates,
+                next_token=False,
                 finish=lambda reads: PrefixGroupResult(tuple(r.score_result() for r in reads)),
-            )  # fmt: skip
+            )
         if isinstance(prefix, str) and self._route(prefix) == "text":
             items = [(prefix + s, c) for s in req.suffixes for c in req.candidates]
             calls, flatten = echo_calls(items, model=self.model)
@@ -472,7 +534,9 @@ class LiteLLMBackend:
 
     def _next_token_job(self, req: NextTokenRequest) -> _Job:
         if self._route(req.prompt) == "text" and self.score_mode == "topk":
-            return self._top_first_job([req.prompt], req.tokens, next_token=True, finish=lambda reads: reads[0].next_token_result())  # type: ignore[list-item]
+            return self._top_first_job(
+                [req.prompt], req.tokens, next_token=True, finish=lambda reads: reads[0].next_token_result()
+            )  # type: ignore[list-item]
         if self._route(req.prompt) == "text":
             calls, flatten = echo_calls([(req.prompt, t) for t in req.tokens], model=self.model)  # type: ignore[misc]
 
@@ -498,7 +562,9 @@ class LiteLLMBackend:
 
     # ------------------------------------------------------------------ the four request kinds
     def score(self, requests: Sequence[ScoreRequest], *, done: Sequence[bool] | None = None) -> Batches:
-        return self._send(requests, done, lambda r: _Job(*self._score_parts(r.prompt, r.candidates)), "scoring {:,} prompts")
+        return self._send(
+            requests, done, lambda r: _Job(*self._score_parts(r.prompt, r.candidates)), "scoring {:,} prompts"
+        )
 
     def score_groups(self, requests: Sequence[PrefixGroupRequest], *, done: Sequence[bool] | None = None) -> Batches:
         return self._send(requests, done, self._group_job, "scoring {:,} prompt groups")
@@ -509,8 +575,15 @@ class LiteLLMBackend:
     def generate(self, requests: Sequence[GenerateRequest], *, done: Sequence[bool] | None = None) -> Batches:
         return self._send(requests, done, self._generate_job, "generating for {:,} prompts", logprobs=False)
 
-    def _send(self, requests: Sequence[Any], done: Sequence[bool] | None, job: Callable[[Any], _Job], what: str, *,
-              logprobs: bool = True) -> Batches:  # fmt: skip
+    def _send(
+        self,
+        requests: Sequence[Any],
+        done: Sequence[bool] | None,
+        job: Callable[[Any], _Job],
+        what: str,
+        *,
+        logprobs: bool = True,
+    ) -> Batches:
         """The requests not marked done, checked (log-probabilities, cost) before any is sent, then streamed."""
         requests = list(requests)
         todo = self._todo(len(requests), done)
@@ -523,13 +596,18 @@ class LiteLLMBackend:
         yield from self._transport.stream(jobs)
 
     # ------------------------------------------------------------------ cost before sending
-    def estimate(self, requests: Sequence[ScoreRequest | PrefixGroupRequest | NextTokenRequest | GenerateRequest]) -> Estimate:
+    def estimate(
+        self, requests: Sequence[ScoreRequest | PrefixGroupRequest | NextTokenRequest | GenerateRequest]
+    ) -> Estimate:
         """Requests, billed tokens and litellm's price of answering ``requests`` (:func:`._api_estimate.estimate_requests`)."""
         return estimate_requests(
-            requests, render=self.render, count=lambda t: self._tokenizer.count(text=t),
-            text_route=lambda p: isinstance(p, str) and self._route(p) == "text", top_first=self.score_mode == "topk",
+            requests,
+            render=self.render,
+            count=lambda t: self._tokenizer.count(text=t),
+            text_route=lambda p: isinstance(p, str) and self._route(p) == "text",
+            top_first=self.score_mode == "topk",
             price=self._billing.price if self.stats.cost_known else None,
-        )  # fmt: skip
+        )
 
     def _check_cost(self, requests: Sequence[Any], what: str) -> None:
         """State the step's estimate; stop before sending when it would pass ``max_cost`` unapproved."""

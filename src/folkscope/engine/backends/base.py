@@ -155,7 +155,9 @@ def render_prompt(tokenizer: TokenizerLike, prompt: Prompt, *, model: str = "thi
     if isinstance(prompt, str):
         return prompt
     if not isinstance(prompt, ChatPrompt):
-        raise ConfigError(f"a prompt must be a str or a ChatPrompt, got {type(prompt).__name__}", parameter="prompt", value=prompt)
+        raise ConfigError(
+            f"a prompt must be a str or a ChatPrompt, got {type(prompt).__name__}", parameter="prompt", value=prompt
+        )
     conversation = [{"role": m.role, "content": m.content} for m in prompt.messages]
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError(

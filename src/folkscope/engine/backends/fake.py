@@ -98,8 +98,13 @@ class FakeTokenizer:
                 out.append(t)
         return out.decode("utf-8", errors="replace")
 
-    def apply_chat_template(self, conversation: Sequence[Mapping[str, str]], tokenize: bool = False,
-                            add_generation_prompt: bool = True, **kwargs: Any) -> str | list[int]:
+    def apply_chat_template(
+        self,
+        conversation: Sequence[Mapping[str, str]],
+        tokenize: bool = False,
+        add_generation_prompt: bool = True,
+        **kwargs: Any,
+    ) -> str | list[int]:
         text = "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in conversation)
         if add_generation_prompt:
             text += "<|assistant|>\n"
@@ -166,7 +171,11 @@ class FakeBackend(TokenBackend):
         window: int = DEFAULT_WINDOW,
         cut_prompts: bool = False,
     ) -> None:
-        super().__init__(batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens, share_prefixes=share_prefixes, window=window)
+        super().__init__(
+            batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens,
+            share_prefixes=share_prefixes,
+            window=window,
+        )
         self.cuts_prompts = bool(cut_prompts)
         self.model_name = str(model)
         self.revision = str(revision)
@@ -207,8 +216,9 @@ class FakeBackend(TokenBackend):
     # ------------------------------------------------------------------ the "model"
     def logprobs(self, context: Sequence[int]) -> np.ndarray:
         """Next-token log-probabilities after ``context``, shape (512,)."""
-        digest = hashlib.blake2b(np.asarray(context, dtype=np.uint16).tobytes(), digest_size=8,
-                                 key=self.seed.to_bytes(8, "little")).digest()
+        digest = hashlib.blake2b(
+            np.asarray(context, dtype=np.uint16).tobytes(), digest_size=8, key=self.seed.to_bytes(8, "little")
+        ).digest()
         rng = np.random.default_rng(int.from_bytes(digest, "little"))
         logits = rng.standard_normal(VOCAB) * 2.0
         probs = np.exp(logits - logits.max())
@@ -262,7 +272,9 @@ class FakeBackend(TokenBackend):
             self._report_fraction((k + 1) / len(units))  # as a real backend reports its passes
         return out
 
-    def _run_generation(self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]) -> list[GenerateResult]:
+    def _run_generation(
+        self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]
+    ) -> list[GenerateResult]:
         cost = len(prompts) * max(len(p) + s.max_new_tokens for p, s in zip(prompts, settings))
         self._tick(cost, sum(len(p) for p in prompts))
         return [self._generate_one(p, s) for p, s in zip(prompts, settings)]

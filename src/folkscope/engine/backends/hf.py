@@ -183,10 +183,19 @@ class HFBackend(TokenBackend):
         tokenizer = transformers.AutoTokenizer.from_pretrained(resolved.path)
         config = transformers.AutoConfig.from_pretrained(resolved.path)
         self._setup(
-            resolved, tokenizer, config, None,
-            device=device, dtype=dtype, batch_tokens=batch_tokens, share_prefixes=share_prefixes, strategy=strategy,
-            attn_implementation=attn_implementation, window=window, self_check=self_check,
-        )  # fmt: skip
+            resolved,
+            tokenizer,
+            config,
+            None,
+            device=device,
+            dtype=dtype,
+            batch_tokens=batch_tokens,
+            share_prefixes=share_prefixes,
+            strategy=strategy,
+            attn_implementation=attn_implementation,
+            window=window,
+            self_check=self_check,
+        )
 
     @classmethod
     def from_loaded(
@@ -220,7 +229,9 @@ class HFBackend(TokenBackend):
         self_check: bool = True,
     ) -> None:
         if strategy not in ("optimized", "naive"):
-            raise ConfigError(f"strategy must be 'optimized' or 'naive', got {strategy!r}", parameter="strategy", value=strategy)
+            raise ConfigError(
+                f"strategy must be 'optimized' or 'naive', got {strategy!r}", parameter="strategy", value=strategy
+            )
         self.resolved = resolved
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
@@ -272,7 +283,9 @@ class HFBackend(TokenBackend):
             "batch_tokens": self.planned_budget,
             "numerics": NUMERICS_VERSION,
         }
-        if self.window != DEFAULT_WINDOW:  # other windows plan other batches (last bits); the default keeps earlier caches
+        if (
+            self.window != DEFAULT_WINDOW
+        ):  # other windows plan other batches (last bits); the default keeps earlier caches
             ident["window"] = self.window
         return ident
 
@@ -464,13 +477,21 @@ class HFBackend(TokenBackend):
 
     def _forward(self, ids: Any, attention_mask: Any, positions: Any, past: Any) -> Any:
         """One cached forward pass of the base model, handing ``past`` over by this transformers' argument name."""
-        return self._base(input_ids=ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, **{self._cache_arg: past})
+        return self._base(
+            input_ids=ids,
+            attention_mask=attention_mask,
+            position_ids=positions,
+            use_cache=True,
+            **{self._cache_arg: past},
+        )
 
     def _cache_of(self, output: Any) -> Any:
         """The key/value cache of a forward pass's output, read under the name it was passed by (no deprecated alias)."""
         return getattr(output, self._cache_arg)
 
-    def _gather_past(self, parents: Sequence[Parent], caches: dict[int, tuple[list[tuple[Any, Any]], Any, Any]]) -> tuple[Any, Any, Any]:
+    def _gather_past(
+        self, parents: Sequence[Parent], caches: dict[int, tuple[list[tuple[Any, Any]], Any, Any]]
+    ) -> tuple[Any, Any, Any]:
         """(cache, mask, start positions) of a pass's past, one row per parent; (None, None, zeros) without parents."""
         torch = self._torch
         n = len(parents)
@@ -489,7 +510,10 @@ class HFBackend(TokenBackend):
         width = max(caches[j][1].shape[1] for j in sources)
         template = caches[sources[0]][0]
         kv = [
-            (key.new_zeros((n, key.shape[1], width, key.shape[3])), val.new_zeros((n, val.shape[1], width, val.shape[3])))
+            (
+                key.new_zeros((n, key.shape[1], width, key.shape[3])),
+                val.new_zeros((n, val.shape[1], width, val.shape[3])),
+            )
             for key, val in template
         ]
         mask = torch.zeros((n, width), dtype=torch.long, device=self.device)
@@ -557,7 +581,9 @@ class HFBackend(TokenBackend):
             out[sel] = logits[local, tok_idx[sel]] - lse[local]
         return out.double().cpu().numpy()
 
-    def _naive_logprobs(self, p: Pass, read_rows: list[int], read_cols: list[int], flat_read: list[int], flat_tok: list[int]) -> np.ndarray:
+    def _naive_logprobs(
+        self, p: Pass, read_rows: list[int], read_cols: list[int], flat_read: list[int], flat_tok: list[int]
+    ) -> np.ndarray:
         """Reference: the model's own forward, full logits at every position, log-softmax, gather."""
         torch = self._torch
         ids, mask = self._pad(p.segments, max(1, p.width))
@@ -599,7 +625,9 @@ class HFBackend(TokenBackend):
             mine = torch.log_softmax(self._head(hidden), -1)
             worst, i = 0.0, 0
             for seq, _, cut in leaves:
-                full = torch.log_softmax(self.model(input_ids=torch.tensor([seq], device=self.device)).logits.float()[0], -1)
+                full = torch.log_softmax(
+                    self.model(input_ids=torch.tensor([seq], device=self.device)).logits.float()[0], -1
+                )
                 for j in range(len(seq) - cut):
                     worst = max(worst, float((mine[i] - full[cut + j]).abs().max()))
                     i += 1
@@ -612,7 +640,9 @@ class HFBackend(TokenBackend):
             )
 
     # ------------------------------------------------------------------ generation
-    def _run_generation(self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]) -> list[GenerateResult]:
+    def _run_generation(
+        self, prompts: Sequence[tuple[int, ...]], settings: Sequence[GenerationSettings]
+    ) -> list[GenerateResult]:
         torch = self._torch
         _ = self.model
         n = len(prompts)

@@ -158,10 +158,15 @@ _FEATURE = "the vLLM backend"
 #: accepted spellings of vLLM's ``dtype`` engine argument
 _VLLM_DTYPES = {
     "auto": "auto",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "float16": "float16", "fp16": "float16", "half": "float16",
-    "float32": "float32", "fp32": "float32", "float": "float32",
-}  # fmt: skip
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
 #: ``scoring`` values; see the module docstring
 SCORING_METHODS = ("auto", "token_ids", "forced", "prompt_logprobs")
 #: bump when the readout changes (part of the cache namespace)
@@ -186,7 +191,9 @@ def _vllm_dtype(value: object, parameter: str) -> str:
     name = _VLLM_DTYPES.get(str(value).lower().replace("torch.", "")) if isinstance(value, str) else None
     if name is None:
         raise ConfigError(
-            f"{parameter} must be one of auto, bfloat16, float16, float32, got {value!r}", parameter=parameter, value=value
+            f"{parameter} must be one of auto, bfloat16, float16, float32, got {value!r}",
+            parameter=parameter,
+            value=value,
         )
     return name
 
@@ -461,7 +468,9 @@ class VLLMBackend(TokenBackend):
             raise ConfigError(f"seed must be a non-negative integer, got {seed!r}", parameter="seed", value=seed)
         if scoring not in SCORING_METHODS:
             raise ConfigError(
-                f"scoring must be one of {', '.join(SCORING_METHODS)}, got {scoring!r}", parameter="scoring", value=scoring
+                f"scoring must be one of {', '.join(SCORING_METHODS)}, got {scoring!r}",
+                parameter="scoring",
+                value=scoring,
             )
         if not isinstance(enable_prefix_caching, bool):
             raise ConfigError(
@@ -629,13 +638,19 @@ class VLLMBackend(TokenBackend):
             return self._answer_prompt_logprobs(subs, count=count)
         if method == "forced":
             params: Any = [
-                self._params(max_tokens=1, temperature=0.0, logprobs=1, allowed_token_ids=list(s.targets), detokenize=False)
+                self._params(
+                    max_tokens=1, temperature=0.0, logprobs=1, allowed_token_ids=list(s.targets), detokenize=False
+                )
                 for s in subs
             ]
         else:
             params = [
                 self._params(
-                    max_tokens=1, temperature=0.0, logprobs=len(s.targets), logprob_token_ids=list(s.targets), detokenize=False
+                    max_tokens=1,
+                    temperature=0.0,
+                    logprobs=len(s.targets),
+                    logprob_token_ids=list(s.targets),
+                    detokenize=False,
                 )
                 for s in subs
             ]
@@ -782,17 +797,23 @@ class VLLMBackend(TokenBackend):
                     plan.jobs[i] = _group_job(jobs)
                 elif kind == NextTokenRequest.kind:
                     (job,) = jobs
-                    plan.jobs[i] = _Job(job.reads, lambda values, job=job: as_next_token(job.assemble(values)), job.logical_tokens)
+                    plan.jobs[i] = _Job(
+                        job.reads, lambda values, job=job: as_next_token(job.assemble(values)), job.logical_tokens
+                    )
                 else:
                     (plan.jobs[i],) = jobs
 
         return self._run_plans(keys, build, done)
 
-    def _run_plans(self, keys: Sequence[str], build: Callable[[list[int], _Plan], None], done: Sequence[bool] | None) -> Batches:
+    def _run_plans(
+        self, keys: Sequence[str], build: Callable[[list[int], _Plan], None], done: Sequence[bool] | None
+    ) -> Batches:
         n = len(keys)
         done_flags = list(done) if done is not None else [False] * n
         if len(done_flags) != n:
-            raise ConfigError(f"done has {len(done_flags)} flags for {n} requests", parameter="done", value=len(done_flags))
+            raise ConfigError(
+                f"done has {len(done_flags)} flags for {n} requests", parameter="done", value=len(done_flags)
+            )
         order = sorted(range(n), key=lambda i: keys[i])
         for start in range(0, n, self.window):
             todo = [i for i in order[start : start + self.window] if not done_flags[i]]
@@ -842,28 +863,38 @@ class VLLMBackend(TokenBackend):
         n = len(requests)
         done_flags = list(done) if done is not None else [False] * n
         if len(done_flags) != n:
-            raise ConfigError(f"done has {len(done_flags)} flags for {n} requests", parameter="done", value=len(done_flags))
+            raise ConfigError(
+                f"done has {len(done_flags)} flags for {n} requests", parameter="done", value=len(done_flags)
+            )
         todo = [i for i in range(n) if not done_flags[i]]
         if not todo:
             return
         ids = dict(zip(todo, self._encode_requests([requests[i] for i in todo])))
         for i in todo:
             self._check_prompt_ids(ids[i])
-        self._check_lengths([len(ids[i]) + requests[i].settings.max_new_tokens for i in todo], "prompts (plus max_new_tokens)")
+        self._check_lengths(
+            [len(ids[i]) + requests[i].settings.max_new_tokens for i in todo], "prompts (plus max_new_tokens)"
+        )
         order = sorted(todo, key=lambda i: (ids[i], i))
         for start in range(0, len(order), self.chunk_sequences):
             chunk = order[start : start + self.chunk_sequences]
             subs = [_Sub(ids[i], ()) for i in chunk]
-            outputs = self._generate([self._prompt(ids[i]) for i in chunk], [self._generation_params(requests[i].settings) for i in chunk])
+            outputs = self._generate(
+                [self._prompt(ids[i]) for i in chunk], [self._generation_params(requests[i].settings) for i in chunk]
+            )
             self._count_run(subs, outputs)
-            results = [(i, self._generation_result(out, ids[i], requests[i].settings)) for i, out in zip(chunk, outputs)]
+            results = [
+                (i, self._generation_result(out, ids[i], requests[i].settings)) for i, out in zip(chunk, outputs)
+            ]
             self.stats.requests += len(results)
             self.stats.logical_tokens += sum(len(ids[i]) for i in chunk)
             self.stats.generated_tokens += sum(r.completion_tokens for _, r in results)
             yield results
 
     def _generation_params(self, s: GenerationSettings) -> Any:
-        return self._params(temperature=s.temperature, max_tokens=s.max_new_tokens, seed=s.seed, stop=list(s.stop) or None)
+        return self._params(
+            temperature=s.temperature, max_tokens=s.max_new_tokens, seed=s.seed, stop=list(s.stop) or None
+        )
 
     def _generation_result(self, out: Any, prompt: tuple[int, ...], s: GenerationSettings) -> GenerateResult:
         """Map a vLLM completion to a GenerateResult with the transformers backend's conventions.
