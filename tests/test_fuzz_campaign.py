@@ -202,7 +202,7 @@ def _pre_model(argv: list[str]) -> None:
     else:
         from folkscope.cli.numeric_cmd import config_from_args as numeric_config_from_args
 
-        _, config = numeric_config_from_args(args)
+        config = numeric_config_from_args(args)
         config.fingerprint()
 
 

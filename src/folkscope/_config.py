@@ -101,6 +101,23 @@ def option(
     }
 
 
+def config_dict(config: Any) -> dict[str, Any]:
+    """A config as JSON: tuples as lists, and a nested engine config as what it ``answering()`` records.
+
+    A part config contains its :class:`~folkscope.engine.EngineConfig`; its
+    ``config.json`` (and fingerprint) keep only the model and backend of it,
+    as before the engine moved in, so folders and hashes stay the same.
+    """
+    out: dict[str, Any] = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if hasattr(value, "answering"):
+            out.update(value.answering())
+        else:
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
 def check_declared(config: Any) -> None:
     """Check every field of ``config`` declared with bounds (:func:`option`'s ``low``/``high``): one rule, one message.
 

@@ -43,8 +43,8 @@ __all__ = ["ENTRIES", "FLOOR_PLAN", "PARTS", "Part", "TableSpec", "part"]
 #: the modules every part's package has, and the names each must define (a fifth part copies this layout)
 FLOOR_PLAN: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "config": (),  # the part's config dataclass, checked when built, hashed into the run folder's name
-        "run": (),  # run_<part>(config, results_dir, *, engine=None, engine_config=None) through runs.open_run (risk: Benchmark)
+        "config": (),  # the part's config dataclass (with its EngineConfig), checked when built, hashed into the folder name
+        "run": (),  # run_<part>(config, results_dir, *, engine=None) through runs.open_run (risk: folktexts' Benchmark)
         "analysis": ("rescore",),  # the run folder's tables -> metrics, caveats and page, without a model
         "caveats": ("run_caveats",),  # metrics -> the run's caveats (runs.Caveat)
         "report": (),  # the run's page

@@ -9,7 +9,7 @@ import pytest
 
 from folkscope.allocation import AllocationConfig, bloomberg_resumes, draw_pools, rescore, run_allocation
 from folkscope.allocation.summary import print_summary
-from folkscope.engine import Engine, ResultCache
+from folkscope.engine import Engine, EngineConfig, ResultCache
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.testing import FakeSource, FaultPlan, LocalOpenAIServer
 
@@ -31,8 +31,7 @@ def test_an_allocation_run_on_a_web_api_reports_and_stores_what_it_paid(monkeypa
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     pool = draw_pools(bloomberg_resumes("software engineer", names_per_group=1).frame, rounds=1, pool_size=3, seed=0)
     config = AllocationConfig(
-        model=PRICED,
-        backend="litellm",
+        engine=EngineConfig(model=PRICED, backend="litellm"),
         mode="pairwise",
         names_per_group=1,
         rounds=1,
@@ -68,7 +67,9 @@ def test_an_allocation_run_on_a_web_api_reports_and_stores_what_it_paid(monkeypa
 
 
 def test_a_local_run_stores_its_counts_and_bills_nothing(tmp_path, capsys):
-    config = AllocationConfig(model="fake", backend="fake", names_per_group=1, rounds=2, k_max=1, n_bootstrap=0)
+    config = AllocationConfig(
+        engine=EngineConfig(model="fake", backend="fake"), names_per_group=1, rounds=2, k_max=1, n_bootstrap=0
+    )
     result = run_allocation(config, tmp_path, engine=Engine(FakeBackend(), cache=None, progress=False))
     stored = json.loads((result.folder / "metrics.json").read_text())
     assert (

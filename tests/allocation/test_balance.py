@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folkscope.allocation import AllocationConfig, CandidateSet, bloomberg_resumes, draw_pools, run_allocation
-from folkscope.engine import Engine
+from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.errors import DataError
 from folkscope.runs import read_table
@@ -44,7 +44,7 @@ def test_with_the_default_settings_every_group_sees_the_same_resumes():
 
 def test_a_run_scores_every_group_on_the_same_resumes(tmp_path):
     engine = Engine(FakeBackend(), cache=None)
-    config = AllocationConfig(backend="fake", model="fake", rounds=6, k_max=1, n_bootstrap=0)
+    config = AllocationConfig(engine=EngineConfig(model="fake", backend="fake"), rounds=6, k_max=1, n_bootstrap=0)
     result = run_allocation(config, tmp_path, engine=engine)
     scores = read_table(result.folder, "scores")
     seen = {g: tuple(sorted(Counter(_resume(part["candidate_id"])).items())) for g, part in scores.groupby("group")}

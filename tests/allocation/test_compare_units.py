@@ -22,8 +22,7 @@ from folkscope.runs import read_table
 def _run(root: Path, **changes) -> Path:
     config = AllocationConfig(
         **{
-            "model": "fake",
-            "backend": "fake",
+            "engine": EngineConfig(model="fake", backend="fake", use_cache=False),
             "names_per_group": 8,
             "rounds": 8,
             "k_max": 1,
@@ -31,9 +30,7 @@ def _run(root: Path, **changes) -> Path:
             **changes,
         }
     )
-    return run_allocation(
-        config, root, engine_config=EngineConfig(model="fake", backend="fake", use_cache=False)
-    ).folder
+    return run_allocation(config, root).folder
 
 
 @pytest.fixture(scope="module")

@@ -92,7 +92,12 @@ def test_listwise_reads_stated_rankings(tmp_path):
     engine = Engine(FakeBackend("scripted", responses=respond), cache=None)
     result = run_allocation(
         AllocationConfig(
-            mode="listwise", backend="fake", model="scripted", names_per_group=1, rounds=3, k_max=1, n_bootstrap=0
+            mode="listwise",
+            engine=EngineConfig(model="scripted", backend="fake"),
+            names_per_group=1,
+            rounds=3,
+            k_max=1,
+            n_bootstrap=0,
         ),
         tmp_path,
         engine=engine,
@@ -115,7 +120,12 @@ def test_listwise_reads_stated_rankings(tmp_path):
     engine = Engine(FakeBackend("refusing", responses=refuse_some), cache=None)
     partial = run_allocation(
         AllocationConfig(
-            mode="listwise", backend="fake", model="refusing", names_per_group=2, rounds=6, k_max=1, n_bootstrap=0
+            mode="listwise",
+            engine=EngineConfig(model="refusing", backend="fake"),
+            names_per_group=2,
+            rounds=6,
+            k_max=1,
+            n_bootstrap=0,
         ),
         tmp_path / "partial",
         engine=engine,
@@ -138,7 +148,12 @@ def test_a_listwise_run_where_no_answer_ranks_keeps_its_answers_and_says_nothing
         return " ".join(f"{n} has worked as an engineer." for n in names)
 
     config = AllocationConfig(
-        mode="listwise", backend="fake", model="describing", names_per_group=1, rounds=3, k_max=1, n_bootstrap=0
+        mode="listwise",
+        engine=EngineConfig(model="describing", backend="fake"),
+        names_per_group=1,
+        rounds=3,
+        k_max=1,
+        n_bootstrap=0,
     )
     result = run_allocation(config, tmp_path, engine=Engine(FakeBackend("describing", responses=describe), cache=None))
     assert result.folder.is_dir() and not list(tmp_path.rglob("*.staging*"))
@@ -200,10 +215,9 @@ def test_acs_allocation_from_a_part1_run_without_rescoring(risk_run, tmp_path, c
 def test_study_relates_metrics_to_gaps_over_runs(tmp_path, capsys):
     for model in ("fake-a", "fake-b"):
         for job in ("retail", "software engineer"):
-            config = AllocationConfig(
-                model=model, backend="fake", subtask=job, names_per_group=3, rounds=30, k_max=3, n_bootstrap=0
-            )
-            run_allocation(config, tmp_path, engine_config=EngineConfig(model=model, backend="fake", use_cache=False))
+            engine = EngineConfig(model=model, backend="fake", use_cache=False)
+            config = AllocationConfig(engine=engine, subtask=job, names_per_group=3, rounds=30, k_max=3, n_bootstrap=0)
+            run_allocation(config, tmp_path)
     runs = sorted(str(p.parent) for p in tmp_path.rglob("manifest.json"))
     result = study(runs)
     assert len(result.points[result.points["k"] == 1]) == 4 * 7  # 4 runs x 7 groups besides the reference
@@ -243,12 +257,11 @@ def test_essay_grading_end_to_end_on_a_synthetic_icnale_folder(tmp_path):
     (root / "ratings.csv").write_text(
         "code,rating\n" + "\n".join(f"{c},{40 + 5 * k}" for k, c in enumerate(codes)) + "\n"
     )
+    engine = EngineConfig(model="grader", backend="fake", use_cache=False)
     config = AllocationConfig(
-        task="essays", data=str(root), backend="fake", model="grader", pool_size=3, rounds=10, k_max=1, n_bootstrap=20
+        task="essays", data=str(root), engine=engine, pool_size=3, rounds=10, k_max=1, n_bootstrap=20
     )
-    result = run_allocation(
-        config, tmp_path / "runs", engine_config=EngineConfig(model="grader", backend="fake", use_cache=False)
-    )
+    result = run_allocation(config, tmp_path / "runs")
     scores = read_table(result.folder, "scores")
     assert scores["score"].between(1, 5).all() and result.metrics["reference"] == "L1 English speakers"
     answers = read_table(result.folder, "answers")

@@ -75,8 +75,9 @@ def test_the_headline_is_the_best_supported_gap_not_the_largest():
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("small")
-    config = AllocationConfig(model="fake", backend="fake", names_per_group=2, rounds=4, k_max=1, n_bootstrap=200)
-    return run_allocation(config, root, engine_config=EngineConfig(model="fake", backend="fake", use_cache=False)), root
+    engine = EngineConfig(model="fake", backend="fake", use_cache=False)
+    config = AllocationConfig(engine=engine, names_per_group=2, rounds=4, k_max=1, n_bootstrap=200)
+    return run_allocation(config, root), root
 
 
 def test_every_place_says_why_instead_of_printing_nan(small_run, capsys):

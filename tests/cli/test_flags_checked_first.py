@@ -121,9 +121,8 @@ def reference(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("reference")
     return run_numeric(
-        NumericConfig(model="fk", backend="fake", limit=3),
+        NumericConfig(engine=EngineConfig(model="fk", backend="fake", use_cache=False), limit=3),
         folder,
-        engine_config=EngineConfig(model="fk", backend="fake", use_cache=False),
         heatmap=False,
     ).folder
 

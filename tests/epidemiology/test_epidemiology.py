@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from folkscope.cli.main import main
-from folkscope.engine import Engine
+from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.epidemiology import (
     MAX_ORDERINGS,
@@ -269,7 +269,9 @@ def test_another_copy_of_the_data_is_another_run(tmp_path, monkeypatch):
     """The folder path of the data is not hashed, what the data say is: an edited copy gets its own run folder."""
     import folkscope.epidemiology.run as run_module
 
-    config = EpidemiologyConfig(tasks=("anes96_vote_by_party",), backend="fake", model="m", n_resamples=20)
+    config = EpidemiologyConfig(
+        tasks=("anes96_vote_by_party",), engine=EngineConfig(model="m", backend="fake"), n_resamples=20
+    )
     engine = Engine(FakeBackend(), cache=None)
     first = run_epidemiology(config, tmp_path, engine=engine).folder
     assert run_epidemiology(config, tmp_path, engine=engine).folder == first  # the same data: the same run

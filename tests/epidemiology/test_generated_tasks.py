@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import folkscope.epidemiology.phrases as phrases_module
 from folkscope._json import read_json
 from folkscope.cli.main import main
-from folkscope.engine import Engine
+from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.epidemiology import (
     EpidemiologyConfig,
@@ -252,7 +252,9 @@ def test_a_default_run_leaves_generated_tasks_out_and_names_them_on_request():
 
 def test_a_generated_task_runs_by_name(tmp_path):
     task = next(t for t in load_task_file(SHIPPED["anes96"]).tasks if len(t.conditions) == 2)
-    config = EpidemiologyConfig(tasks=(task.name,), backend="fake", model="m", n_resamples=20, refits=2)
+    config = EpidemiologyConfig(
+        tasks=(task.name,), engine=EngineConfig(model="m", backend="fake"), n_resamples=20, refits=2
+    )
     result = run_epidemiology(config, tmp_path, engine=Engine(FakeBackend(), cache=None))
     (row,) = result.metrics["scores"]
     assert row["task"] == task.name and row["dimension"] == "high" and 0 <= row["score"] <= 100

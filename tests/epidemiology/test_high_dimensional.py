@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import folkscope.learners as learners
-from folkscope.engine import Engine
+from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
 from folkscope.epidemiology import EpidemiologyConfig, get_task, load_dataset, load_task_file, rescore, run_epidemiology
 from folkscope.epidemiology.truth import HighTruth, high_references, high_truth
@@ -126,7 +126,10 @@ def test_bad_high_dimensional_task_files(tmp_path, change, message):
 
 def test_a_high_dimensional_run_scores_persons_and_rescores(tmp_path):
     config = EpidemiologyConfig(
-        tasks=("acs_walking_difficulty_by_sex_age",), backend="fake", model="m", n_resamples=30, refits=3
+        tasks=("acs_walking_difficulty_by_sex_age",),
+        engine=EngineConfig(model="m", backend="fake"),
+        n_resamples=30,
+        refits=3,
     )
     result = run_epidemiology(config, tmp_path, engine=Engine(FakeBackend(), cache=None))
     persons = read_table(result.folder, "persons")

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from folkscope.engine import EngineConfig
 from folkscope.epidemiology import EpidemiologyConfig, list_tasks, load_dataset, run_epidemiology, task_truth
 from folkscope.epidemiology.phrases import bundled_phrases, generate_tasks, load_phrases
 from folkscope.epidemiology.tasks import load_task_file, parse_task
@@ -80,7 +81,10 @@ def test_a_level_no_respondent_can_match_stops_the_run_before_the_model_loads(
 ):
     user_tasks(_entry(levels))
     with pytest.raises(DataError) as info:
-        run_epidemiology(EpidemiologyConfig(tasks=("sex_check",), backend="fake", model="fk"), tmp_path / "results")
+        run_epidemiology(
+            EpidemiologyConfig(tasks=("sex_check",), engine=EngineConfig(model="fk", backend="fake")),
+            tmp_path / "results",
+        )
     assert message in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "results").exists()
 

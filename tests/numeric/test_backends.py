@@ -8,6 +8,7 @@ reproduce the probabilities the fake backend gives directly.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -84,18 +85,17 @@ def test_numeric_on_vllm_gives_the_fake_models_probabilities(tmp_path, monkeypat
 
     monkeypatch.setitem(sys.modules, "vllm", make_vllm_module())
     config = NumericConfig(
-        dataset="colors", model="fake", backend="vllm", numbers=(1, 3, 9), words=("red", "blue"), templates=("shirts",)
+        dataset="colors",
+        engine=EngineConfig(model="fake", backend="vllm"),
+        numbers=(1, 3, 9),
+        words=("red", "blue"),
+        templates=("shirts",),
     )
     model = ResolvedModel("fake", "fake", "/nonexistent/fake-model", "local", "0")
     engine = Engine(VLLMBackend.from_model(model, llm=StandInLLM(FakeBackend())), cache=None, progress=False)
     vllm_run = run_numeric(config, tmp_path / "v", engine=engine, heatmap=False)
-    fake = NumericConfig(**{**config.to_dict(), "backend": "fake"})
-    fake_run = run_numeric(
-        fake,
-        tmp_path / "f",
-        engine_config=EngineConfig(model=fake.model, backend="fake", use_cache=False),
-        heatmap=False,
-    )
+    fake = dataclasses.replace(config, engine=EngineConfig(model="fake", backend="fake", use_cache=False))
+    fake_run = run_numeric(fake, tmp_path / "f", heatmap=False)
     np.testing.assert_allclose(
         _probabilities(vllm_run.folder)["model_prob"], _probabilities(fake_run.folder)["model_prob"], atol=1e-6
     )

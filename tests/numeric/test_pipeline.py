@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from folkscope.engine import Engine
+from folkscope.engine import Engine, EngineConfig
 from folkscope.metrics import calibration_distance, reference_behaviour
 from folkscope.numeric import (
     PROMPT_VERSION,
@@ -111,8 +111,7 @@ def test_whole_pipeline_recovers_each_behaviour(tmp_path, behaviour):
     problems = _grid()
     config = NumericConfig(
         dataset="colors",
-        model=f"plays-{behaviour}",
-        backend="fake",
+        engine=EngineConfig(model=f"plays-{behaviour}", backend="fake"),
         n_numbers=4,
         scales=("small",),
         templates=("marbles",),
@@ -149,8 +148,7 @@ def test_chat_form_and_paired_differences(tmp_path):
     problems = _grid()
     cfg = dict(
         dataset="colors",
-        model="p",
-        backend="fake",
+        engine=EngineConfig(model="p", backend="fake"),
         n_numbers=4,
         scales=("small",),
         templates=("marbles",),
@@ -178,8 +176,7 @@ def test_run_folder_reanalyses_without_model(tmp_path):
     problems = _grid()
     cfg = NumericConfig(
         dataset="colors",
-        model="p",
-        backend="fake",
+        engine=EngineConfig(model="p", backend="fake"),
         n_numbers=4,
         scales=("small",),
         templates=("marbles",),
@@ -193,7 +190,10 @@ def test_run_folder_reanalyses_without_model(tmp_path):
 
 def test_resumes_through_the_engine_cache(tmp_path):
     cfg = NumericConfig(
-        dataset="distributions", model="fk", backend="fake", n_intervals=6, templates=("closed", "spinner")
+        dataset="distributions",
+        engine=EngineConfig(model="fk", backend="fake"),
+        n_intervals=6,
+        templates=("closed", "spinner"),
     )
 
     def engine():

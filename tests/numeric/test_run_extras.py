@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from folkscope.cli import numeric_cmd
-from folkscope.engine import Engine, ScoreResult
+from folkscope.engine import Engine, EngineConfig, ScoreResult
 from folkscope.errors import ConfigError, DataError
 from folkscope.metrics import matching_pennies_win_rate
 from folkscope.numeric import (
@@ -29,8 +29,7 @@ from .behaviours import behaviour_engine
 
 _GRID = dict(
     dataset="colors",
-    model="fk",
-    backend="fake",
+    engine=EngineConfig(model="fk", backend="fake"),
     numbers=(51, 98),
     words=("red", "blue"),
     templates=("marbles",),
@@ -185,8 +184,7 @@ def test_pennies_and_frequency_effect_in_the_run_folder(tmp_path):
 def test_distributions_extras_and_mode_stability(tmp_path):
     cfg = dict(
         dataset="distributions",
-        model="fk",
-        backend="fake",
+        engine=EngineConfig(model="fk", backend="fake"),
         n_intervals=4,
         templates=("closed", "spinner"),
         frequency_table=None,

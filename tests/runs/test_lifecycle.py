@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
 import pytest
 
-from folkscope.engine import Engine, EngineConfig, agreeing_config, engine_for_run
+from folkscope.engine import Engine, EngineConfig, engine_for_run
 from folkscope.errors import CaveatWarning, ConfigError
 from folkscope.runs import Caveat, Manifest, open_run, read_manifest, record_caveats
 
@@ -80,33 +81,47 @@ def test_a_built_engine_is_closed_even_when_the_run_fails(monkeypatch):
     assert built.closed
 
 
-@pytest.mark.parametrize("owner", ["AllocationConfig", "EpidemiologyConfig", "NumericConfig"])
-def test_a_part_config_and_its_engine_config_must_name_one_model(owner):
-    given = EngineConfig(model="gpt2", backend="fake")
-    assert agreeing_config(given, model="gpt2", backend="fake", owner=owner) is given
-    with pytest.raises(ConfigError, match=f"engine_config.model is 'gpt2' but the {owner} says 'default'"):
-        agreeing_config(given, model="default", backend="fake", owner=owner)
-    with pytest.raises(ConfigError, match="engine_config.backend"):
-        agreeing_config(given, model="gpt2", backend="transformers", owner=owner)
+PART_CONFIGS = ("allocation:AllocationConfig", "epidemiology:EpidemiologyConfig", "numeric:NumericConfig")
 
 
-def test_every_part_refuses_an_engine_config_of_another_model_before_any_model_loads(tmp_path):
-    from folkscope.allocation import AllocationConfig, run_allocation
-    from folkscope.epidemiology import EpidemiologyConfig, run_epidemiology
+def _config_class(spec: str):
+    import importlib
+
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(f"folkscope.{module}"), name)
+
+
+@pytest.mark.parametrize("spec", PART_CONFIGS)
+def test_a_part_config_contains_one_engine_config_and_records_only_what_answers(spec):
+    """The model and backend are not copied next to an engine config: they are the contained engine's."""
+    cls = _config_class(spec)
+    engine = EngineConfig(model="gpt2", backend="fake", batch_tokens=512, use_cache=False)
+    config = cls(engine=engine)
+    assert config.engine is engine and not {"model", "backend"} & {f.name for f in dataclasses.fields(cls)}
+    record = config.to_dict()
+    assert (record["model"], record["backend"]) == ("gpt2", "fake")
+    assert "batch_tokens" not in record and "engine" not in record  # how answers are computed is the manifest's engine
+    again = cls.from_dict(record)
+    assert again.engine.answering() == engine.answering() and again.to_dict() == record
+    with pytest.raises(ConfigError, match="engine must be an EngineConfig, got dict"):
+        cls(engine={"model": "gpt2"})
+    with pytest.raises(ConfigError, match="unknown .* key"):
+        cls.from_dict({**record, "colour": 1})
+
+
+def test_a_run_builds_its_engine_from_the_config_it_was_given(tmp_path, monkeypatch):
     from folkscope.numeric import NumericConfig, run_numeric
 
-    other = EngineConfig(model="other", backend="fake", use_cache=False)
-    runs = [
-        lambda: run_allocation(AllocationConfig(model="fk", backend="fake", rounds=2), tmp_path, engine_config=other),
-        lambda: run_epidemiology(
-            EpidemiologyConfig(model="fk", backend="fake", limit=1), tmp_path, engine_config=other
-        ),
-        lambda: run_numeric(NumericConfig(model="fk", backend="fake", limit=2), tmp_path, engine_config=other),
-    ]
-    for run in runs:
-        with pytest.raises(ConfigError, match="engine_config.model is 'other'"):
-            run()
-    assert not any(tmp_path.iterdir())
+    seen = []
+    real = Engine.from_config
+    monkeypatch.setattr(
+        Engine, "from_config", classmethod(lambda cls, config, **kw: seen.append(config) or real(config, **kw))
+    )
+    engine = EngineConfig(model="fk", backend="fake", use_cache=False, batch_tokens=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CaveatWarning)
+        run = run_numeric(NumericConfig(engine=engine, limit=2), tmp_path, heatmap=False)
+    assert seen == [engine] and run.folder.parent.name == "fk"
 
 
 def test_a_numeric_folder_is_named_after_the_model_the_engine_resolved(tmp_path):

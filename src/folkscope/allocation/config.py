@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from folkscope._config import check_declared, config_fields, option
+from folkscope._config import check_declared, config_dict, config_fields, option
 from folkscope.allocation.scoring import MODES
 from folkscope.allocation.templates import load_template
+from folkscope.engine.config import EngineConfig
 from folkscope.errors import ConfigError
 
 __all__ = ["TASKS", "AllocationConfig"]
@@ -50,9 +51,9 @@ class AllocationConfig:
             choices=MODES,
         ),
     )
-    model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
-    backend: str = field(
-        default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False)
+    engine: EngineConfig = field(
+        default_factory=EngineConfig,
+        metadata=option("The model and how it answers: every engine setting (the engine flags).", cli=False),
     )
     chat: bool = field(
         default=True,
@@ -99,6 +100,8 @@ class AllocationConfig:
     )
 
     def __post_init__(self) -> None:
+        if not isinstance(self.engine, EngineConfig):
+            raise ConfigError(f"engine must be an EngineConfig, got {type(self.engine).__name__}", parameter="engine")
         if self.task not in TASKS:
             raise ConfigError(
                 f"task must be one of {', '.join(TASKS)}, got {self.task!r}", parameter="task", value=self.task
@@ -125,11 +128,14 @@ class AllocationConfig:
             load_template(self.family, self.template_file)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """JSON-ready dict (tuples as lists; of the engine, its model and backend: :meth:`EngineConfig.answering`)."""
+        return config_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AllocationConfig:
-        return cls(**config_fields(cls, data, "AllocationConfig", parameter="config"))
+        """Inverse of :meth:`to_dict`; unknown keys are refused with the known ones listed."""
+        engine, rest = EngineConfig.split(data, "AllocationConfig")
+        return cls(engine=engine, **config_fields(cls, rest, "AllocationConfig", parameter="config"))
 
     @property
     def family(self) -> str:

@@ -36,7 +36,7 @@ from folkscope.allocation.outcomes import check_reference, draw_pools
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes
 from folkscope.allocation.scoring import listwise_scores, pairwise_scores, pointwise_scores
 from folkscope.allocation.templates import load_template
-from folkscope.engine import Engine, EngineConfig, agreeing_config, engine_for_run, run_accounting
+from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
 from folkscope.runs import Manifest, open_run, read_manifest, run_path
@@ -88,7 +88,6 @@ def run_allocation(
     results_dir: str | Path,
     *,
     engine: Engine | None = None,
-    engine_config: EngineConfig | None = None,
 ) -> AllocationRun:
     """Draw the pools, score them (or read a part-1 run's scores), and analyse; returns the folder and metrics.
 
@@ -101,9 +100,8 @@ def run_allocation(
     results_dir : path
         Parent of the run folder.
     engine : Engine, optional
-        A ready engine (else one is built from ``engine_config``, default: the
-        config's model and backend). Not used by the ``acs`` task.
-    engine_config : EngineConfig, optional
+        A ready engine, borrowed and left open (else one is built from
+        ``config.engine`` and closed at the end). Not used by the ``acs`` task.
     """
     cset, risk_scores = _candidates(config)
     template = load_template(config.family, config.template_file)
@@ -129,10 +127,9 @@ def run_allocation(
         identity: dict[str, Any] = {"from_run": str(config.data), "engine": dict(manifest.engine or {})}
         model_name = str(((manifest.engine or {}).get("backend") or {}).get("model", {}).get("name") or "part1-run")
         return _write(config, cset, pools, template, reference, risk_scores, None, identity, model_name, results_dir)
-    engine_config = agreeing_config(engine_config, model=config.model, backend=config.backend, owner="AllocationConfig")
-    with engine_for_run(engine, engine_config, prompt_version=PROMPT_VERSION) as engine:
+    with engine_for_run(engine, config.engine, prompt_version=PROMPT_VERSION) as engine:
         identity = engine.identity()
-        model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
+        model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.engine.model)
         return _write(config, cset, pools, template, reference, risk_scores, engine, identity, model_name, results_dir)
 
 

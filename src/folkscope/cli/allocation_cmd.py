@@ -138,13 +138,11 @@ def run_responses(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The engine settings and the :class:`~folkscope.allocation.AllocationConfig` of parsed flags (nothing loads)."""
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~folkscope.allocation.AllocationConfig` of parsed flags, its engine settings in it (nothing loads)."""
     from folkscope.allocation import AllocationConfig
 
-    engine_config = engine_config_from_args(args)
-    values = config_values(args, AllocationConfig)
-    return engine_config, AllocationConfig(model=engine_config.model, backend=engine_config.backend, **values)
+    return AllocationConfig(engine=engine_config_from_args(args), **config_values(args, AllocationConfig))
 
 
 def run_allocation_cmd(args: argparse.Namespace) -> int:
@@ -152,9 +150,9 @@ def run_allocation_cmd(args: argparse.Namespace) -> int:
     from folkscope.allocation.summary import print_summary
     from folkscope.paths import check_writable_dir
 
-    engine_config, config = config_from_args(args)
+    config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads
-    result = run_allocation(config, args.results_dir, engine_config=engine_config)
+    result = run_allocation(config, args.results_dir)
     print_summary(result.folder, result.metrics)
     return 1 if result.metrics.get("nothing_scored") else 0  # a run that measured nothing is no success
 

@@ -101,18 +101,15 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The engine settings and the :class:`~folkscope.epidemiology.EpidemiologyConfig` of parsed flags (nothing loads)."""
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~folkscope.epidemiology.EpidemiologyConfig` of parsed flags, its engine settings in it (nothing loads)."""
     from folkscope.epidemiology import EpidemiologyConfig
     from folkscope.paths import check_folder_path
 
-    engine_config = engine_config_from_args(args)
-    config = EpidemiologyConfig(
-        model=engine_config.model, backend=engine_config.backend, **config_values(args, EpidemiologyConfig)
-    )
+    config = EpidemiologyConfig(engine=engine_config_from_args(args), **config_values(args, EpidemiologyConfig))
     if config.data_dir is not None:
         check_folder_path(config.data_dir, flag="--data-dir")
-    return engine_config, config
+    return config
 
 
 def run_epidemiology_cmd(args: argparse.Namespace) -> int:
@@ -120,9 +117,9 @@ def run_epidemiology_cmd(args: argparse.Namespace) -> int:
     from folkscope.epidemiology.summary import print_summary
     from folkscope.paths import check_writable_dir
 
-    engine_config, config = config_from_args(args)
+    config = config_from_args(args)
     check_writable_dir(args.results_dir)
-    result = run_epidemiology(config, args.results_dir, engine_config=engine_config)
+    result = run_epidemiology(config, args.results_dir)
     print_summary(result.folder, result.metrics)
     return 0
 

@@ -8,7 +8,6 @@ import time
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
-from folkscope.engine.config import EngineConfig
 from folkscope.numeric import NumericConfig, run_numeric
 from folkscope.numeric.compare import attach_comparison, check_reference
 from folkscope.numeric.summary import print_summary
@@ -52,22 +51,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_logger_level(parser)
 
 
-def config_from_args(args: argparse.Namespace) -> tuple[EngineConfig, NumericConfig]:
-    """The engine settings and the :class:`NumericConfig` of parsed flags, both checked (nothing loads)."""
-    engine_config = engine_config_from_args(args)
-    config = NumericConfig(
-        model=engine_config.model, backend=engine_config.backend, **config_values(args, NumericConfig)
-    )
-    return engine_config, config
+def config_from_args(args: argparse.Namespace) -> NumericConfig:
+    """The :class:`NumericConfig` of parsed flags, its engine settings in it, checked (nothing loads)."""
+    return NumericConfig(engine=engine_config_from_args(args), **config_values(args, NumericConfig))
 
 
 def run(args: argparse.Namespace) -> int:
-    engine_config, config = config_from_args(args)
+    config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads
     if args.compare_to is not None:  # not after every problem has been scored
         check_reference(args.compare_to, config.problems())
     start = time.perf_counter()
-    result = run_numeric(config, args.results_dir, engine_config=engine_config, heatmap=not args.no_heatmap)
+    result = run_numeric(config, args.results_dir, heatmap=not args.no_heatmap)
     m = result.metrics
     if args.compare_to is not None:
         m = attach_comparison(result.folder, args.compare_to, heatmap=not args.no_heatmap)

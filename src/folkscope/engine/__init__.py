@@ -24,7 +24,7 @@ from folkscope.engine.backends import available_backends, create_backend, get_ba
 from folkscope.engine.backends.base import Backend, BackendStats
 from folkscope.engine.cache import ResultCache, default_cache_dir
 from folkscope.engine.config import EngineConfig
-from folkscope.engine.lifetime import agreeing_config, engine_for_run
+from folkscope.engine.lifetime import engine_for_run
 from folkscope.engine.models import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_HUB_ID,
@@ -76,7 +76,6 @@ __all__ = [
     "ScoreRequest",
     "ScoreResult",
     "VariantSet",
-    "agreeing_config",
     "available_backends",
     "convert_gguf",
     "create_backend",

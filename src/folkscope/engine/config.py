@@ -13,6 +13,7 @@ Fields declare their own help text, flag and flag group
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -311,6 +312,31 @@ class EngineConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
         return asdict(self)
+
+    def answering(self) -> dict[str, str]:
+        """What of the engine a part's config records and hashes: the model and its backend.
+
+        Device, dtype, batch budget and web-API pacing change how answers are
+        computed, not which model gives them; they are in the run's engine
+        identity (the manifest's ``engine``), not in its config.
+
+        >>> EngineConfig(model="gpt2", backend="fake", batch_tokens=512).answering()
+        {'model': 'gpt2', 'backend': 'fake'}
+        """
+        return {"model": self.model, "backend": self.backend}
+
+    @classmethod
+    def split(cls, data: Mapping[str, Any], what: str) -> tuple[EngineConfig, dict[str, Any]]:
+        """A part config's JSON (``what``) as its engine config (from :meth:`answering`'s keys) and the rest.
+
+        >>> engine, rest = EngineConfig.split({"model": "gpt2", "backend": "fake", "seed": 1}, "NumericConfig")
+        >>> engine.model, engine.backend, rest
+        ('gpt2', 'fake', {'seed': 1})
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{what} must be a mapping, got {type(data).__name__}", parameter="config")
+        rest = {k: v for k, v in data.items() if k not in ("model", "backend")}
+        return cls(**{k: data[k] for k in ("model", "backend") if k in data}), rest
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EngineConfig:

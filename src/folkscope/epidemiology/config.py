@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from folkscope._config import check_declared, comma_names, config_fields, option
+from folkscope._config import check_declared, comma_names, config_dict, config_fields, option
 from folkscope.data.surveys import DATASETS
+from folkscope.engine.config import EngineConfig
 from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
 from folkscope.errors import ConfigError
@@ -101,12 +102,14 @@ class EpidemiologyConfig:
         default=0.975, metadata=option("Quantile of the redrawn distances that scores 100 (the authors' code: 0.975).")
     )
     seed: int = field(default=0, metadata=option("Seed of the orderings beyond 128 and of the bootstrap."))
-    model: str = field(default="default", metadata=option("Model handle (from --model).", cli=False))
-    backend: str = field(
-        default="transformers", metadata=option("Inference backend (from the engine flags).", cli=False)
+    engine: EngineConfig = field(
+        default_factory=EngineConfig,
+        metadata=option("The model and how it answers: every engine setting (the engine flags).", cli=False),
     )
 
     def __post_init__(self) -> None:
+        if not isinstance(self.engine, EngineConfig):
+            raise ConfigError(f"engine must be an EngineConfig, got {type(self.engine).__name__}", parameter="engine")
         object.__setattr__(self, "tasks", comma_names(self.tasks) if isinstance(self.tasks, str) else tuple(self.tasks))
         if self.mode not in MODES:
             raise ConfigError(
@@ -170,8 +173,11 @@ class EpidemiologyConfig:
         return chosen[: self.limit]
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """JSON-ready dict (tuples as lists; of the engine, its model and backend: :meth:`EngineConfig.answering`)."""
+        return config_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpidemiologyConfig:
-        return cls(**config_fields(cls, data, "EpidemiologyConfig", parameter="config"))
+        """Inverse of :meth:`to_dict`; unknown keys are refused with the known ones listed."""
+        engine, rest = EngineConfig.split(data, "EpidemiologyConfig")
+        return cls(engine=engine, **config_fields(cls, rest, "EpidemiologyConfig", parameter="config"))

@@ -29,7 +29,7 @@ import pandas as pd
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, write_json
 from folkscope.data.surveys import load_dataset
-from folkscope.engine import Engine, EngineConfig, agreeing_config, engine_for_run, run_accounting
+from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.epidemiology.analysis import analyse
 from folkscope.epidemiology.config import EpidemiologyConfig
 from folkscope.epidemiology.elicit import elicit
@@ -122,7 +122,6 @@ def run_epidemiology(
     results_dir: str | Path,
     *,
     engine: Engine | None = None,
-    engine_config: EngineConfig | None = None,
 ) -> EpidemiologyRun:
     """Compute the truth of every selected task, elicit the model's distributions, and score them.
 
@@ -137,10 +136,7 @@ def run_epidemiology(
     }
     # bad task files or a missing copy fail here, before the model loads
     truths = {t.name: _truth_of(t, frames, config.seed) for t in tasks}
-    engine_config = agreeing_config(
-        engine_config, model=config.model, backend=config.backend, owner="EpidemiologyConfig"
-    )
-    with engine_for_run(engine, engine_config, prompt_version=PROMPT_VERSION) as engine:
+    with engine_for_run(engine, config.engine, prompt_version=PROMPT_VERSION) as engine:
         return _write(config, tasks, frames, truths, engine, results_dir)
 
 
@@ -154,7 +150,7 @@ def _write(
 ) -> EpidemiologyRun:
     """Elicit every task into the run's folder (through the shared lifecycle) and analyse it."""
     identity = engine.identity()
-    model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.model)
+    model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.engine.model)
     # where the user keeps the data is not part of what was asked, but what the data say is: the tasks and their
     # truths are hashed (another copy or edition of a survey gives another folder), the folder path is not; the
     # dimension filter is in the task list already

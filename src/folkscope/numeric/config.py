@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from folkscope._config import check_declared, comma_ints, config_fields, option
+from folkscope._config import check_declared, comma_ints, config_dict, config_fields, option
 from folkscope._json import fingerprint
-from folkscope.engine.config import BACKENDS
+from folkscope.engine.config import EngineConfig
 from folkscope.errors import ConfigError
 from folkscope.numeric.frequencies import BUNDLED_FREQUENCIES, load_number_frequencies
 from folkscope.numeric.problems import SCALES, TEMPLATE_FORMATS, NumericProblem, generate_problems, load_templates
@@ -26,8 +26,9 @@ class NumericConfig:
     """Everything that defines a numeric-calibration run (hashed into the folder name).
 
     Each field declares its flag and help (:func:`folkscope._config.option`);
-    ``folkscope numeric run`` generates its flags from them. ``model`` and
-    ``backend`` come from the engine configuration, not flags of their own.
+    ``folkscope numeric run`` generates its flags from them. The model and how
+    it answers are the contained :class:`~folkscope.engine.EngineConfig`
+    (``engine``; the engine flags).
     """
 
     dataset: str = field(
@@ -36,12 +37,9 @@ class NumericConfig:
             "What to evaluate: colors, wordproblems or distributions.", choices=DATASETS, aliases=("--task",)
         ),
     )
-    model: str = field(
-        default="default", metadata=option("Model handle ('default' is SmolLM2-135M-Instruct).", cli=False)
-    )
-    backend: str = field(
-        default="transformers",
-        metadata=option("Inference backend: transformers, vllm, litellm (web APIs) or fake.", cli=False),
+    engine: EngineConfig = field(
+        default_factory=EngineConfig,
+        metadata=option("The model and how it answers: every engine setting (the engine flags).", cli=False),
     )
     chat: bool = field(
         default=False,
@@ -105,12 +103,8 @@ class NumericConfig:
     )
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise ConfigError(
-                f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}",
-                parameter="backend",
-                value=self.backend,
-            )
+        if not isinstance(self.engine, EngineConfig):
+            raise ConfigError(f"engine must be an EngineConfig, got {type(self.engine).__name__}", parameter="engine")
         if self.dataset not in DATASETS:
             raise ConfigError(
                 f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}",
@@ -144,13 +138,14 @@ class NumericConfig:
         check_declared(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (tuples as lists)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+        """JSON-ready dict (tuples as lists; of the engine, its model and backend: :meth:`EngineConfig.answering`)."""
+        return config_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NumericConfig:
-        """Inverse of :meth:`to_dict`; unknown keys are rejected."""
-        return cls(**config_fields(cls, data, "NumericConfig", parameter="config"))
+        """Inverse of :meth:`to_dict`; unknown keys are refused with the known ones listed."""
+        engine, rest = EngineConfig.split(data, "NumericConfig")
+        return cls(engine=engine, **config_fields(cls, rest, "NumericConfig", parameter="config"))
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys, compact) of the config, the

@@ -32,7 +32,7 @@ from typing import Any
 
 from folkscope._io import write_parquet
 from folkscope._json import write_json
-from folkscope.engine import Engine, EngineConfig, agreeing_config, engine_for_run, run_accounting
+from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.numeric import measures
 from folkscope.numeric.analysis import analyse
 from folkscope.numeric.config import PROMPT_VERSION, NumericConfig
@@ -69,7 +69,6 @@ def run_numeric(
     results_dir: str | Path,
     *,
     engine: Engine | None = None,
-    engine_config: EngineConfig | None = None,
     heatmap: bool = True,
 ) -> NumericRun:
     """Generate, score and analyse one run; returns its folder and metrics.
@@ -88,19 +87,16 @@ def run_numeric(
     results_dir : path
         Parent folder of the run folder.
     engine : Engine, optional
-        A ready engine; otherwise one is built from ``engine_config``.
-    engine_config : EngineConfig, optional
-        Every engine setting (device, dtype, batch budget, web-API and vLLM
-        options); its model and backend must be ``config``'s. Default: the
-        config's model and backend.
+        A ready engine, borrowed and left open; otherwise one is built from
+        ``config.engine`` (every engine setting: device, dtype, batch budget,
+        web-API and vLLM options) and closed at the end.
     heatmap : bool, default True
         Draw ``heatmap.png`` (needs matplotlib).
     """
     problems = config.problems()
     if config.frequency_table is not None:
         load_number_frequencies(config.frequency_table)  # a bad table fails before any scoring
-    engine_config = agreeing_config(engine_config, model=config.model, backend=config.backend, owner="NumericConfig")
-    with engine_for_run(engine, engine_config, prompt_version=PROMPT_VERSION) as engine:
+    with engine_for_run(engine, config.engine, prompt_version=PROMPT_VERSION) as engine:
         return _write(config, problems, engine, results_dir, heatmap=heatmap)
 
 
@@ -110,7 +106,7 @@ def _write(
     """Score (and play) into the run's folder through the shared lifecycle, then analyse."""
     identity = engine.identity()
     key = config.run_key(identity)
-    final = config.run_folder(results_dir, key, engine_model_name(identity) or config.model)
+    final = config.run_folder(results_dir, key, engine_model_name(identity) or config.engine.model)
     manifest = Manifest(
         part="numeric", fingerprint=key, config=config.to_dict(), engine=identity, data=_data_record(config, problems)
     )
