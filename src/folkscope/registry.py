@@ -10,11 +10,12 @@ part, and nothing here can form an import cycle.
 
 How a new part plugs in: every part's package has the same floor plan
 (:data:`FLOOR_PLAN`: ``config``, ``run``, ``analysis``, ``caveats``,
-``report``, ``board``, ``compare``, ``summary``, each with the same entry
-names), writes its folders through the shared lifecycle
-(:func:`folkscope.runs.open_run`), and has a command module
-``folkscope/cli/<part>_cmd.py`` offering ``folkscope <part> run`` with the
-shared flags. Copy an existing part's layout, then add one :class:`Part`
+``report``, ``board``, ``compare``, ``summary``, with the same entry names
+where the rest of folkscope calls them: ``rescore``, ``run_caveats``,
+``leaderboard``, ``compare``, ``print_summary``), writes its folders through
+the shared lifecycle (:func:`folkscope.runs.open_run`), and has a command
+module ``folkscope/cli/<part>_cmd.py`` offering ``folkscope <part> run`` and
+``list`` with the shared flags. Copy an existing part's layout, then add one :class:`Part`
 entry below: the rest of folkscope finds the entry points by the floor
 plan (:meth:`Part.load`). ``tests/test_architecture.py`` checks all of it.
 
