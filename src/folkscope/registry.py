@@ -206,6 +206,11 @@ PARTS: Mapping[str, Part] = MappingProxyType(
                     "high-dimensional tasks: each person's cell, cross-fitted truth and weight",
                     optional=True,
                 ),
+                "bins": TableSpec(
+                    "bins.parquet",
+                    "likelihood mode: every question asked, the probability bin chosen, its probability and the value read",
+                    optional=True,
+                ),
                 "scores": TableSpec(
                     "scores.parquet",
                     "per task: distance, score 0-100 with interval, worst/best/mean-baseline distances",

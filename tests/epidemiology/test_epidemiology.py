@@ -170,8 +170,10 @@ def test_the_22_bins_read_as_their_midpoints_or_their_expectation():
     engine = Engine(FakeBackend(next_token_probs=rule), cache=None)
     task = get_task("acs_income_by_sex")
     argmax = elicit(engine, task, mode="likelihood")
-    assert np.allclose(argmax, 0.5)  # both answers state 7.5%: renormalised to one half each
-    expected = elicit(engine, task, mode="likelihood", likelihood_readout="expected")
+    assert np.allclose(argmax, [0.075, 0.925])  # the first answer states 7.5%, the last gets the rest (the paper)
+    argmax_all = elicit(engine, task, mode="likelihood", likelihood_levels="all")
+    assert np.allclose(argmax_all, 0.5)  # both answers state 7.5%: renormalised to one half each
+    expected = elicit(engine, task, mode="likelihood", likelihood_readout="expected", likelihood_levels="all")
     assert np.allclose(expected, 0.5)  # both state 0.6 * 0.075 + 0.4 * 0.025 (plus hashed leftovers, equal for both)
 
 

@@ -59,7 +59,9 @@ def test_score_by_hand_and_clipping():
     assert epidemiology_score(0.9, worst=0.6, best=0.1) == 0.0
     assert epidemiology_score([0.6, 0.35, 0.1], worst=0.6, best=0.1).tolist() == pytest.approx([0.0, 50.0, 100.0])
     with pytest.warns(UndefinedMetricWarning, match="best"):
-        assert np.isnan(epidemiology_score(0.3, worst=0.2, best=0.2))
+        assert np.isnan(epidemiology_score(0.3, worst=0.2, best=0.2, crossed="nan"))
+    # the paper's rule (default): the worst moves to best + 0.0001, so 100 at or below the best, 0 beyond
+    assert epidemiology_score([0.2, 0.3], worst=0.2, best=0.2).tolist() == [100.0, 0.0]
 
 
 def test_best_reference_exact_small_cases():

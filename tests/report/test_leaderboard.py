@@ -351,7 +351,12 @@ def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> Non
         return {
             "model": "m",
             "mode": "likelihood",
-            "config": {"mode": "likelihood", "likelihood_readout": readout},
+            "config": {
+                "mode": "likelihood",
+                "likelihood_readout": readout,
+                "likelihood_levels": "paper",
+                "best_reference": "paper",
+            },
             "scores": rows,
         }
 
@@ -366,6 +371,10 @@ def test_epidemiology_rows_keep_readouts_apart_and_count_unscored_tasks() -> Non
     assert (
         summary.loc["likelihood (expected)", "mean score"] == 2.0 and summary.loc["likelihood (expected)", "tasks"] == 2
     )
+    # a run made before the paper's defaults (every level asked, Kish's n) is another row, never mixed in
+    old = metrics("argmax", [5.0])
+    old["config"] = {"mode": "likelihood", "likelihood_readout": "argmax"}
+    assert set(_task_rows(Path("c"), old)["mode"]) == {"likelihood (all levels) (design-effect best)"}
 
 
 def test_one_model_has_one_name_on_every_parts_board(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Re-scoring an epidemiology run from its tables, without the model: scores 0-100 with intervals, metrics, caveats, page.
 
 The run writes ``truth.parquet``, ``model.parquet``, ``persons.parquet``
-(high-dimensional tasks) and ``references.json``; :func:`analyse` turns
+(high-dimensional tasks), ``bins.parquet`` (likelihood mode) and ``references.json``; :func:`analyse` turns
 them into ``scores.parquet`` (:func:`score_table`), ``metrics.json`` and
 ``report.html``, records the run's caveats, and is all that ``folkscope
 rescore`` (:func:`rescore`) repeats.
@@ -9,6 +9,7 @@ rescore`` (:func:`rescore`) repeats.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from folkscope._io import write_parquet
 from folkscope._json import read_json, write_json
 from folkscope.epidemiology.caveats import run_caveats
 from folkscope.epidemiology.report import render_report
-from folkscope.errors import DataError
+from folkscope.errors import DataError, UndefinedMetricWarning
 from folkscope.metrics import distribution_distance, epidemiology_score, person_distance
 from folkscope.report.page import write_page
 from folkscope.runs import RunFolder, record_caveats
@@ -35,6 +36,8 @@ def score_table(
     n_resamples: int,
     seed: int,
     persons: pd.DataFrame | None = None,
+    best_reference: str = "paper",
+    crossed: str = "paper",
 ) -> pd.DataFrame:
     """Per task: distance, score 0-100 with its 95% bootstrap interval, and the references (see the module docstring).
 
@@ -43,7 +46,15 @@ def score_table(
     resamples persons); low-dimensional ones over conditions (the interval
     redraws the truth from its sampling noise). A published table has no
     respondents behind it (``effective_n`` 0), so its interval is NaN: its
-    sampling noise is unknown here.
+    sampling noise is unknown here. The interval redraws each condition at
+    the sample size its best reference used (``best_reference``: the raw n,
+    or Kish's effective n).
+
+    ``crossed``: the score of a task whose best reference is not below its
+    worst (:func:`~folkscope.metrics.epidemiology_score`); such a task is
+    flagged in ``references_crossed`` either way. ``negative_remainders``
+    counts the conditions whose paper-decoded likelihood distribution gave
+    its unasked level a negative share (kept, as the authors' code keeps it).
     """
     rng = np.random.default_rng(seed)
     rows = []
@@ -54,6 +65,8 @@ def score_table(
         q = part.pivot(index="condition", columns="level", values="p_model").loc[conditions, p.columns]
         first = part.drop_duplicates("condition").set_index("condition").loc[conditions]
         shares, eff = first["share"].to_numpy(), first["effective_n"].to_numpy(dtype=np.int64)
+        if best_reference == "paper" and (eff > 0).all():
+            eff = first["n"].to_numpy(dtype=np.int64)  # the redraws of the paper's best reference
         ref = refs[name]
         row = {
             "task": name,
@@ -64,6 +77,8 @@ def score_table(
             "mean_baseline": ref["mean_baseline"],
             "n_conditions": len(conditions),
             "unread_conditions": int(q.isna().any(axis=1).sum()),
+            "negative_remainders": int((q.fillna(0.0) < 0).any(axis=1).sum()),
+            "references_crossed": bool(ref["best"] >= ref["worst"]),
             "best_from": ref.get("best_from", "sampling noise"),
         }
         if row["unread_conditions"]:
@@ -82,16 +97,18 @@ def score_table(
             picks = rng.integers(0, len(pi), size=(n_resamples, len(pi)))
             boot = [person_distance(pi[k], qi[k], wi[k]) for k in picks]
         elif (eff <= 0).any():  # a published table: the distance, but no respondents to redraw for an interval
-            distance, boot = distribution_distance(pt, qm, condition_weights=shares), []
+            distance, boot = distribution_distance(pt, qm, condition_weights=shares, negative_model=True), []
         else:
-            distance = distribution_distance(pt, qm, condition_weights=shares)
+            distance = distribution_distance(pt, qm, condition_weights=shares, negative_model=True)
             redrawn = (
                 rng.multinomial(eff, pt / pt.sum(axis=1, keepdims=True), size=(n_resamples, len(eff)))
                 / eff[None, :, None]
             )
-            boot = [distribution_distance(r, qm, condition_weights=shares) for r in redrawn]
-        score = float(epidemiology_score(distance, worst=ref["worst"], best=ref["best"]))
-        scores = epidemiology_score(np.asarray(boot), worst=ref["worst"], best=ref["best"])
+            boot = [distribution_distance(r, qm, condition_weights=shares, negative_model=True) for r in redrawn]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)  # crossed references: flagged in the row
+            score = float(epidemiology_score(distance, worst=ref["worst"], best=ref["best"], crossed=crossed))
+            scores = epidemiology_score(np.asarray(boot), worst=ref["worst"], best=ref["best"], crossed=crossed)
         low, high = np.quantile(scores, [0.025, 0.975]) if len(boot) else (np.nan, np.nan)
         row.update(distance=distance, score=score, score_low=float(low), score_high=float(high))
         rows.append(row)
@@ -108,6 +125,8 @@ def score_table(
         "dimension",
         "n_conditions",
         "unread_conditions",
+        "negative_remainders",
+        "references_crossed",
         "best_from",
     ]  # the answer first, as the page shows it
     return pd.DataFrame(rows)[order]
@@ -130,8 +149,16 @@ def analyse(folder: Path) -> dict[str, Any]:
     refs = read_json(folder / "references.json")
     truth, model = pd.read_parquet(folder / "truth.parquet"), pd.read_parquet(folder / "model.parquet")
     persons = pd.read_parquet(folder / "persons.parquet") if (folder / "persons.parquet").is_file() else None
+    # runs made before these options redrew at Kish's n and left crossed references undefined: rescored as made
     scores = score_table(
-        truth, model, refs["tasks"], n_resamples=int(config["n_resamples"]), seed=int(config["seed"]), persons=persons
+        truth,
+        model,
+        refs["tasks"],
+        n_resamples=int(config["n_resamples"]),
+        seed=int(config["seed"]),
+        persons=persons,
+        best_reference=str(config.get("best_reference", "design-effect")),
+        crossed=str(config.get("best_above_worst", "nan")),
     )
     write_parquet(folder / "scores.parquet", scores)
     metrics = {

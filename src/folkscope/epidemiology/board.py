@@ -29,6 +29,10 @@ def _task_rows(folder: Path, metrics: dict[str, Any]) -> pd.DataFrame:
     mode = str(metrics.get("mode") or config.get("mode") or "qa")
     if mode == "likelihood" and config.get("likelihood_readout", "argmax") != "argmax":
         mode += f" ({config['likelihood_readout']})"  # another readout of the same answers: another row
+    if mode.startswith("likelihood") and config.get("likelihood_levels", "all") != "paper":
+        mode += " (all levels)"  # runs before the option asked every level
+    if config.get("best_reference", "design-effect") != "paper":
+        mode += " (design-effect best)"  # another best reference: scores that do not compare with the paper's
     mode += " (chat)" if config.get("chat") else ""
     scores = pd.DataFrame(metrics.get("scores") or [])
     if scores.empty:

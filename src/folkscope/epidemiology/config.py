@@ -8,9 +8,11 @@ from typing import Any
 from folkscope._config import check_declared, comma_names, config_dict, config_fields, option
 from folkscope.data.surveys import DATASETS
 from folkscope.engine.config import EngineConfig
-from folkscope.epidemiology.elicit import LIKELIHOOD_READOUTS, MODES
+from folkscope.epidemiology.elicit import LIKELIHOOD_LEVELS, LIKELIHOOD_READOUTS, MODES
 from folkscope.epidemiology.tasks import Task, get_task, list_tasks
+from folkscope.epidemiology.truth import BEST_REFERENCES
 from folkscope.errors import ConfigError
+from folkscope.metrics import CROSSED_RULES
 
 __all__ = ["DIMENSIONS", "EpidemiologyConfig"]
 
@@ -76,6 +78,31 @@ class EpidemiologyConfig:
             choices=LIKELIHOOD_READOUTS,
         ),
     )
+    likelihood_levels: str = field(
+        default="paper",
+        metadata=option(
+            "likelihood: ask the first k-1 outcome levels and give the last 1 minus their sum (paper, the authors' code; "
+            "binary tasks: one question) or ask every level and renormalise (all).",
+            choices=LIKELIHOOD_LEVELS,
+        ),
+    )
+    best_reference: str = field(
+        default="paper",
+        metadata=option(
+            "How the best reference redraws each condition: at its raw respondent count (paper: scores compare with the "
+            "paper's leaderboard; published tables: best 0) or at its Kish effective sample size (design-effect: larger on "
+            "weighted surveys; published tables: the best they declare).",
+            choices=BEST_REFERENCES,
+        ),
+    )
+    best_above_worst: str = field(
+        default="paper",
+        metadata=option(
+            "When a task's best reference is not below its worst: score 0 or 100 as the authors' code does (paper: the "
+            "worst moves to best + 0.0001) or leave the score undefined (nan). Either way the task is named.",
+            choices=CROSSED_RULES,
+        ),
+    )
     limit: int | None = field(
         default=None,
         metadata=option(
@@ -119,6 +146,17 @@ class EpidemiologyConfig:
             raise ConfigError(
                 f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout"
             )
+        for name, allowed in (
+            ("likelihood_levels", LIKELIHOOD_LEVELS),
+            ("best_reference", BEST_REFERENCES),
+            ("best_above_worst", CROSSED_RULES),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}",
+                    parameter=name,
+                    value=getattr(self, name),
+                )
         check_declared(self)
         if self.dimension is not None and self.dimension not in DIMENSIONS:
             raise ConfigError(

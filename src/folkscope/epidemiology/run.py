@@ -6,6 +6,8 @@ A run folder (``<results>/epidemiology-<selection>/<model>/<mode>-<hash8>/``,
 - ``truth.parquet``: per task, condition and outcome level, the true share,
   the condition's population share and its respondents;
 - ``model.parquet``: the elicited share at the same places;
+- ``bins.parquet`` (likelihood mode): every question asked, the bin the
+  model chose, its probability and the value read from it;
 - ``references.json``: each task's worst, best and mean-baseline distances,
   and where the best comes from (declared, with its reason, for a task on a
   published table, which has no respondents to redraw);
@@ -32,7 +34,7 @@ from folkscope.data.surveys import load_dataset
 from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.epidemiology.analysis import analyse
 from folkscope.epidemiology.config import EpidemiologyConfig
-from folkscope.epidemiology.elicit import elicit
+from folkscope.epidemiology.elicit import elicit, likelihood_answers, likelihood_distribution
 from folkscope.epidemiology.tasks import Task
 from folkscope.epidemiology.truth import (
     HighTruth,
@@ -96,6 +98,23 @@ def _high_long(task: Task, truth: HighTruth) -> pd.DataFrame:
     frame["n"] = np.repeat(np.bincount(truth.cell, minlength=n_cells), 2)
     frame["effective_n"] = np.repeat(np.maximum(1, np.floor(w**2 / w_sq)).astype(np.int64), 2)
     return frame
+
+
+def _condition_texts(task: Task) -> list[str | None]:
+    """What a low-dimensional task's questions say about the condition (None: unconditional)."""
+    return [None] if task.condition is None else [lv.text for lv in task.condition.levels]
+
+
+def _bins_long(task: Task, answers: pd.DataFrame, asked: list[str | None]) -> pd.DataFrame:
+    """The likelihood answers of one task, with the condition and level written out as the other tables write them."""
+    texts = [lv.text for lv in task.outcome.levels]
+    named = ["(all)" if c is None else c for c in asked]
+    out = answers.assign(
+        task=task.name,
+        condition=[named[i] for i in answers["condition"]],
+        level=[texts[j] for j in answers["level"]],
+    )
+    return out[["task", "condition", "level", "bin", "bin_probability", "stated"]]
 
 
 def _long(task: Task, dist: np.ndarray, column: str, cells: list[str] | None = None) -> pd.DataFrame:
@@ -191,21 +210,33 @@ def _write(
         },
     )
     with open_run(final, manifest, config=config.to_dict()) as folder:
-        truth_rows, model_rows, person_rows, refs, timing = [], [], [], {}, {}
+        truth_rows, model_rows, person_rows, bin_rows, refs, timing = [], [], [], [], {}, {}
         for task in tasks:
             truth = truths[task.name]
             cells = truth.cell_texts if isinstance(truth, HighTruth) else None
             start = time.perf_counter()
-            dist = elicit(
-                engine,
-                task,
-                mode=config.mode,
-                chat=config.chat,
-                likelihood_readout=config.likelihood_readout,
-                seed=config.seed,
-                n_samples=config.n_samples,
-                conditions=cells,
-            )
+            if config.mode == "likelihood":  # the chosen bins are kept, so a strange score can be traced
+                asked = cells if cells is not None else _condition_texts(task)
+                answers = likelihood_answers(
+                    engine,
+                    task,
+                    asked,
+                    chat=config.chat,
+                    readout=config.likelihood_readout,
+                    levels=config.likelihood_levels,
+                )
+                dist = likelihood_distribution(answers, task, asked, levels=config.likelihood_levels)
+                bin_rows.append(_bins_long(task, answers, asked))
+            else:
+                dist = elicit(
+                    engine,
+                    task,
+                    mode=config.mode,
+                    chat=config.chat,
+                    seed=config.seed,
+                    n_samples=config.n_samples,
+                    conditions=cells,
+                )
             timing[task.name] = time.perf_counter() - start
             if isinstance(truth, HighTruth):
                 truth_rows.append(_high_long(task, truth))
@@ -223,9 +254,15 @@ def _write(
             else:
                 truth_rows.append(_low_long(task, truth))
                 r = (
-                    aggregate_references(task, quantile=config.quantile)
+                    aggregate_references(task, quantile=config.quantile, best_reference=config.best_reference)
                     if task.table is not None
-                    else references(truth, n_resamples=config.n_resamples, quantile=config.quantile, seed=config.seed)
+                    else references(
+                        truth,
+                        n_resamples=config.n_resamples,
+                        quantile=config.quantile,
+                        seed=config.seed,
+                        best_reference=config.best_reference,
+                    )
                 )
             model_rows.append(_long(task, dist, "p_model", cells))
             refs[task.name] = {
@@ -242,6 +279,8 @@ def _write(
         write_parquet(folder / "model.parquet", pd.concat(model_rows, ignore_index=True))
         if person_rows:
             write_parquet(folder / "persons.parquet", pd.concat(person_rows, ignore_index=True))
+        if bin_rows:
+            write_parquet(folder / "bins.parquet", pd.concat(bin_rows, ignore_index=True))
         write_json(
             folder / "references.json",
             {"tasks": refs, "elicitation_seconds": timing, "model": model_name, **run_accounting(engine)},

@@ -5,9 +5,13 @@
   unweighted), and the condition's population share;
 - best reference: the survey's own sampling noise, the ``quantile`` (0.975)
   of the task distance between ``n_resamples`` multinomial redraws and the
-  truth (:func:`folkscope.metrics.best_reference_distance`); with weights each
-  condition draws its Kish effective sample size (Σw)² / Σw², the number of
-  unweighted answers that would be as noisy;
+  truth (:func:`folkscope.metrics.best_reference_distance`). How many answers
+  each condition redraws (:data:`BEST_REFERENCES`): ``"paper"`` (default)
+  its raw respondent count, as the paper and the authors' code redraw;
+  ``"design-effect"`` its Kish effective sample size (Σw)² / Σw², the number
+  of unweighted answers that would be as noisy as the weighted ones (a
+  larger, more honest best on weighted surveys, but scores then no longer
+  compare with the paper's leaderboard);
 - worst reference: the uniform distribution over the answers;
 - mean baseline: the marginal distribution predicted for every condition.
 
@@ -20,8 +24,10 @@ persons (:func:`high_references`).
 
 Tasks on a published table (:mod:`~folkscope.epidemiology.aggregate`) take
 the table's proportions and shares as the truth (:func:`aggregate_truth`);
-with no respondents to redraw, their best reference is the one the task
-declares, with its reason (:func:`aggregate_references`).
+with no respondents to redraw, their best reference is 0 under ``"paper"``
+(the authors' code sets it so for the BLS, IPEDS and FBI tables) and the one
+the task declares, with its reason, under ``"design-effect"``
+(:func:`aggregate_references`).
 
 Examples
 --------
@@ -46,6 +52,7 @@ from folkscope.errors import DataError
 from folkscope.metrics import best_reference_distance, mean_baseline_distance, person_distance, worst_reference_distance
 
 __all__ = [
+    "BEST_REFERENCES",
     "HighTruth",
     "References",
     "Truth",
@@ -56,6 +63,10 @@ __all__ = [
     "references",
     "task_truth",
 ]
+
+
+#: how the best reference of a survey task redraws each condition: its raw n (the paper) or its Kish effective n
+BEST_REFERENCES = ("paper", "design-effect")
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,8 +158,12 @@ def aggregate_truth(task: Task) -> Truth:
     return Truth(task.table.dist.copy(), task.table.shares.copy(), zeros, zeros.copy())
 
 
-def aggregate_references(task: Task, *, quantile: float = 0.975) -> References:
-    """Worst (uniform) and mean-baseline distances of a published table, and the best reference it declares.
+def aggregate_references(task: Task, *, quantile: float = 0.975, best_reference: str = "paper") -> References:
+    """Worst (uniform) and mean-baseline distances of a published table, and its best reference.
+
+    The best is 0 under ``"paper"`` (the authors' code: a published table is
+    taken as exact) and the distance the task declares under
+    ``"design-effect"`` (rounding and survey error the publication states).
 
     Raises
     ------
@@ -158,27 +173,45 @@ def aggregate_references(task: Task, *, quantile: float = 0.975) -> References:
     table = task.table
     if table is None:
         raise DataError(f"task {task.name} has no published table; its references come from its dataset (references)")
+    _check_best_reference(best_reference)
     worst = worst_reference_distance(table.dist, condition_weights=table.shares)
-    if table.best >= worst:
-        raise DataError(
-            f"task {task.name}: the declared best distance {table.best} is not below the uniform guess's "
-            f"{worst:.4f}; declare a smaller one"
-        )
+    if best_reference == "paper":
+        best, best_from = 0.0, "0 for a published table, as the paper's code sets it"
+    else:
+        if table.best >= worst:
+            raise DataError(
+                f"task {task.name}: the declared best distance {table.best} is not below the uniform guess's "
+                f"{worst:.4f}; declare a smaller one"
+            )
+        best, best_from = table.best, f"declared: {table.best_because}"
     return References(
         worst=worst,
-        best=table.best,
+        best=best,
         mean_baseline=mean_baseline_distance(table.dist, condition_weights=table.shares),
         n_resamples=0,
         quantile=quantile,
-        best_from=f"declared: {table.best_because}",
+        best_from=best_from,
     )
 
 
-def references(truth: Truth, *, n_resamples: int = 100, quantile: float = 0.975, seed: int = 0) -> References:
-    """Worst (uniform), best (sampling noise) and mean-baseline distances of a task's truth."""
+def _check_best_reference(best_reference: str) -> None:
+    if best_reference not in BEST_REFERENCES:
+        raise DataError(f"best_reference must be one of {', '.join(BEST_REFERENCES)}, got {best_reference!r}")
+
+
+def references(
+    truth: Truth, *, n_resamples: int = 100, quantile: float = 0.975, seed: int = 0, best_reference: str = "paper"
+) -> References:
+    """Worst (uniform), best (sampling noise) and mean-baseline distances of a task's truth.
+
+    ``best_reference``: each condition redraws its raw respondent count
+    (``"paper"``) or its Kish effective sample size (``"design-effect"``).
+    """
+    _check_best_reference(best_reference)
+    sizes = truth.n if best_reference == "paper" else truth.effective_n
     best = best_reference_distance(
         truth.dist,
-        truth.effective_n,
+        sizes,
         condition_weights=truth.shares,
         quantile=quantile,
         n_resamples=n_resamples,
@@ -190,6 +223,9 @@ def references(truth: Truth, *, n_resamples: int = 100, quantile: float = 0.975,
         mean_baseline=mean_baseline_distance(truth.dist, condition_weights=truth.shares),
         n_resamples=n_resamples,
         quantile=quantile,
+        best_from="sampling noise at the raw n"
+        if best_reference == "paper"
+        else "sampling noise at Kish's effective n",
     )
 
 

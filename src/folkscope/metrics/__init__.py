@@ -72,6 +72,7 @@ from folkscope.metrics._curves import (
     selective_accuracy_score,
 )
 from folkscope.metrics._epidemiology import (
+    CROSSED_RULES,
     best_reference_distance,
     distribution_distance,
     epidemiology_score,
@@ -133,6 +134,7 @@ from folkscope.metrics._selection import (
 from folkscope.metrics._thresholds import THRESHOLD_RULES, best_accuracy_threshold
 
 __all__ = [
+    "CROSSED_RULES",
     "GROUP_METRICS",
     "REFERENCE_BEHAVIOURS",
     "THRESHOLD_RULES",

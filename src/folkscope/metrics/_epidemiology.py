@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from folkscope.errors import DataError
+from folkscope.errors import ConfigError, DataError
 from folkscope.metrics._validation import (
     FloatArray,
     as_1d,
@@ -25,6 +25,7 @@ from folkscope.metrics._validation import (
 )
 
 __all__ = [
+    "CROSSED_RULES",
     "best_reference_distance",
     "distribution_distance",
     "epidemiology_score",
@@ -39,13 +40,13 @@ __all__ = [
 _SUM_TOL = 1e-6
 
 
-def _dist(values: ArrayLike, name: str) -> FloatArray:
+def _dist(values: ArrayLike, name: str, *, negative_ok: bool = False) -> FloatArray:
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] < 2:
         raise DataError(f"{name} must have shape (n_conditions, n_levels) with n_levels >= 2; got {np.shape(values)}.")
-    if not np.isfinite(arr).all() or (arr < 0).any():
+    if not np.isfinite(arr).all() or (not negative_ok and (arr < 0).any()):
         raise DataError(f"{name} must hold finite, non-negative probabilities (NaN found or negative values).")
     off = np.abs(arr.sum(axis=1) - 1.0) > _SUM_TOL
     if off.any():
@@ -62,17 +63,22 @@ def _weights(condition_weights: ArrayLike | None, n: int) -> FloatArray:
     return np.full(n, 1.0 / n) if w is None else w / w.sum()
 
 
-def l1_distance(true_dist: ArrayLike, model_dist: ArrayLike) -> FloatArray:
+def l1_distance(true_dist: ArrayLike, model_dist: ArrayLike, *, negative_model: bool = False) -> FloatArray:
     r"""Per-condition L1 distance :math:`d(x) = \sum_y |P(y|x) - \hat P(y|x)|`.
 
     Parameters
     ----------
     true_dist, model_dist : array-like of shape (n_conditions, n_levels)
         Rows sum to 1 (a 1-d array is one condition).
+    negative_model : bool, default=False
+        Accept negative entries in ``model_dist`` (rows still summing to 1):
+        the paper's likelihood decoding gives the unasked level 1 - the sum
+        of the stated values, which is negative when they sum above 1, and
+        its code measures the distance to that vector as it is.
 
     Returns
     -------
-    ndarray of shape (n_conditions,), values in [0, 2]
+    ndarray of shape (n_conditions,), values in [0, 2] (above 2 only with negative model entries)
 
     Examples
     --------
@@ -80,7 +86,7 @@ def l1_distance(true_dist: ArrayLike, model_dist: ArrayLike) -> FloatArray:
     [0.6]
     """
     p = _dist(true_dist, "true_dist")
-    q = _dist(model_dist, "model_dist")
+    q = _dist(model_dist, "model_dist", negative_ok=negative_model)
     if p.shape != q.shape:
         raise DataError(f"true_dist has shape {p.shape} but model_dist has {q.shape}.")
     return np.asarray(np.abs(p - q).sum(axis=1))
@@ -91,6 +97,7 @@ def distribution_distance(
     model_dist: ArrayLike,
     *,
     condition_weights: ArrayLike | None = None,
+    negative_model: bool = False,
 ) -> float:
     r"""Task distance: weighted mean of :math:`d(x)` over conditions (lower is better).
 
@@ -99,6 +106,8 @@ def distribution_distance(
     true_dist, model_dist : array-like of shape (n_conditions, n_levels)
     condition_weights : array-like of shape (n_conditions,), optional
         Population share of each condition x (normalised here); equal by default.
+    negative_model : bool, default=False
+        See :func:`l1_distance`.
 
     Returns
     -------
@@ -110,7 +119,7 @@ def distribution_distance(
     ...                             condition_weights=[3, 1]), 6)
     0.45
     """
-    d = l1_distance(true_dist, model_dist)
+    d = l1_distance(true_dist, model_dist, negative_model=negative_model)
     return float(np.dot(_weights(condition_weights, len(d)), d))
 
 
@@ -303,11 +312,18 @@ def best_reference_distance(
     return float(np.quantile(dists @ w, q))
 
 
+#: what :func:`epidemiology_score` does when the best reference is not below the worst
+CROSSED_RULES = ("paper", "nan")
+#: how far above the best the authors' code moves a worst reference that is not above it
+CROSSED_GAP = 1e-4
+
+
 def epidemiology_score(
     distance: ArrayLike,
     *,
     worst: float,
     best: float,
+    crossed: str = "paper",
 ) -> float | FloatArray:
     r"""Task score on 0-100, linear between the worst and best reference distances.
 
@@ -317,32 +333,49 @@ def epidemiology_score(
     100 when the model is as close as the survey's own sampling noise, 0 at
     (or beyond) the worst baseline; the clip is part of the definition.
 
+    When the references cross (``best >= worst``: a survey so small, or a
+    truth so near uniform, that its own noise reaches the uniform guess)
+    there is no room to score. ``crossed="paper"`` (default) does what the
+    authors' code does: the worst moves to ``best + 1e-4``, so the score is
+    100 at or below the best distance, 0 beyond ``best + 1e-4`` (in practice
+    0 or 100); ``crossed="nan"`` returns NaN with an
+    :class:`~folkscope.errors.UndefinedMetricWarning`. Runs say which tasks
+    crossed either way.
+
     Parameters
     ----------
     distance : float or array-like
         Task distance(s) d.
     worst, best : float
         From :func:`worst_reference_distance` and :func:`best_reference_distance`.
+    crossed : {"paper", "nan"}, default="paper"
 
     Returns
     -------
     float or ndarray, in [0, 100]
-        NaN with an :class:`~folkscope.errors.UndefinedMetricWarning` when
-        ``best >= worst`` (the references leave no room to score).
 
     Examples
     --------
     >>> epidemiology_score(0.3, worst=0.6, best=0.1)
     60.0
+    >>> epidemiology_score([0.05, 0.3], worst=0.1, best=0.2).tolist()   # crossed: the authors' 100 or 0
+    [100.0, 0.0]
     """
     lo = float(check_number(best, "best", low=0))
     hi = float(check_number(worst, "worst", low=0))
+    if crossed not in CROSSED_RULES:
+        raise ConfigError(
+            f"crossed must be one of {', '.join(CROSSED_RULES)}, got {crossed!r}", parameter="crossed", value=crossed
+        )
     d = np.asarray(distance, dtype=np.float64)
     if not np.isfinite(d).all():
         raise DataError("distance must be finite (no NaN).")
     if lo >= hi:
-        nan = undefined(f"epidemiology_score is undefined: best ({lo:g}) >= worst ({hi:g}).")
-        return nan if d.ndim == 0 else np.full(d.shape, nan)
+        if crossed == "paper":
+            hi = lo + CROSSED_GAP
+        else:
+            nan = undefined(f"epidemiology_score is undefined: best ({lo:g}) >= worst ({hi:g}).")
+            return nan if d.ndim == 0 else np.full(d.shape, nan)
     score = 100.0 * np.clip((d - hi) / (lo - hi), 0.0, 1.0)
     return float(score) if d.ndim == 0 else np.asarray(score)
 
