@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = parser.add_subparsers(dest="epidemiology_command", metavar="SUBCOMMAND")
     listing = commands.add_parser("list", help="the tasks there are, by dataset")
     listing.add_argument("--dataset", default=None, help="only this dataset's tasks")
+    listing.add_argument("--task-file", default=None, metavar="PATH,...", help="your own task file(s) as well")
+    listing.add_argument("--task-dir", default=None, metavar="PATH", help="every task file of this folder as well")
     listing.set_defaults(func=run_list)
     run = commands.add_parser("run", help="score a model on tasks (all bundled ones, a --dataset, or --tasks)")
     run.add_argument("--results-dir", default="results", help="parent folder of the run folder")
@@ -68,16 +70,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from folkscope._config import comma_names
     from folkscope.data.public_datasets import PUBLIC_DATASETS
-    from folkscope.epidemiology import DATASETS, list_tasks, task_files
+    from folkscope.epidemiology import DATASETS, list_tasks, task_files, user_task_files
 
-    tasks = list_tasks(dataset=args.dataset)
-    files = {f.dataset: f for f in task_files()}
+    user = user_task_files(comma_names(args.task_file) if args.task_file else (), args.task_dir)
+    tasks = list_tasks(dataset=args.dataset, extra=user)
+    files = {f.dataset: f for f in [*task_files(), *user]}
+    mine_files = {f.dataset: f for f in user}
     for dataset in dict.fromkeys(t.dataset for t in tasks):
         mine = sorted((t for t in tasks if t.dataset == dataset), key=lambda t: t.generated)  # hand-written first
         weights = files[dataset].weights or "unweighted (declared)"
         where = (
-            ""
+            f" (your task file {mine_files[dataset].path}{_data_of(mine_files[dataset])})"
+            if dataset in mine_files
+            else ""
             if dataset in DATASETS
             else " (public files: downloaded on first use, or your copy under --data-dir)"
             if dataset in PUBLIC_DATASETS
@@ -99,6 +106,11 @@ def run_list(args: argparse.Namespace) -> int:
                 where = f"condition {task.condition.column if task.condition else 'none'}"
             print(f"  {task.name:<40} outcome {task.outcome.column} ({len(task.outcome.levels)} answers), {where}")
     return 0
+
+
+def _data_of(file: Any) -> str:
+    data = file.tasks[0].data_file
+    return f", rows {data}" if data is not None else ""
 
 
 def config_from_args(args: argparse.Namespace) -> Any:

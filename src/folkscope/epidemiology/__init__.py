@@ -27,6 +27,7 @@ from folkscope.epidemiology.tasks import (
     list_tasks,
     load_task_file,
     task_files,
+    user_task_files,
 )
 from folkscope.epidemiology.truth import References, Truth, references, task_truth
 
@@ -54,4 +55,5 @@ __all__ = [
     "score_table",
     "task_files",
     "task_truth",
+    "user_task_files",
 ]

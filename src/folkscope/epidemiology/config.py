@@ -9,7 +9,7 @@ from folkscope._config import check_declared, comma_names, config_dict, config_f
 from folkscope.data.surveys import DATASETS
 from folkscope.engine.config import EngineConfig
 from folkscope.epidemiology.elicit import LIKELIHOOD_LEVELS, LIKELIHOOD_READOUTS, MODES
-from folkscope.epidemiology.tasks import Task, get_task, list_tasks
+from folkscope.epidemiology.tasks import Task, TaskFile, get_task, list_tasks, user_task_files
 from folkscope.epidemiology.truth import BEST_REFERENCES
 from folkscope.errors import ConfigError
 from folkscope.metrics import CROSSED_RULES
@@ -32,6 +32,22 @@ class EpidemiologyConfig:
             kind="list",
             metavar="NAME,...",
             aliases=("--task",),
+        ),
+    )
+    task_file: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "Your own task file(s) (comma-separated), in the format of the bundled ones; a file may name its own data "
+            "('data': rows.csv or .parquet, with its 'weights' column). Without --tasks or --dataset, all their tasks run.",
+            kind="list",
+            metavar="PATH,...",
+        ),
+    )
+    task_dir: str | None = field(
+        default=None,
+        metadata=option(
+            "A folder of your own task files (every *.json in it), as --task-file.",
+            metavar="PATH",
         ),
     )
     dataset: str | None = field(
@@ -138,6 +154,8 @@ class EpidemiologyConfig:
         if not isinstance(self.engine, EngineConfig):
             raise ConfigError(f"engine must be an EngineConfig, got {type(self.engine).__name__}", parameter="engine")
         object.__setattr__(self, "tasks", comma_names(self.tasks) if isinstance(self.tasks, str) else tuple(self.tasks))
+        files = self.task_file
+        object.__setattr__(self, "task_file", comma_names(files) if isinstance(files, str) else tuple(files))
         if self.mode not in MODES:
             raise ConfigError(
                 f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
@@ -171,8 +189,8 @@ class EpidemiologyConfig:
         self.selected()  # unknown task names or datasets fail now, before any model loads
 
     def selected(self) -> list[Task]:
-        """The tasks this run asks: ``tasks``, else every task of ``dataset``, else the bundled ones; ``dimension``
-        filters, ``limit`` keeps the first ones.
+        """The tasks this run asks: ``tasks``, else every task of ``dataset``, else those of the user's task files,
+        else the bundled ones; ``dimension`` filters, ``limit`` keeps the first ones.
 
         The default is the hand-written tasks of the bundled datasets
         (:data:`~folkscope.data.surveys.DATASETS`), so a plain run
@@ -181,8 +199,9 @@ class EpidemiologyConfig:
         is given, tasks on your own copies (NHANES, GSS, ...) or on published
         tables (BLS) when named by ``--tasks`` or ``--dataset``.
         """
+        user = self.user_files()
         if self.tasks:
-            chosen = [get_task(name) for name in self.tasks]
+            chosen = [get_task(name, extra=user) for name in self.tasks]
             if self.dataset is not None and any(t.dataset != self.dataset for t in chosen):
                 raise ConfigError(
                     "--tasks and --dataset disagree; give one of them", parameter="dataset", value=self.dataset
@@ -195,7 +214,10 @@ class EpidemiologyConfig:
                 )
             return chosen[: self.limit]
         if self.dataset is not None:
-            chosen = list_tasks(dataset=self.dataset)
+            chosen = list_tasks(dataset=self.dataset, extra=user)
+        elif user:  # all of the user's tasks; a name the bundled files use too is refused (list_tasks)
+            theirs = {t.name for f in user for t in f.tasks}
+            chosen = [t for t in list_tasks(extra=user) if t.name in theirs]
         elif self.dimension is not None:
             chosen = [t for t in list_tasks() if t.dataset in DATASETS]
         else:
@@ -209,6 +231,12 @@ class EpidemiologyConfig:
                     value=self.dimension,
                 )
         return chosen[: self.limit]
+
+    def user_files(self) -> list[TaskFile]:
+        """The task files of ``--task-file`` and ``--task-dir`` (checked when the config is built)."""
+        if not self.task_file and self.task_dir is None:
+            return []
+        return user_task_files(self.task_file, self.task_dir)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples as lists; of the engine, its model and backend: :meth:`EngineConfig.answering`)."""

@@ -30,6 +30,7 @@ import pandas as pd
 
 from folkscope._io import write_parquet
 from folkscope._json import fingerprint, write_json
+from folkscope.data.files import read_rows
 from folkscope.data.surveys import load_dataset
 from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.epidemiology.analysis import analyse
@@ -67,8 +68,8 @@ def _truth_of(task: Task, frames: dict[str, pd.DataFrame], seed: int) -> Truth |
     if task.table is not None:
         return aggregate_truth(task)
     if task.dimension == "high":
-        return high_truth(task, frames[task.dataset], seed=seed)
-    return task_truth(task, frames[task.dataset])
+        return high_truth(task, frames[task.rows_key], seed=seed)
+    return task_truth(task, frames[task.rows_key])
 
 
 def _truth_key(truth: Truth | HighTruth) -> Any:
@@ -150,8 +151,10 @@ def run_epidemiology(
     tasks = config.selected()
     # a published table is its own truth: no dataset to load
     frames = {
-        name: load_dataset(name, data_dir=config.data_dir)
-        for name in dict.fromkeys(t.dataset for t in tasks if t.table is None)
+        t.rows_key: read_rows(t.data_file)
+        if t.data_file is not None
+        else load_dataset(t.dataset, data_dir=config.data_dir)
+        for t in {t.rows_key: t for t in tasks if t.table is None}.values()
     }
     # bad task files or a missing copy fail here, before the model loads
     truths = {t.name: _truth_of(t, frames, config.seed) for t in tasks}
@@ -170,10 +173,10 @@ def _write(
     """Elicit every task into the run's folder (through the shared lifecycle) and analyse it."""
     identity = engine.identity()
     model_name = str((identity.get("backend") or {}).get("model", {}).get("name") or config.engine.model)
-    # where the user keeps the data is not part of what was asked, but what the data say is: the tasks and their
-    # truths are hashed (another copy or edition of a survey gives another folder), the folder path is not; the
-    # dimension filter is in the task list already
-    hashed = {k: v for k, v in config.to_dict().items() if k not in ("data_dir", "dimension")}
+    # where the user keeps the data or task files is not part of what was asked, but what they say is: the tasks
+    # and their truths are hashed (another copy or edition of a survey gives another folder), the paths are not;
+    # the dimension filter is in the task list already
+    hashed = {k: v for k, v in config.to_dict().items() if k not in ("data_dir", "dimension", "task_file", "task_dir")}
     data = {name: _truth_key(truth) for name, truth in truths.items()}
     asked = {
         "config": hashed,
@@ -190,6 +193,9 @@ def _write(
         subject = f"epidemiology-{config.dataset}"
     elif config.tasks:
         subject = "epidemiology-" + ("-".join(config.tasks) if len(config.tasks) <= 2 else f"{len(config.tasks)}-tasks")
+    elif config.task_file or config.task_dir:  # the user's own files: named by their datasets
+        datasets = sorted({t.dataset for t in tasks})
+        subject = "epidemiology-" + ("-".join(datasets) if len(datasets) <= 2 else f"{len(datasets)}-datasets")
     else:
         subject = "epidemiology-all"
     if config.dimension and not config.tasks:

@@ -19,6 +19,12 @@ likelihood question (``{condition}`` and ``{outcome}``). A level is
 ``{"value": v}``, ``{"values": [...]}`` or a range ``{"min": a, "max": b}``
 (``min`` included, ``max`` excluded), each with its ``text``.
 
+A file may name its own rows, ``"data": "rows.csv"`` (CSV or parquet,
+relative to the task file or absolute): its tasks are then computed on that
+file, with the file's ``"weights"`` column, so a new survey needs a task
+file and its data, no Python. Such files are run with ``--task-file`` or
+``--task-dir``.
+
 Two other kinds of file hold ordinary tasks:
 
 - generated ones (a top-level ``"generated"`` record, written by
@@ -51,6 +57,7 @@ import pandas as pd
 
 from folkscope._json import read_data_file
 from folkscope._names import did_you_mean
+from folkscope.data.files import SUFFIXES
 from folkscope.epidemiology.aggregate import AggregateTable, parse_source, parse_table
 from folkscope.errors import ConfigError, DataError
 from folkscope.prompting import format_slots
@@ -65,6 +72,7 @@ __all__ = [
     "load_task_file",
     "parse_task",
     "task_files",
+    "user_task_files",
 ]
 
 _BUNDLED = Path(__file__).with_name("resources") / "tasks"
@@ -287,6 +295,13 @@ class Task:
     table: AggregateTable | None = field(default=None, repr=False)
     #: written by the phrase-table generator: left out of a default run
     generated: bool = field(default=False, repr=False)
+    #: the rows the task file names for itself (``"data"``), else None: the dataset's own loader
+    data_file: Path | None = field(default=None, repr=False)
+
+    @property
+    def rows_key(self) -> str:
+        """Which table the task's rows come from: its own data file, else its dataset."""
+        return str(self.data_file) if self.data_file is not None else self.dataset
 
     @property
     def dimension(self) -> str:
@@ -534,10 +549,32 @@ def load_task_file(path: str | Path) -> TaskFile:
     if len(set(names)) != len(names):
         twice = ", ".join(sorted({n for n in names if names.count(n) > 1}))
         raise DataError(f"{where}: task name(s) {twice} appear twice; names must be unique")
+    data_file = _data_file(data.get("data"), file)
+    if data_file is not None:
+        tasks = tuple(replace(t, data_file=data_file) for t in tasks)
     source = data.get("source") if isinstance(data.get("source"), Mapping) else None
     return TaskFile(
         str(data.get("dataset")), str(data.get("about", "")), weights, reason, tasks, file, source, generated
     )
+
+
+def _data_file(value: Any, file: Path) -> Path | None:
+    """The rows a task file names for itself, resolved against its folder; checked now, before any model loads."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(f"{file.name}: 'data' names the rows' file (CSV or parquet), got {_shown(value)[:60]}")
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else file.parent / path
+    if not path.name.lower().endswith(SUFFIXES):
+        raise DataError(
+            f"{file.name}: 'data' {value!r} is neither CSV nor parquet; use a file ending in {', '.join(SUFFIXES)}"
+        )
+    if not path.is_file():
+        raise DataError(
+            f"{file.name}: 'data' names {path}, which does not exist; give a path relative to the task file or absolute"
+        )
+    return path
 
 
 def task_files(folder: str | Path | None = None) -> list[TaskFile]:
@@ -546,9 +583,39 @@ def task_files(folder: str | Path | None = None) -> list[TaskFile]:
     return [load_task_file(p) for p in sorted(root.glob("*.json"))]
 
 
-def list_tasks(*, dataset: str | None = None, folder: str | Path | None = None) -> list[Task]:
-    """Every task, or those of one dataset."""
-    files = task_files(folder)
+def user_task_files(files: Sequence[str | Path] = (), folder: str | Path | None = None) -> list[TaskFile]:
+    """A user's task files: ``files`` and every ``*.json`` of ``folder`` (``--task-file``, ``--task-dir``).
+
+    Raises
+    ------
+    ConfigError
+        A file or folder that does not exist, or a folder without task files.
+    """
+    paths = [Path(f).expanduser() for f in files]
+    for path in paths:
+        if not path.is_file():
+            raise ConfigError(
+                f"--task-file {path} does not exist (or is not a file)", parameter="task_file", value=str(path)
+            )
+    if folder is not None:
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise ConfigError(f"--task-dir {root} is not a folder", parameter="task_dir", value=str(root))
+        found = sorted(root.glob("*.json"))
+        if not found:
+            raise ConfigError(f"--task-dir {root} holds no task files (*.json)", parameter="task_dir", value=str(root))
+        paths += [p for p in found if p not in paths]
+    return [load_task_file(p) for p in paths]
+
+
+def list_tasks(
+    *, dataset: str | None = None, folder: str | Path | None = None, extra: Sequence[TaskFile] = ()
+) -> list[Task]:
+    """Every task (the bundled files, or ``folder``'s, and the ``extra`` files), or those of one dataset.
+
+    A name that two files both define is refused: a run must know which one it asks.
+    """
+    files = [*task_files(folder), *extra]
     tasks = [t for f in files for t in f.tasks]
     owner: dict[str, Path] = {}
     for f in files:
@@ -570,9 +637,9 @@ def list_tasks(*, dataset: str | None = None, folder: str | Path | None = None) 
     return tasks
 
 
-def get_task(name: str, *, folder: str | Path | None = None) -> Task:
-    """The task called ``name``."""
-    tasks = {t.name: t for t in list_tasks(folder=folder)}
+def get_task(name: str, *, folder: str | Path | None = None, extra: Sequence[TaskFile] = ()) -> Task:
+    """The task called ``name`` (among the bundled files, or ``folder``'s, and the ``extra`` files)."""
+    tasks = {t.name: t for t in list_tasks(folder=folder, extra=extra)}
     if name not in tasks:
         raise ConfigError(
             f"unknown epidemiology task {name!r}{did_you_mean(name, tasks)}; `folkscope epidemiology list` shows "
