@@ -157,7 +157,23 @@ _GSS = PublicDataset(
         PublicFile(
             "GSS_stata.zip",
             "stata",
-            ("year", "wtssps", "sex", "age", "degree", "grass", "happy", "cappun"),
+            # race 1 white, 2 Black, 3 other; income16 family income in 26 classes (1 under $1,000 ... 26 $170,000 or
+            # over); polviews 1 extremely liberal ... 7 extremely conservative; partyid 0 strong Democrat ... 6 strong
+            # Republican, 7 other party
+            (
+                "year",
+                "wtssps",
+                "sex",
+                "age",
+                "race",
+                "degree",
+                "income16",
+                "grass",
+                "happy",
+                "cappun",
+                "polviews",
+                "partyid",
+            ),
             member=r"gss7\d{3}_r\w+\.dta",
         ),
     ),
