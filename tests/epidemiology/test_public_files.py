@@ -130,6 +130,26 @@ def synthetic_brfss(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[st
     return {"LLCP2022XPT.zip": _zip({"LLCP2022.XPT ": _xpt(frame, "LLCP2022")})}, {"frame": frame}
 
 
+def synthetic_brfss2023(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
+    n = 8 * N  # by-state tasks: every one of the 52 areas gets respondents
+    states = [*range(1, 57), 66, 72, 78]
+    states = [s for s in states if s not in (3, 7, 14, 21, 42, 43, 52)]  # no FIPS code, or not surveyed in 2023
+    frame = pd.DataFrame(
+        {
+            "_STATE": _codes(rng, states, n),
+            "EXERANY2": _codes(rng, [1, 2, 7, 9], n),
+            "DIABETE4": _codes(rng, [1, 2, 3, 4, 7, 9], n),
+            "BPHIGH6": _codes(rng, [1, 2, 3, 4, 7, 9], n),
+            **{
+                c: _codes(rng, [1, 2, 7, 9], n) for c in ("ASTHMA3", "TOLDHI3", "BLIND", "DEAF", "CVDINFR4", "CVDSTRK3")
+            },
+            "_LLCPWT": _weights(rng, n),
+            "_PSU": _codes(rng, [1, 2], n),
+        }
+    )
+    return {"LLCP2023XPT.zip": _zip({"LLCP2023.XPT ": _xpt(frame, "LLCP2023")})}, {"frame": frame}
+
+
 def synthetic_gss(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
     n = 4 * N  # single-year age tasks: every age 18-89 among the 2022 rows
     year = _codes(rng, [2018, 2022], n)
@@ -216,6 +236,7 @@ def synthetic_scf(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str,
 SYNTHETIC: dict[str, Callable[[np.random.Generator], tuple[dict[str, bytes], dict[str, pd.DataFrame]]]] = {
     "nhanes1718": synthetic_nhanes,
     "brfss2022": synthetic_brfss,
+    "brfss2023": synthetic_brfss2023,
     "gss-cumulative": synthetic_gss,
     "meps2022": synthetic_meps,
     "nsduh2022": synthetic_nsduh,
@@ -258,6 +279,14 @@ HAND: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], tuple[pd.Series, 
     "brfss2022": (
         "brfss2022_general_health_by_age",
         lambda s: _by(s["frame"], "_AGE_G", "GENHLTH", "_LLCPWT", [1, 2, 3, 4, 5]),
+    ),
+    "brfss2023": (
+        "brfss2023_diabetes_by_state",
+        lambda s: (
+            s["frame"]["_STATE"],
+            np.where(s["frame"]["DIABETE4"].isin([1, 2]), 0, 1),  # yes (pregnancy only included) first, as the task
+            s["frame"]["_LLCPWT"],
+        ),
     ),
     "gss-cumulative": (
         "gss2022_marijuana_legal_by_degree",
@@ -347,6 +376,7 @@ def test_every_public_dataset_has_a_task_file_declaring_the_weight_it_keeps():
     assert set(PUBLIC_DATASETS) == {
         "nhanes1718",
         "brfss2022",
+        "brfss2023",
         "gss-cumulative",
         "meps2022",
         "nsduh2022",
@@ -373,6 +403,7 @@ def test_urls_are_the_publishers_unless_a_mirror_is_named(monkeypatch):
     assert urls == {
         "nhanes1718": "https://wwwn.cdc.gov/Nchs/Data/Nhanes/Public/2017/DataFiles/DEMO_J.xpt",
         "brfss2022": "https://www.cdc.gov/brfss/annual_data/2022/files/LLCP2022XPT.zip",
+        "brfss2023": "https://www.cdc.gov/brfss/annual_data/2023/files/LLCP2023XPT.zip",
         "gss-cumulative": "https://gss.norc.org/content/dam/gss/get-the-data/documents/stata/GSS_stata.zip",
         "meps2022": "https://meps.ahrq.gov/mepsweb/data_files/pufs/h243/h243dta.zip",
         "nsduh2022": "https://www.samhsa.gov/data/system/files/media-puf-file/NSDUH-2022-DS0001-bndl-data-tsv_v2.zip",

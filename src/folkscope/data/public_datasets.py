@@ -12,6 +12,7 @@ name            files                                                        wei
 ==============  ===========================================================  =========
 nhanes1718      CDC NHANES 2017-2018 (cycle J): DEMO_J, SMQ_J, BPQ_J, DIQ_J  WTINT2YR
 brfss2022       CDC BRFSS 2022: LLCP2022XPT.zip (LLCP2022.XPT)               _LLCPWT
+brfss2023       CDC BRFSS 2023: LLCP2023XPT.zip (LLCP2023.XPT)               _LLCPWT
 gss-cumulative  NORC GSS cumulative file: GSS_stata.zip (gss72NN_rN.dta)     wtssps
 meps2022        AHRQ MEPS HC-243, 2022 full-year consolidated: h243dta.zip   PERWT22F
 nsduh2022       SAMHSA NSDUH 2022 public-use file, tab-delimited             ANALWT2_C
@@ -147,6 +148,38 @@ _BRFSS = PublicDataset(
     weight="_LLCPWT",  # the combined landline and cell-phone weight, the one the CDC's codebook names for all analyses
 )
 
+_BRFSS23 = PublicDataset(
+    name="brfss2023",
+    about="CDC BRFSS 2023 (the states but Kentucky and Pennsylvania, DC and three territories), final weight _LLCPWT",
+    page="https://www.cdc.gov/brfss/annual_data/annual_2023.html",
+    base_url="https://www.cdc.gov/brfss/annual_data/2023/files",
+    # the paper's by-state questions: EXERANY2 exercise in the past month, DIABETE4 ever told diabetes (2 during
+    # pregnancy only), BPHIGH6 ever told high blood pressure (odd years; 2 pregnancy only), ASTHMA3 ever told asthma,
+    # TOLDHI3 ever told high cholesterol, BLIND and DEAF serious difficulty seeing or hearing, CVDINFR4 heart attack,
+    # CVDSTRK3 stroke; 1 yes, 2 no (DIABETE4, BPHIGH6: 3 no, 4 borderline), 7 don't know, 9 refused
+    files=(
+        PublicFile(
+            "LLCP2023XPT.zip",
+            "xport",
+            (
+                "_STATE",
+                "EXERANY2",
+                "DIABETE4",
+                "BPHIGH6",
+                "ASTHMA3",
+                "TOLDHI3",
+                "BLIND",
+                "DEAF",
+                "CVDINFR4",
+                "CVDSTRK3",
+                "_LLCPWT",
+            ),
+            member=r"LLCP2023\.XPT",
+        ),
+    ),
+    weight="_LLCPWT",
+)
+
 _GSS = PublicDataset(
     name="gss-cumulative",
     about="NORC General Social Survey cumulative file 1972-2022 or later (tasks: the 2022 respondents), weight wtssps",
@@ -255,5 +288,5 @@ _PUMS = PumsDataset(
 
 #: full public files, downloaded on first use or read from your copy, by name
 PUBLIC_DATASETS: dict[str, PublicDataset | PumsDataset] = {
-    d.name: d for d in (_NHANES, _BRFSS, _GSS, _MEPS, _NSDUH, _SCF, _PUMS)
+    d.name: d for d in (_NHANES, _BRFSS, _BRFSS23, _GSS, _MEPS, _NSDUH, _SCF, _PUMS)
 }
