@@ -180,9 +180,12 @@ def synthetic_meps(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str
             "DUPERSID": [f"246{i:07d}" for i in range(N)],
             "PANEL": _codes(rng, [26, 27]),
             "AGE22X": _codes(rng, [-1, *range(0, 86)]),
+            "AGE53X": _codes(rng, [-1, *range(0, 86)]),
             "SEX": _codes(rng, [1, 2]),
+            "RACEV1X": _codes(rng, [1, 2, 3, 4, 5, 6]),
             "RTHLTH53": _codes(rng, [-1, 1, 2, 3, 4, 5]),
             "INSCOV22": _codes(rng, [1, 2, 3]),
+            "INSURC22": _codes(rng, [1, 2, 3, 4, 5, 6, 7, 8]),
             "POVCAT22": _codes(rng, [1, 2, 3, 4, 5]),
             "TOTEXP22": np.where(rng.random(N) < 0.2, 0, rng.integers(1, 90000, N)),
             "PERWT22F": np.where(rng.random(N) < 0.03, 0.0, _weights(rng)),
@@ -684,3 +687,18 @@ def test_the_papers_gss_tasks_collapse_the_codes_as_the_authors_build_does(mirro
         np.testing.assert_allclose(task_truth(get_task(name), frame).dist, expected, atol=1e-9)
     by_age = task_truth(get_task("gss2022_political_view_by_age"), frame)
     assert by_age.dist.shape == (72, 3)  # one condition per year of age, 89 meaning 89 or over
+
+
+def test_the_papers_meps_expenditure_classes_are_the_authors_right_closed_bins(mirror, tmp_path):
+    """The authors cut TOTEXP22 at 200, 1000, 1500, 5000, 10000, 30000, each class closed on the right; on whole
+    dollars the task's [201, 1001) ... classes are the same, and INSURC22 1, 2, 4, 5, 6, 8 is insured."""
+    _, sources = mirror("meps2022")
+    frame = load_dataset("meps2022", data_dir=tmp_path)
+    rows = sources["frame"]
+    rows = rows[rows["RACEV1X"].isin([1, 2, 3, 4, 6])]
+    spent = pd.cut(rows["TOTEXP22"], [-np.inf, 200, 1000, 1500, 5000, 10000, 30000, np.inf], labels=False)
+    expected = _weighted(rows["RACEV1X"], spent, rows["PERWT22F"])
+    np.testing.assert_allclose(task_truth(get_task("meps2022_expenditure_by_race"), frame).dist, expected, atol=1e-9)
+    insured = np.where(rows["INSURC22"].isin([3, 7]), 1, 0)
+    expected = _weighted(rows["RACEV1X"], insured, rows["PERWT22F"])
+    np.testing.assert_allclose(task_truth(get_task("meps2022_insured_by_race"), frame).dist, expected, atol=1e-9)

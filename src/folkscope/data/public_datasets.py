@@ -228,7 +228,23 @@ _MEPS = PublicDataset(
         PublicFile(
             "h243dta.zip",
             "stata",
-            ("DUPERSID", "AGE22X", "SEX", "RTHLTH53", "INSCOV22", "POVCAT22", "TOTEXP22", "PERWT22F"),
+            # the paper's questions: AGE53X age in round 5/3 (-1 inapplicable), RACEV1X race (1 white, 2 Black, 3 American
+            # Indian or Alaska Native, 4 Asian, 5 Native Hawaiian or Pacific Islander, 6 more than one), INSURC22
+            # coverage (under 65: 1 any private, 2 public only, 3 uninsured; 65+: 4 Medicare only, 5 Medicare and
+            # private, 6 Medicare and other public, 7 uninsured, 8 no Medicare but other coverage)
+            (
+                "DUPERSID",
+                "AGE22X",
+                "AGE53X",
+                "SEX",
+                "RACEV1X",
+                "RTHLTH53",
+                "INSCOV22",
+                "INSURC22",
+                "POVCAT22",
+                "TOTEXP22",
+                "PERWT22F",
+            ),
             member=r"h243\.dta",
         ),
     ),
