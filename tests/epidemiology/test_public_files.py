@@ -200,16 +200,20 @@ def synthetic_nsduh(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[st
             "QUESTID2": np.arange(10000001, 10000001 + N),
             "FILEDATE": "10/19/2023",
             "CATAG6": _codes(rng, [1, 2, 3, 4, 5, 6]),
+            "AGE3": _codes(rng, list(range(1, 12))),
             "IRSEX": _codes(rng, [1, 2]),
+            "NEWRACE2": _codes(rng, list(range(1, 8))),
             "IRMJRC": _codes(rng, [1, 2, 3, 9]),
             "IRALCRC": _codes(rng, [1, 2, 3, 9]),
             "IRCIGRC": _codes(rng, [1, 2, 3, 4, 9]),
+            "ALCREC": _codes(rng, [1, 2, 3, 8, 9, 85, 91, 97, 98]),
+            "CIGREC": _codes(rng, [1, 2, 3, 4, 8, 9, 91, 97]),
+            **{c: _codes(rng, [1, 2, 85, 94, 97]) for c in ("MJEVER", "COCEVER", "HEREVER")},
             "ANALWT2_C": _weights(rng),
         }
     )
-    frame[["CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC"]] = frame[
-        ["CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC"]
-    ].astype(int)
+    codes = [c for c in frame if c not in ("QUESTID2", "FILEDATE", "ANALWT2_C")]
+    frame[codes] = frame[codes].astype(int)
     text = frame.to_csv(sep="\t", index=False, lineterminator="\n").encode()
     return {"NSDUH-2022-DS0001-bndl-data-tsv_v2.zip": _zip({"NSDUH_2022_Tab.txt": text})}, {"frame": frame}
 
@@ -664,7 +668,7 @@ def test_listing_needs_no_network_and_the_default_run_stays_bundled(monkeypatch,
     assert main(["epidemiology", "list"]) == 0
     out = capsys.readouterr().out
     assert (
-        "nsduh2022: 3 tasks, weights ANALWT2_C (public files: downloaded on first use, or your copy under --data-dir)"
+        "nsduh2022: 13 tasks, weights ANALWT2_C (public files: downloaded on first use, or your copy under --data-dir)"
         in out
     )
     assert "acspums2018_employment_by_sex" in out
@@ -702,3 +706,16 @@ def test_the_papers_meps_expenditure_classes_are_the_authors_right_closed_bins(m
     insured = np.where(rows["INSURC22"].isin([3, 7]), 1, 0)
     expected = _weighted(rows["RACEV1X"], insured, rows["PERWT22F"])
     np.testing.assert_allclose(task_truth(get_task("meps2022_insured_by_race"), frame).dist, expected, atol=1e-9)
+
+
+def test_the_papers_nsduh_tasks_read_code_1_as_yes_and_every_other_code_as_no(mirror, tmp_path):
+    """As the authors' build: used in the past 30 days (or ever) is code 1; never, bad data, refused... are no."""
+    _, sources = mirror("nsduh2022")
+    frame = load_dataset("nsduh2022", data_dir=tmp_path)
+    rows = sources["frame"]
+    for name, column, by in (
+        ("nsduh2022_alcohol_past_month_by_age", "ALCREC", "AGE3"),
+        ("nsduh2022_heroin_ever_by_race", "HEREVER", "NEWRACE2"),
+    ):
+        expected = _weighted(rows[by], np.where(rows[column] == 1, 0, 1), rows["ANALWT2_C"])
+        np.testing.assert_allclose(task_truth(get_task(name), frame).dist, expected, atol=1e-9)

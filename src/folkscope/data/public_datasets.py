@@ -263,7 +263,26 @@ _NSDUH = PublicDataset(
         PublicFile(
             "NSDUH-2022-DS0001-bndl-data-tsv_v2.zip",
             "tsv",
-            ("QUESTID2", "CATAG6", "IRSEX", "IRMJRC", "IRALCRC", "IRCIGRC", "ANALWT2_C"),
+            # the paper's questions (its code reads the raw answers, not the imputed ones): AGE3 age in 11 classes (1
+            # 12-13 ... 11 65+), NEWRACE2 (1 white, 2 Black, 3 Native American or Alaska Native, 4 Native Hawaiian or
+            # other Pacific Islander, 5 Asian, 6 more than one race, all non-Hispanic; 7 Hispanic), ALCREC and CIGREC
+            # recency (1 within the past 30 days), MJEVER, COCEVER and HEREVER ever used (1 yes)
+            (
+                "QUESTID2",
+                "CATAG6",
+                "AGE3",
+                "IRSEX",
+                "NEWRACE2",
+                "IRMJRC",
+                "IRALCRC",
+                "IRCIGRC",
+                "ALCREC",
+                "CIGREC",
+                "MJEVER",
+                "COCEVER",
+                "HEREVER",
+                "ANALWT2_C",
+            ),
             member=r"NSDUH_2022_Tab\.(txt|tsv)",
         ),
     ),
