@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from folkscope.engine import EngineConfig
 from folkscope.epidemiology import EpidemiologyConfig, list_tasks, load_dataset, run_epidemiology, task_truth
 from folkscope.epidemiology.phrases import bundled_phrases, generate_tasks, load_phrases
-from folkscope.epidemiology.tasks import load_task_file, parse_task
+from folkscope.epidemiology.tasks import Level, load_task_file, parse_task
 from folkscope.errors import DataError
 
 
@@ -114,7 +114,10 @@ def test_condition_and_subset_levels_are_checked_too():
     ("level", "message"),
     [
         ({"min": "18", "text": "adult"}, "'min' of level 'adult' must be a number, got \"18\""),
-        ({"min": 65, "max": 18, "text": "odd"}, "level 'odd' is empty: 'min' 65 is not below 'max' 18"),
+        ({"min": 65, "max": 18, "text": "odd"}, "level 'odd' is empty: 'min' 65 and 'max' 18 leave no number"),
+        ({"over": 5, "upto": 5, "text": "none"}, "level 'none' is empty: 'over' 5 and 'upto' 5 leave no number"),
+        ({"min": 1, "over": 2, "text": "both"}, "level 'both' needs exactly one of 'value', 'values', or a range"),
+        ({"max": 1, "upto": 2, "text": "both"}, "level 'both' needs exactly one of 'value', 'values', or a range"),
         (
             {"value": None, "text": "blank"},
             "level 'blank' has the value null; a value is a number, a text or true/false",
@@ -201,3 +204,25 @@ def test_a_level_is_refused_exactly_when_it_is_of_the_other_type_or_matches_nobo
 def test_the_bundled_task_files_still_read():
     folder = Path(__file__).resolve().parents[2] / "src/folkscope/epidemiology/resources/tasks"
     assert all(load_task_file(p).tasks for p in sorted(folder.glob("*.json")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bounds=st.tuples(st.one_of(st.none(), st.integers(-50, 50)), st.one_of(st.none(), st.integers(-50, 50))).filter(
+        lambda b: b != (None, None) and (None in b or b[0] < b[1])
+    ),
+    closed=st.booleans(),
+    values=st.lists(st.one_of(st.integers(-60, 60), st.floats(-60, 60, allow_nan=False)), min_size=1, max_size=40),
+)
+def test_a_range_level_matches_exactly_the_numbers_its_bounds_say(bounds, closed, values):
+    """Oracle: the interval by hand; 'over'/'upto' is pandas.cut's right-closed (a, b], 'min'/'max' is [a, b)."""
+    low, high = bounds
+    keys = ("over", "upto") if closed else ("min", "max")
+    spec = {k: v for k, v in zip(keys, (low, high)) if v is not None}
+    level = Level.from_dict({**spec, "text": "range"}, "test")
+    x = pd.Series(values, name="x")
+    if closed:
+        expected = [(low is None or v > low) and (high is None or v <= high) for v in values]
+    else:
+        expected = [(low is None or v >= low) and (high is None or v < high) for v in values]
+    assert level.mask(x).tolist() == expected

@@ -218,6 +218,13 @@ def synthetic_nsduh(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[st
     return {"NSDUH-2022-DS0001-bndl-data-tsv_v2.zip": _zip({"NSDUH_2022_Tab.txt": text})}, {"frame": frame}
 
 
+def _money(rng: np.random.Generator, low: float, high: float) -> np.ndarray:
+    """Dollar amounts between ``low`` and ``high``, log-spread, a tenth of them exactly on round cut points."""
+    spread = np.round(low + (high - low) * rng.random(N) ** 4, 2)
+    cuts = np.asarray([200, 1000, 3500, 5500, 1e4, 3e4, 1e5, 3e5, 1e6, 3e6, 1e7, 1e8])
+    return np.where(rng.random(N) < 0.1, rng.choice(cuts[(cuts > low) & (cuts < high)], N), spread)
+
+
 def synthetic_scf(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
     families = N // 5
     yy1 = np.repeat(np.arange(1, families + 1), 5)
@@ -234,7 +241,14 @@ def synthetic_scf(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str,
             "housecl": _codes(rng, [1, 2]),
             "hstocks": _codes(rng, [0, 1]),
             "hdebt": _codes(rng, [0, 1]),
-            "networth": rng.normal(5e5, 1e5, N),
+            "age": np.repeat(_codes(rng, list(range(18, 96)), families), 5),
+            "racecl5": np.repeat(_codes(rng, [1, 2, 3, 4, 5], families), 5),
+            "hhouses": _codes(rng, [0, 1]),
+            # dollars spread over every class of the paper's cuts, round amounts at the cut points included
+            **{c: _money(rng, 0.0, 6e4) for c in ("foodhome", "foodaway", "fooddelv")},
+            "asset": _money(rng, 0.0, 3e8),
+            "debt": _money(rng, 0.0, 3e7),
+            "networth": _money(rng, -1e5, 3e7),
         }
     )
     return {"scfp2022s.zip": _zip({"rscfp2022.dta": _dta(frame)})}, {"frame": frame}
@@ -391,7 +405,7 @@ def test_every_public_dataset_has_a_task_file_declaring_the_weight_it_keeps():
         "acs-pums",
     }
     assert not set(PUBLIC_DATASETS) & (set(DATASETS) | set(USER_DATASETS))  # one name, one loader
-    derived = {"nhanes1718": {"smoking"}, "scf2022": {"implicate"}}
+    derived = {"nhanes1718": {"smoking"}, "scf2022": {"implicate", "FOOD"}}
     for name, dataset in PUBLIC_DATASETS.items():
         task_file = files[name]
         assert task_file.weights == dataset.weight and dataset.weight in dataset.columns, name
@@ -694,8 +708,8 @@ def test_the_papers_gss_tasks_collapse_the_codes_as_the_authors_build_does(mirro
 
 
 def test_the_papers_meps_expenditure_classes_are_the_authors_right_closed_bins(mirror, tmp_path):
-    """The authors cut TOTEXP22 at 200, 1000, 1500, 5000, 10000, 30000, each class closed on the right; on whole
-    dollars the task's [201, 1001) ... classes are the same, and INSURC22 1, 2, 4, 5, 6, 8 is insured."""
+    """The authors cut TOTEXP22 at 200, 1000, 1500, 5000, 10000, 30000, each class closed on the right (the task's
+    'over'/'upto' classes), and count INSURC22 1, 2, 4, 5, 6, 8 as insured."""
     _, sources = mirror("meps2022")
     frame = load_dataset("meps2022", data_dir=tmp_path)
     rows = sources["frame"]
@@ -719,3 +733,24 @@ def test_the_papers_nsduh_tasks_read_code_1_as_yes_and_every_other_code_as_no(mi
     ):
         expected = _weighted(rows[by], np.where(rows[column] == 1, 0, 1), rows["ANALWT2_C"])
         np.testing.assert_allclose(task_truth(get_task(name), frame).dist, expected, atol=1e-9)
+
+
+def test_the_papers_scf_classes_are_closed_on_the_right_as_the_authors_cuts(mirror, tmp_path):
+    """Net worth cut at 1,000 ... 10,000,000 with (a, b] classes, food as home + away + delivered: by hand with
+    pandas.cut on the synthetic extract (a tenth of the amounts sit exactly on a cut point)."""
+    _, sources = mirror("scf2022")
+    frame = load_dataset("scf2022", data_dir=tmp_path)
+    rows = sources["frame"]
+    cuts = [-np.inf, 1000, 10000, 30000, 1e6, 3e6, 1e7, np.inf]
+    worth = pd.cut(rows["networth"], cuts, labels=False)
+    expected = _weighted(rows["racecl5"], worth, rows["wgt"])
+    np.testing.assert_allclose(task_truth(get_task("scf2022_net_worth_by_race"), frame).dist, expected, atol=1e-9)
+    food = pd.cut(
+        rows["foodhome"] + rows["foodaway"] + rows["fooddelv"],
+        [-np.inf, 3500, 5500, 7000, 8500, 10000, 15000, 30000, np.inf],
+        labels=False,
+    )
+    expected = _weighted(rows["edcl"], food, rows["wgt"])
+    np.testing.assert_allclose(
+        task_truth(get_task("scf2022_food_spending_by_education"), frame).dist, expected, atol=1e-9
+    )

@@ -40,7 +40,7 @@ import pandas as pd
 from folkscope.data.public_files import PublicDataset, PublicFile
 from folkscope.data.pums import default_states, load_pums
 
-__all__ = ["PUBLIC_DATASETS", "PumsDataset", "nhanes_smoking", "scf_implicate"]
+__all__ = ["PUBLIC_DATASETS", "PumsDataset", "nhanes_smoking", "scf_derived"]
 
 
 @dataclass(frozen=True)
@@ -97,13 +97,18 @@ def nhanes_smoking(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def scf_implicate(frame: pd.DataFrame) -> pd.DataFrame:
-    """``implicate`` (1-5) of each row: the SCF numbers a record ``Y1 = 10 * YY1 + implicate`` (YY1: the family).
+def scf_derived(frame: pd.DataFrame) -> pd.DataFrame:
+    """``implicate`` (1-5) of each row, as the SCF numbers a record ``Y1 = 10 * YY1 + implicate`` (YY1: the
+    family), and ``FOOD``, the family's yearly food spending at home, away and delivered (the paper's outcome).
 
-    >>> scf_implicate(pd.DataFrame({"YY1": [1, 1, 2], "Y1": [11, 15, 23]}))["implicate"].tolist()
-    [1, 5, 3]
+    >>> frame = pd.DataFrame({"YY1": [1, 1, 2], "Y1": [11, 15, 23], "FOODHOME": [1.0, 2.0, 3.0],
+    ...                       "FOODAWAY": [0.5, 0.0, 1.0], "FOODDELV": [0.0, 1.0, 0.0]})
+    >>> derived = scf_derived(frame)
+    >>> derived["implicate"].tolist(), derived["FOOD"].tolist()
+    ([1, 5, 3], [1.5, 3.0, 4.0])
     """
     frame["implicate"] = (frame["Y1"] - 10 * frame["YY1"]).astype("int64")
+    frame["FOOD"] = frame["FOODHOME"] + frame["FOODAWAY"] + frame["FOODDELV"]
     return frame
 
 
@@ -302,7 +307,29 @@ _SCF = PublicDataset(
         PublicFile(
             "scfp2022s.zip",
             "stata",
-            ("YY1", "Y1", "WGT", "AGECL", "EDCL", "RACECL4", "HOUSECL", "HSTOCKS", "HDEBT"),
+            # the paper's questions: AGE of the reference person, RACECL5 (1 white non-Hispanic, 2 Black non-Hispanic, 3
+            # Hispanic, 4 Asian, 5 other), HHOUSES owns the primary residence (1 yes, 0 no), FOODHOME, FOODAWAY,
+            # FOODDELV yearly food spending, ASSET, DEBT, NETWORTH in dollars
+            (
+                "YY1",
+                "Y1",
+                "WGT",
+                "AGE",
+                "AGECL",
+                "EDCL",
+                "RACECL4",
+                "RACECL5",
+                "HOUSECL",
+                "HHOUSES",
+                "HSTOCKS",
+                "HDEBT",
+                "FOODHOME",
+                "FOODAWAY",
+                "FOODDELV",
+                "ASSET",
+                "DEBT",
+                "NETWORTH",
+            ),
             member=r"rscfp2022\.dta",
         ),
     ),
@@ -311,7 +338,7 @@ _SCF = PublicDataset(
     # implicates. Each family still counts five times among the rows, so a task's Kish effective sample size, and
     # with it the best reference, overstates the survey's precision about five-fold.
     weight="WGT",
-    derive=scf_implicate,
+    derive=scf_derived,
 )
 
 _PUMS = PumsDataset(

@@ -17,7 +17,8 @@ of their levels, e.g. ``"{SEX} aged {AGEP} with {EDU}"`` (high-dimensional,
 binary outcome, truth per person), an optional population subset, a QA question (``{condition}`` filled in) and a
 likelihood question (``{condition}`` and ``{outcome}``). A level is
 ``{"value": v}``, ``{"values": [...]}`` or a range ``{"min": a, "max": b}``
-(``min`` included, ``max`` excluded), each with its ``text``.
+(``min`` included, ``max`` excluded) or ``{"over": a, "upto": b}`` (``a < x
+<= b``, the right-closed classes the papers cut with), each with its ``text``.
 
 A file may name its own rows, ``"data": "rows.csv"`` (CSV or parquet,
 relative to the task file or absolute): its tasks are then computed on that
@@ -143,6 +144,14 @@ class Level:
     values: tuple[Any, ...] | None = None
     min: float | None = None
     max: float | None = None
+    #: the right-closed bounds a < x <= b, as the papers' cuts are written (``pd.cut``'s default)
+    over: float | None = None
+    upto: float | None = None
+
+    @property
+    def is_range(self) -> bool:
+        """A range of numbers (``min``/``over`` below, ``max``/``upto`` above) rather than listed values."""
+        return any(b is not None for b in (self.min, self.over, self.max, self.upto))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Level:
@@ -153,8 +162,16 @@ class Level:
         keys = set(data) - {"text"}
         if not isinstance(data.get("text"), str) or not data["text"].strip():
             raise DataError(f"{where}: every level needs a non-empty 'text'")
-        if not keys or not (keys <= {"value"} or keys <= {"values"} or keys <= {"min", "max"}):
-            raise DataError(f"{where}: level {data['text']!r} needs exactly one of 'value', 'values', or 'min'/'max'")
+        if (
+            not keys
+            or not (keys <= {"value"} or keys <= {"values"} or keys <= {"min", "over", "max", "upto"})
+            or {"min", "over"} <= keys
+            or {"max", "upto"} <= keys
+        ):
+            raise DataError(
+                f"{where}: level {data['text']!r} needs exactly one of 'value', 'values', or a range: 'min' (included) "
+                "or 'over' (excluded) below, 'max' (excluded) or 'upto' (included) above"
+            )
         values = data.get("values")
         if values is not None and (not isinstance(values, list) or not values):
             raise DataError(f"{where}: 'values' of level {data['text']!r} must be a non-empty list")
@@ -164,14 +181,16 @@ class Level:
                     f"{where}: level {data['text']!r} has the value {_shown(value)}; a value is a number, a text or "
                     "true/false, as the column holds it"
                 )
-        for bound in ("min", "max"):
+        for bound in ("min", "over", "max", "upto"):
             if bound in data and _kind_of(data[bound]) != "number":
                 raise DataError(
                     f"{where}: '{bound}' of level {data['text']!r} must be a number, got {_shown(data[bound])}"
                 )
-        if data.get("min") is not None and data.get("max") is not None and not data["min"] < data["max"]:
+        low = next((b for b in ("min", "over") if data.get(b) is not None), None)
+        high = next((b for b in ("max", "upto") if data.get(b) is not None), None)
+        if low and high and not (data[low] <= data[high] if (low, high) == ("min", "upto") else data[low] < data[high]):
             raise DataError(
-                f"{where}: level {data['text']!r} is empty: 'min' {data['min']} is not below 'max' {data['max']} (max is excluded)"
+                f"{where}: level {data['text']!r} is empty: '{low}' {data[low]} and '{high}' {data[high]} leave no number"
             )
         return cls(
             text=data["text"],
@@ -179,20 +198,22 @@ class Level:
             values=None if values is None else tuple(values),
             min=data.get("min"),
             max=data.get("max"),
+            over=data.get("over"),
+            upto=data.get("upto"),
         )
 
     def describe(self) -> str:
         """What the level covers, as a task file writes it (``= 1``, ``in [1, 2]``, ``18 <= x < 65``)."""
         if self.values is not None:
             return f"in [{', '.join(map(_shown, self.values))}]"
-        if self.min is None and self.max is None:
+        if not self.is_range:
             return f"= {_shown(self.value)}"
         return " ".join(
             p
             for p in (
-                f"{self.min} <=" if self.min is not None else "",
+                f"{self.min} <=" if self.min is not None else f"{self.over} <" if self.over is not None else "",
                 "x",
-                f"< {self.max}" if self.max is not None else "",
+                f"< {self.max}" if self.max is not None else f"<= {self.upto}" if self.upto is not None else "",
             )
             if p
         )
@@ -213,7 +234,7 @@ class Level:
         ):
             kind = "number"  # codes stored as text ("00105") are ranged as the numbers they spell, as mask() does
         given = (
-            (self.min, self.max)
+            (self.min, self.over, self.max, self.upto)
             if self.values is None and self.value is None
             else self.values
             if self.values is not None
@@ -235,7 +256,7 @@ class Level:
         """Which rows of ``column`` fall in this level."""
         if self.values is not None:
             return column.isin(self.values).to_numpy()
-        if self.min is None and self.max is None:
+        if not self.is_range:
             return (column == self.value).fillna(False).to_numpy(dtype=bool)
         numbers = pd.to_numeric(column, errors="coerce")
         keep = numbers.notna().to_numpy().copy()  # pandas may hand out a read-only view
@@ -243,6 +264,10 @@ class Level:
             keep &= (numbers >= self.min).fillna(False).to_numpy()
         if self.max is not None:
             keep &= (numbers < self.max).fillna(False).to_numpy()
+        if self.over is not None:
+            keep &= (numbers > self.over).fillna(False).to_numpy()
+        if self.upto is not None:
+            keep &= (numbers <= self.upto).fillna(False).to_numpy()
         return keep
 
 
@@ -494,10 +519,7 @@ def _with_table(task: Task, table: Any, source: Mapping[str, Any] | None, at: st
         )
     variables = [task.outcome] + ([task.condition] if task.condition is not None else [])
     for variable in variables:
-        if any(
-            lv.values is not None or lv.min is not None or lv.max is not None or lv.value is None
-            for lv in variable.levels
-        ):
+        if any(lv.values is not None or lv.is_range or lv.value is None for lv in variable.levels):
             raise DataError(
                 f"{at}: in a published table each level of {variable.column!r} is named by one 'value' (the table's key)"
             )
