@@ -403,6 +403,7 @@ def test_every_public_dataset_has_a_task_file_declaring_the_weight_it_keeps():
         "nsduh2022",
         "scf2022",
         "acs-pums",
+        "acs-pums-2023",
     }
     assert not set(PUBLIC_DATASETS) & (set(DATASETS) | set(USER_DATASETS))  # one name, one loader
     derived = {"nhanes1718": {"smoking"}, "scf2022": {"implicate", "FOOD"}}
@@ -666,6 +667,51 @@ def test_acs_pums_tasks_read_through_the_data_layer(tmp_path):
     truth = task_truth(get_task("acspums2018_health_insurance_by_age"), frame)
     ages = pd.cut(source["AGEP"], [0, 19, 26, 65, 200], right=False)
     np.testing.assert_allclose(truth.dist, _weighted(ages, source["HICOV"], source["PWGTP"]), atol=1e-9)
+
+
+def test_the_papers_acs_2023_tasks_read_through_the_data_layer_with_the_authors_codes(tmp_path):
+    """The 2023 person files of the data layer; employer collapsed (government 3-5, self-employed 6-8, unpaid 9 left
+    out) and wages cut as the authors' build does (right-closed, no wages in the lowest class): by hand."""
+    rng = np.random.default_rng(11)
+    n = 6000
+    source = pd.DataFrame(
+        {
+            "RT": "P",
+            "SERIALNO": [f"2023HU{i:07d}" for i in range(n)],
+            "SPORDER": 1,
+            "ST": "06",
+            "PWGTP": rng.integers(1, 300, n),
+            "AGEP": rng.integers(0, 96, n),
+            "SEX": rng.integers(1, 3, n),
+            "RAC1P": rng.integers(1, 10, n),
+            "SCHL": rng.integers(1, 25, n),
+            "ESR": rng.integers(1, 7, n),
+            "COW": rng.integers(1, 10, n),
+            # wages, a tenth of them exactly on a cut
+            "WAGP": np.where(
+                rng.random(n) < 0.1, rng.choice([12000, 25000, 50000, 200000], n), rng.integers(0, 300000, n)
+            ),
+        }
+    )
+    young = source["AGEP"] < 16
+    source.loc[young, ["ESR", "COW"]] = np.nan  # asked of people 16 or over, as the Census Bureau codes them
+    source.loc[source["AGEP"] < 15, "WAGP"] = np.nan
+    text = source.to_csv(index=False, lineterminator="\n")
+    dataset = dataclasses.replace(PUBLIC_DATASETS["acs-pums-2023"], states=("CA",))
+    with FixtureServer({"/2023/1-Year/csv_pca.zip": _zip({"psam_p06.csv": text.encode()})}) as server:
+        frame = dataset.load(tmp_path, base_url=server.url())
+    assert (tmp_path / "pums" / "2023" / "1-Year" / "psam_p06.parquet").is_file()
+    for task in list_tasks(dataset="acs-pums-2023"):
+        assert np.allclose(task_truth(task, frame).dist.sum(axis=1), 1.0), task.name
+    rows = source[source["COW"].between(1, 8) & ~young]
+    employer = rows["COW"].map({1: 0, 2: 1, 3: 2, 4: 2, 5: 2, 6: 3, 7: 3, 8: 3})
+    expected = _weighted(rows["SEX"], employer, rows["PWGTP"])
+    np.testing.assert_allclose(task_truth(get_task("acs2023_employer_by_sex"), frame).dist, expected, atol=1e-9)
+    rows = source[source["AGEP"] >= 15]
+    race = rows["RAC1P"].map({1: 0, 2: 1, 3: 2, 4: 2, 5: 2, 6: 3, 7: 4, 8: 5, 9: 6})
+    wages = pd.cut(rows["WAGP"], [-np.inf, 12000, 25000, 50000, 75000, 100000, 150000, 200000, np.inf], labels=False)
+    expected = _weighted(race, wages, rows["PWGTP"])
+    np.testing.assert_allclose(task_truth(get_task("acs2023_salary_by_race"), frame).dist, expected, atol=1e-9)
 
 
 def test_acs_pums_offline_is_the_data_layers_download_error(tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ meps2022        AHRQ MEPS HC-243, 2022 full-year consolidated: h243dta.zip   PER
 nsduh2022       SAMHSA NSDUH 2022 public-use file, tab-delimited             ANALWT2_C
 scf2022         Federal Reserve SCF 2022 summary extract: scfp2022s.zip      WGT
 acs-pums        Census ACS PUMS 2018 1-year person files, 50 states and DC   PWGTP
+acs-pums-2023   Census ACS PUMS 2023 1-year person files, 50 states and DC   PWGTP
 ==============  ===========================================================  =========
 
 Examples
@@ -348,7 +349,19 @@ _PUMS = PumsDataset(
     weight="PWGTP",
 )
 
+_PUMS23 = PumsDataset(
+    name="acs-pums-2023",
+    about="Census ACS PUMS 2023 1-year person records of the 50 states and DC (data layer cache), weight PWGTP; the "
+    "paper's ACS year",
+    # ESR employment status (1, 4 at work; 2, 5 with a job, not at work; 3 unemployed; 6 not in the labor force), COW
+    # class of worker (1 for-profit, 2 non-profit, 3-5 government, 6-8 self-employed, 9 unpaid family worker), WAGP
+    # wages and salary of the past 12 months in dollars, SCHL educational attainment in 24 classes
+    columns=("AGEP", "SEX", "RAC1P", "SCHL", "ESR", "COW", "WAGP", "PWGTP"),
+    weight="PWGTP",
+    year=2023,
+)
+
 #: full public files, downloaded on first use or read from your copy, by name
 PUBLIC_DATASETS: dict[str, PublicDataset | PumsDataset] = {
-    d.name: d for d in (_NHANES, _BRFSS, _BRFSS23, _GSS, _MEPS, _NSDUH, _SCF, _PUMS)
+    d.name: d for d in (_NHANES, _BRFSS, _BRFSS23, _GSS, _MEPS, _NSDUH, _SCF, _PUMS, _PUMS23)
 }
