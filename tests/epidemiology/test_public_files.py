@@ -112,6 +112,33 @@ def synthetic_nhanes(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[s
     return files, {"demo": demo, "smq": smq}
 
 
+def synthetic_nhanes2021(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
+    seqn = np.arange(130378.0, 130378.0 + N)
+    demo = pd.DataFrame(
+        {
+            "SEQN": seqn,
+            "SDDSRVYR": 12.0,
+            "RIAGENDR": _codes(rng, [1, 2]),
+            "RIDAGEYR": _codes(rng, list(range(0, 81))),
+            "WTINT2YR": _weights(rng),
+            "WTMEC2YR": np.where(rng.random(N) < 0.05, 0.0, _weights(rng)),  # interviewed, not examined
+        }
+    )
+    bmx = pd.DataFrame({"SEQN": seqn, "BMXBMI": np.round(rng.uniform(14, 55, N), 1)})
+    bmx.loc[rng.random(N) < 0.05, "BMXBMI"] = np.nan
+    bmx.loc[rng.random(N) < 0.05, "BMXBMI"] = 25.0  # on a cut: the class below, as the authors' bins
+    diq = pd.DataFrame({"SEQN": seqn, "DIQ010": _codes(rng, [1, 2, 3, 7, 9])})
+    adults = demo[demo["RIDAGEYR"] >= 18]["SEQN"].to_numpy()
+    alq = pd.DataFrame({"SEQN": adults, "ALQ121": _codes(rng, [np.nan, *range(0, 11), 77, 99], len(adults))})
+    files = {
+        "DEMO_L.xpt": _xpt(demo, "DEMO_L"),
+        "BMX_L.xpt": _xpt(bmx, "BMX_L"),
+        "DIQ_L.xpt": _xpt(diq, "DIQ_L"),
+        "ALQ_L.xpt": _xpt(alq, "ALQ_L"),
+    }
+    return files, {"demo": demo, "bmx": bmx, "diq": diq, "alq": alq}
+
+
 def synthetic_brfss(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str, pd.DataFrame]]:
     frame = pd.DataFrame(
         {
@@ -256,6 +283,7 @@ def synthetic_scf(rng: np.random.Generator) -> tuple[dict[str, bytes], dict[str,
 
 SYNTHETIC: dict[str, Callable[[np.random.Generator], tuple[dict[str, bytes], dict[str, pd.DataFrame]]]] = {
     "nhanes1718": synthetic_nhanes,
+    "nhanes2021": synthetic_nhanes2021,
     "brfss2022": synthetic_brfss,
     "brfss2023": synthetic_brfss2023,
     "gss-cumulative": synthetic_gss,
@@ -294,6 +322,15 @@ def _by(frame: pd.DataFrame, x: str, y: str, w: str, y_codes: list[int], keep: p
     return rows[x], rows[y], rows[w]
 
 
+def _diabetes_by_bmi(sources: dict[str, pd.DataFrame]) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Examined adults, BMI in the authors' right-closed classes, diabetes 1 or 3 yes and 2 no, the rest left out."""
+    rows = sources["demo"].merge(sources["bmx"], on="SEQN").merge(sources["diq"], on="SEQN")
+    rows = rows[(rows["RIDAGEYR"] >= 18) & (rows["WTMEC2YR"] > 0) & rows["DIQ010"].isin([1, 2, 3])]
+    bmi = pd.cut(rows["BMXBMI"], [-np.inf, 18.5, 25, 30, 35, 40, np.inf], labels=False)
+    keep = bmi.notna()
+    return bmi[keep], np.where(rows["DIQ010"][keep] == 2, 1, 0), rows["WTMEC2YR"][keep]
+
+
 #: one task per dataset and its truth by hand: (x, y, weights) of the task's population
 HAND: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], tuple[pd.Series, pd.Series, pd.Series]]]] = {
     "nhanes1718": ("nhanes1718_smoking_by_sex", _smoking_by_sex),
@@ -301,6 +338,7 @@ HAND: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], tuple[pd.Series, 
         "brfss2022_general_health_by_age",
         lambda s: _by(s["frame"], "_AGE_G", "GENHLTH", "_LLCPWT", [1, 2, 3, 4, 5]),
     ),
+    "nhanes2021": ("nhanes2021_diabetes_by_bmi", lambda s: _diabetes_by_bmi(s)),
     "brfss2023": (
         "brfss2023_diabetes_by_state",
         lambda s: (
@@ -396,6 +434,7 @@ def test_every_public_dataset_has_a_task_file_declaring_the_weight_it_keeps():
     files = {f.dataset: f for f in task_files()}
     assert set(PUBLIC_DATASETS) == {
         "nhanes1718",
+        "nhanes2021",
         "brfss2022",
         "brfss2023",
         "gss-cumulative",
@@ -406,7 +445,7 @@ def test_every_public_dataset_has_a_task_file_declaring_the_weight_it_keeps():
         "acs-pums-2023",
     }
     assert not set(PUBLIC_DATASETS) & (set(DATASETS) | set(USER_DATASETS))  # one name, one loader
-    derived = {"nhanes1718": {"smoking"}, "scf2022": {"implicate", "FOOD"}}
+    derived = {"nhanes1718": {"smoking"}, "nhanes2021": {"alcohol_weekly"}, "scf2022": {"implicate", "FOOD"}}
     for name, dataset in PUBLIC_DATASETS.items():
         task_file = files[name]
         assert task_file.weights == dataset.weight and dataset.weight in dataset.columns, name
@@ -424,6 +463,7 @@ def test_urls_are_the_publishers_unless_a_mirror_is_named(monkeypatch):
     urls = {name: d.url(d.files[0]) for name, d in PUBLIC_DATASETS.items() if isinstance(d, PublicDataset)}
     assert urls == {
         "nhanes1718": "https://wwwn.cdc.gov/Nchs/Data/Nhanes/Public/2017/DataFiles/DEMO_J.xpt",
+        "nhanes2021": "https://wwwn.cdc.gov/Nchs/Data/Nhanes/Public/2021/DataFiles/DEMO_L.xpt",
         "brfss2022": "https://www.cdc.gov/brfss/annual_data/2022/files/LLCP2022XPT.zip",
         "brfss2023": "https://www.cdc.gov/brfss/annual_data/2023/files/LLCP2023XPT.zip",
         "gss-cumulative": "https://gss.norc.org/content/dam/gss/get-the-data/documents/stata/GSS_stata.zip",
@@ -458,7 +498,7 @@ def test_download_converts_once_and_the_truth_uses_the_declared_weights(name, mi
     dataset = PUBLIC_DATASETS[name]
     frame = load_dataset(name, data_dir=tmp_path)
     assert set(dataset.columns) <= set(frame.columns)
-    assert len(frame) == len(sources["demo" if name == "nhanes1718" else "frame"])
+    assert len(frame) == len(sources["demo" if name.startswith("nhanes") else "frame"])
     assert all(server.requests[f"/{name}/{f.name}"] == 1 for f in dataset.files)
     folder = tmp_path / "epidemiology" / name
     assert (folder / f"{name}.parquet").is_file() and (folder / f"{name}.parquet.json").is_file()
@@ -799,4 +839,18 @@ def test_the_papers_scf_classes_are_closed_on_the_right_as_the_authors_cuts(mirr
     expected = _weighted(rows["edcl"], food, rows["wgt"])
     np.testing.assert_allclose(
         task_truth(get_task("scf2022_food_spending_by_education"), frame).dist, expected, atol=1e-9
+    )
+
+
+def test_the_papers_nhanes_weekly_drinking_counts_never_drinkers_as_no(mirror, tmp_path):
+    """ALQ121 1-5 (once a week or more) is yes; 0, 6-10, refused, don't know and not asked (NaN) are no."""
+    _, sources = mirror("nhanes2021")
+    frame = load_dataset("nhanes2021", data_dir=tmp_path)
+    rows = sources["demo"].merge(sources["alq"], on="SEQN", how="left")
+    rows = rows[(rows["RIDAGEYR"] >= 18) & (rows["WTMEC2YR"] > 0)]
+    age = pd.cut(rows["RIDAGEYR"], [-np.inf, 30, 40, 50, 60, 70, np.inf], labels=False)
+    weekly = np.where(rows["ALQ121"].isin([1, 2, 3, 4, 5]), 0, 1)
+    expected = _weighted(age, weekly, rows["WTMEC2YR"])
+    np.testing.assert_allclose(
+        task_truth(get_task("nhanes2021_alcohol_weekly_by_age"), frame).dist, expected, atol=1e-9
     )

@@ -11,6 +11,7 @@ publisher's analysis guidance names for the questions the tasks ask.
 name            files                                                        weight
 ==============  ===========================================================  =========
 nhanes1718      CDC NHANES 2017-2018 (cycle J): DEMO_J, SMQ_J, BPQ_J, DIQ_J  WTINT2YR
+nhanes2021      CDC NHANES 2021-2023 (cycle L): DEMO_L, BMX_L, DIQ_L, ALQ_L  WTMEC2YR
 brfss2022       CDC BRFSS 2022: LLCP2022XPT.zip (LLCP2022.XPT)               _LLCPWT
 brfss2023       CDC BRFSS 2023: LLCP2023XPT.zip (LLCP2023.XPT)               _LLCPWT
 gss-cumulative  NORC GSS cumulative file: GSS_stata.zip (gss72NN_rN.dta)     wtssps
@@ -41,7 +42,7 @@ import pandas as pd
 from folkscope.data.public_files import PublicDataset, PublicFile
 from folkscope.data.pums import default_states, load_pums
 
-__all__ = ["PUBLIC_DATASETS", "PumsDataset", "nhanes_smoking", "scf_derived"]
+__all__ = ["PUBLIC_DATASETS", "PumsDataset", "nhanes_alcohol_weekly", "nhanes_smoking", "scf_derived"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,17 @@ def nhanes_smoking(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def nhanes_alcohol_weekly(frame: pd.DataFrame) -> pd.DataFrame:
+    """``alcohol_weekly``: 1 when ALQ121 (how often the person drank in the past 12 months) is once a week or more
+    (codes 1-5), else 0, people not asked (never drinkers) included, as the paper's code derives it.
+
+    >>> nhanes_alcohol_weekly(pd.DataFrame({"ALQ121": [1, 5, 6, 0, 77, None]}))["alcohol_weekly"].tolist()
+    [1, 1, 0, 0, 0, 0]
+    """
+    frame["alcohol_weekly"] = frame["ALQ121"].isin([1, 2, 3, 4, 5]).astype("int64")
+    return frame
+
+
 def scf_derived(frame: pd.DataFrame) -> pd.DataFrame:
     """``implicate`` (1-5) of each row, as the SCF numbers a record ``Y1 = 10 * YY1 + implicate`` (YY1: the
     family), and ``FOOD``, the family's yearly food spending at home, away and delivered (the paper's outcome).
@@ -136,6 +148,26 @@ _NHANES = PublicDataset(
     weight="WTINT2YR",  # the CDC's guidelines: interview weight for questions asked at the household interview
     key="SEQN",
     derive=nhanes_smoking,
+)
+
+_NHANES21 = PublicDataset(
+    name="nhanes2021",
+    about="CDC NHANES August 2021-August 2023 (cycle L), examined adults, exam weight WTMEC2YR: the paper's cycle",
+    page="https://wwwn.cdc.gov/nchs/nhanes/continuousnhanes/default.aspx?Cycle=2021-2023",
+    base_url="https://wwwn.cdc.gov/Nchs/Data/Nhanes/Public/2021/DataFiles",
+    files=(
+        # age in years (80: 80 or over), sex, the exam weight (0: interviewed but not examined)
+        PublicFile("DEMO_L.xpt", "xport", ("SEQN", "RIAGENDR", "RIDAGEYR", "WTMEC2YR")),
+        # BMXBMI body mass index (kg/m2), measured at the exam
+        PublicFile("BMX_L.xpt", "xport", ("SEQN", "BMXBMI")),
+        # DIQ010 doctor told you have diabetes (1 yes, 2 no, 3 borderline, 7 refused, 9 don't know)
+        PublicFile("DIQ_L.xpt", "xport", ("SEQN", "DIQ010")),
+        # ALQ121 past 12 months how often drank (0 never in the last year, 1 every day ... 5 once a week, 6-10 less)
+        PublicFile("ALQ_L.xpt", "xport", ("SEQN", "ALQ121")),
+    ),
+    weight="WTMEC2YR",  # the CDC's guidelines: the exam weight whenever an exam measurement (BMI) is used
+    key="SEQN",
+    derive=nhanes_alcohol_weekly,
 )
 
 _BRFSS = PublicDataset(
@@ -363,5 +395,5 @@ _PUMS23 = PumsDataset(
 
 #: full public files, downloaded on first use or read from your copy, by name
 PUBLIC_DATASETS: dict[str, PublicDataset | PumsDataset] = {
-    d.name: d for d in (_NHANES, _BRFSS, _BRFSS23, _GSS, _MEPS, _NSDUH, _SCF, _PUMS, _PUMS23)
+    d.name: d for d in (_NHANES, _NHANES21, _BRFSS, _BRFSS23, _GSS, _MEPS, _NSDUH, _SCF, _PUMS, _PUMS23)
 }

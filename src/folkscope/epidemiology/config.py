@@ -54,7 +54,7 @@ class EpidemiologyConfig:
         default=None,
         metadata=option(
             "Run every task of this dataset (bundled: nist-acs, anes96, randhie; from your copy, with --data-dir: nhanes, gss, "
-            "yrbss, nhis, meps96, brfss; full public files, downloaded on first use: nhanes1718, brfss2022, brfss2023, gss-cumulative, "
+            "yrbss, nhis, meps96, brfss; full public files, downloaded on first use: nhanes1718, nhanes2021, brfss2022, brfss2023, gss-cumulative, "
             "meps2022, nsduh2022, scf2022, acs-pums, acs-pums-2023)."
         ),
     )
