@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from folkscope.errors import ConfigError, DataError
+from folkscope.errors import DataError
 from folkscope.metrics._validation import (
     FloatArray,
     as_1d,
     check_number,
+    check_option,
     check_random_state,
     check_sample_weight,
     undefined,
@@ -71,10 +72,8 @@ def l1_distance(true_dist: ArrayLike, model_dist: ArrayLike, *, negative_model: 
     true_dist, model_dist : array-like of shape (n_conditions, n_levels)
         Rows sum to 1 (a 1-d array is one condition).
     negative_model : bool, default=False
-        Accept negative entries in ``model_dist`` (rows still summing to 1):
-        the paper's likelihood decoding gives the unasked level 1 - the sum
-        of the stated values, which is negative when they sum above 1, and
-        its code measures the distance to that vector as it is.
+        Accept negative entries in ``model_dist`` (rows still summing to 1),
+        as the paper's likelihood decoding (1 - the stated values) can give.
 
     Returns
     -------
@@ -312,10 +311,9 @@ def best_reference_distance(
     return float(np.quantile(dists @ w, q))
 
 
-#: what :func:`epidemiology_score` does when the best reference is not below the worst
+#: what :func:`epidemiology_score` does when the best reference is not below the worst (the authors' code: 0 or 100)
 CROSSED_RULES = ("paper", "nan")
-#: how far above the best the authors' code moves a worst reference that is not above it
-CROSSED_GAP = 1e-4
+CROSSED_GAP = 1e-4  # how far above the best the authors' code moves such a worst
 
 
 def epidemiology_score(
@@ -333,14 +331,8 @@ def epidemiology_score(
     100 when the model is as close as the survey's own sampling noise, 0 at
     (or beyond) the worst baseline; the clip is part of the definition.
 
-    When the references cross (``best >= worst``: a survey so small, or a
-    truth so near uniform, that its own noise reaches the uniform guess)
-    there is no room to score. ``crossed="paper"`` (default) does what the
-    authors' code does: the worst moves to ``best + 1e-4``, so the score is
-    100 at or below the best distance, 0 beyond ``best + 1e-4`` (in practice
-    0 or 100); ``crossed="nan"`` returns NaN with an
-    :class:`~folkscope.errors.UndefinedMetricWarning`. Runs say which tasks
-    crossed either way.
+    Crossed references (``best >= worst``) leave no room: ``crossed="paper"``, as the authors' code, moves
+    the worst to ``best + 1e-4`` (the score is 0 or 100); ``"nan"`` gives NaN and an UndefinedMetricWarning.
 
     Parameters
     ----------
@@ -363,10 +355,7 @@ def epidemiology_score(
     """
     lo = float(check_number(best, "best", low=0))
     hi = float(check_number(worst, "worst", low=0))
-    if crossed not in CROSSED_RULES:
-        raise ConfigError(
-            f"crossed must be one of {', '.join(CROSSED_RULES)}, got {crossed!r}", parameter="crossed", value=crossed
-        )
+    check_option(crossed, "crossed", CROSSED_RULES)
     d = np.asarray(distance, dtype=np.float64)
     if not np.isfinite(d).all():
         raise DataError("distance must be finite (no NaN).")
