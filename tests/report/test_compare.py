@@ -2,8 +2,8 @@
 
 The real runs are made once per module through the CLI with the fake
 backend: two risk runs that differ in their prompt setting (order-bias
-correction on and off) and one that differs only in the model's name (the
-fake model's answers do not depend on it, so its scores are identical), and
+correction on and off) and a rerun of the first in another folder (the fake
+model is deterministic, so its scores are identical), and
 a base and a chat run of each other part.
 """
 
@@ -59,7 +59,7 @@ NUMERIC = ["numeric", "run", *FAKE, "--model", "fake", "--limit", "20", "--no-he
 #: run name -> its command line
 RUNS = {
     "risk": [*RISK, "--model", "fake"],
-    "risk_twin": [*RISK, "--model", "fake-twin"],
+    "risk_twin": [*RISK, "--model", "fake"],
     "risk_no_correction": [*RISK, "--model", "fake", "--dont-correct-order-bias"],
     "risk_income": [*RISK, "--model", "fake", "--task", "NISTIncome"],
     "numeric": NUMERIC,

@@ -113,6 +113,30 @@ class FakeTokenizer:
 
 ProbRule = Callable[[str], Mapping[str, float] | None]
 
+#: the default model name: its "model" is keyed by the seed alone, as before names mattered, so its outputs stay put
+DEFAULT_NAME = "fake"
+
+
+def _model_key(name: str, seed: int) -> bytes:
+    """The hash key of a fake model: its seed, and its name unless it is :data:`DEFAULT_NAME`.
+
+    Two names must be two models: a study over several fake models that all
+    answered alike would compare a model with itself (every ranking of them
+    trivially ideal). The name enters through a stable hash (never Python's
+    salted ``hash``), so one name gives the same answers in every process.
+
+    Examples
+    --------
+    >>> _model_key("fake", 3) == (3).to_bytes(8, "little"), _model_key("a", 0) == _model_key("a", 0)
+    (True, True)
+    >>> _model_key("a", 0) != _model_key("b", 0) != _model_key("fake", 0)
+    True
+    """
+    key = seed.to_bytes(8, "little", signed=seed < 0)
+    if name == DEFAULT_NAME:
+        return key
+    return hashlib.blake2b(name.encode("utf-8"), digest_size=8, key=key).digest()
+
 
 class FakeBackend(TokenBackend):
     """Deterministic hashed language model behind the real backend interface.
@@ -120,7 +144,9 @@ class FakeBackend(TokenBackend):
     Parameters
     ----------
     model : str, default "fake"
-        Name in the model identity (and cache keys).
+        Name in the model identity (and cache keys). Every other name is
+        another "model": the name is hashed into its probabilities
+        (:func:`_model_key`), while ``"fake"`` keeps the seed-only outputs.
     revision : str, default "0"
     dtype : str, default "float32"
         A label only, part of the identity (lets tests vary it).
@@ -182,6 +208,7 @@ class FakeBackend(TokenBackend):
         self.dtype = dtype or "float32"
         self.device = device or "cpu"
         self.seed = int(seed)
+        self._key = _model_key(self.model_name, self.seed)
         self._tokenizer = FakeTokenizer()
         if next_token_probs is None or callable(next_token_probs):
             self._rule: ProbRule | None = next_token_probs
@@ -216,9 +243,7 @@ class FakeBackend(TokenBackend):
     # ------------------------------------------------------------------ the "model"
     def logprobs(self, context: Sequence[int]) -> np.ndarray:
         """Next-token log-probabilities after ``context``, shape (512,)."""
-        digest = hashlib.blake2b(
-            np.asarray(context, dtype=np.uint16).tobytes(), digest_size=8, key=self.seed.to_bytes(8, "little")
-        ).digest()
+        digest = hashlib.blake2b(np.asarray(context, dtype=np.uint16).tobytes(), digest_size=8, key=self._key).digest()
         rng = np.random.default_rng(int.from_bytes(digest, "little"))
         logits = rng.standard_normal(VOCAB) * 2.0
         probs = np.exp(logits - logits.max())
