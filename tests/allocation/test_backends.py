@@ -43,13 +43,16 @@ def test_pointwise_and_pairwise_on_a_web_api_match_the_fake_model(monkeypatch):
     with LocalOpenAIServer(FakeSource(FakeBackend()), max_lifetime=120) as url:
         web = Engine.from_config(EngineConfig(model="openai/fake", backend="litellm", api_base=url, use_cache=False))
         points = pointwise_scores(web, _candidates(), TEMPLATE, chat=False)
-        _, pairs, shares = pairwise_scores(web, _candidates(), pools, TEMPLATE, chat=False)
+        _, pairs, shares = pairwise_scores(web, _candidates(), pools, TEMPLATE, chat=False, answer="probability")
+        _, said, _ = pairwise_scores(web, _candidates(), pools, TEMPLATE, chat=False)  # generated: the default
         web.close()
     np.testing.assert_allclose(
         points["score"], pointwise_scores(direct, _candidates(), TEMPLATE, chat=False)["score"], atol=1e-6
     )
-    _, pairs_direct, _ = pairwise_scores(direct, _candidates(), pools, TEMPLATE, chat=False)
+    _, pairs_direct, _ = pairwise_scores(direct, _candidates(), pools, TEMPLATE, chat=False, answer="probability")
     assert (
         pairs[["answer_ab", "answer_ba"]].equals(pairs_direct[["answer_ab", "answer_ba"]])
         and shares["read_from_generation"] == 0
     )
+    _, said_direct, _ = pairwise_scores(direct, _candidates(), pools, TEMPLATE, chat=False)
+    assert said[["response_ab", "response_ba"]].equals(said_direct[["response_ab", "response_ba"]])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +15,7 @@ from folkscope.allocation import AllocationConfig, bloomberg_resumes, draw_pools
 from folkscope.cli.main import main
 from folkscope.engine import Engine, EngineConfig
 from folkscope.engine.backends.fake import FakeBackend
+from folkscope.errors import CaveatWarning
 from folkscope.runs import read_manifest, read_table
 
 
@@ -213,21 +215,53 @@ def test_acs_allocation_from_a_part1_run_without_rescoring(risk_run, tmp_path, c
 
 
 def test_study_relates_metrics_to_gaps_over_runs(tmp_path, capsys):
-    for model in ("fake-a", "fake-b"):
+    for model in ("fake-a", "fake-b", "fake-c"):
         for job in ("retail", "software engineer"):
             engine = EngineConfig(model=model, backend="fake", use_cache=False)
             config = AllocationConfig(engine=engine, subtask=job, names_per_group=3, rounds=30, k_max=3, n_bootstrap=0)
             run_allocation(config, tmp_path)
     runs = sorted(str(p.parent) for p in tmp_path.rglob("manifest.json"))
-    result = study(runs)
-    assert len(result.points[result.points["k"] == 1]) == 4 * 7  # 4 runs x 7 groups besides the reference
-    rabbi_k1 = result.correlations.set_index(["metric", "k"]).loc[("rabbi", 1)]
-    assert rabbi_k1["n"] == 28 and -1 <= rabbi_k1["r"] <= 1
-    assert result.selection["n_subtasks"].max() == 2 and result.selection["ndcg"].dropna().between(0, 1).all()
+    result = study(runs)  # three fake models answer differently: no caveat
+    assert result.notes == ()
+    assert len(result.points[result.points["k"] == 1]) == 6 * 7  # 6 runs x 7 groups besides the reference
+    table = result.table1.set_index(["k", "mode", "metric"])
+    assert list(table.loc[1].index) == [("pointwise", m) for m in ("jsd", "emd", "delta", "rabbi")]
+    assert (
+        table.loc[(1, "pointwise", "rabbi"), "n_dp_gap"] == 42
+        and -1 <= table.loc[(1, "pointwise", "rabbi"), "r_dp_gap"] <= 1
+    )
+    eo = result.correlations.set_index(["metric", "gap", "k"]).loc[("rabbi", "eo_gap", 1)]
+    assert eo["column"] == "rabbi_qualified"  # ΔEO is compared with RABBI among qualified candidates
+    ndcg = result.selection[(result.selection["metric"] == "rabbi") & (result.selection["gap"] == "dp_gap")]
+    assert ndcg[ndcg["k"] == 1]["n"].tolist() == [1, 2, 3] and (ndcg["n_subtasks"] == 2).all()
+    assert ndcg["ndcg"].between(0, 1).all()
     out = tmp_path / "study"
     assert main(["allocation", "study", *runs, "--output", str(out)]) == 0
     assert "best predicted by" in capsys.readouterr().out
-    assert pd.read_csv(out / "correlations.csv").shape[0] == 3 * 5
+    assert pd.read_csv(out / "correlations.csv").shape[0] == 4 * 2 * 3  # pointwise: 4 metrics x (ΔDP, ΔEO) x k
+    assert pd.read_csv(out / "table1.csv").shape[0] == 4 * 3
+    assert (out / "ndcg.png").stat().st_size > 0 and (out / "study.png").stat().st_size > 0
+
+
+def test_study_warns_when_runs_are_merged_or_models_identical(tmp_path, capsys):
+    for seed, model in ((0, "same"), (1, "same"), (0, "fake")):
+        engine = EngineConfig(model=model, backend="fake", use_cache=False)
+        config = AllocationConfig(engine=engine, names_per_group=2, rounds=10, k_max=1, n_bootstrap=0, seed=seed)
+        run_allocation(config, tmp_path)
+    runs = sorted(str(p.parent) for p in tmp_path.rglob("manifest.json"))
+    with pytest.warns(CaveatWarning, match="2 runs of model 'same'"):
+        study(runs)
+    out = tmp_path / "study"
+    assert main(["allocation", "study", *runs, "--output", str(out)]) == 0
+    assert "caveat: 2 runs of model 'same'" in capsys.readouterr().out
+    assert "are merged" in (out / "notes.txt").read_text()
+    twins = [runs[0]]  # one run under two model names: identical measurements
+    twin = tmp_path / "twin"
+    shutil.copytree(runs[0], twin)
+    metrics = json.loads((twin / "metrics.json").read_text())
+    (twin / "metrics.json").write_text(json.dumps({**metrics, "model": "renamed"}))
+    with pytest.warns(CaveatWarning, match="identical bias measurements"):
+        study([*twins, str(twin)])
 
 
 @pytest.mark.parametrize(

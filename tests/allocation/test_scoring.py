@@ -83,7 +83,7 @@ def test_pairwise_points_follow_the_consistency_rules():
         return {" A": 0.8, " B": 0.1, " C": 0.1, "A": 0.0, "B": 0.0, "C": 0.0}
 
     pools = pd.DataFrame({"pool": [0, 0, 0], "candidate_id": ["a", "b", "c"]})
-    scores, pairs, shares = pairwise_scores(_engine(rule), _candidates(), pools, TEMPLATE)
+    scores, pairs, shares = pairwise_scores(_engine(rule), _candidates(), pools, TEMPLATE, answer="probability")
     assert scores.set_index("candidate_id")["score"].to_dict() == {"a": 2.0, "b": 0.5, "c": 0.5}
     assert pairs["answer_ab"].tolist() == ["a", "a", "a"] and pairs["answer_ba"].tolist() == ["a", "a", "b"]
     assert shares["regular"] == 1.0 and shares["tie"] == 0.0
@@ -95,7 +95,7 @@ def test_pairwise_ties_give_half_a_point_each():
         return {" C": 0.9, " A": 0.05, " B": 0.05, "A": 0.0, "B": 0.0, "C": 0.0} if text.endswith("Answer:") else None
 
     pools = pd.DataFrame({"pool": [0, 0], "candidate_id": ["a", "b"]})
-    scores, pairs, shares = pairwise_scores(_engine(rule), _candidates(), pools, TEMPLATE)
+    scores, pairs, shares = pairwise_scores(_engine(rule), _candidates(), pools, TEMPLATE, answer="probability")
     assert scores["score"].tolist() == [0.5, 0.5] and shares["tie"] == 1.0 and shares["inconsistent"] == 0.0
 
 
@@ -134,7 +134,7 @@ def test_pairwise_answers_the_probabilities_cannot_give_are_read_from_a_generati
 
     engine.score = lossy
     pools = pd.DataFrame({"pool": [0, 0], "candidate_id": ["a", "b"]})
-    scores, pairs, shares = pairwise_scores(engine, _candidates(), pools, TEMPLATE)
+    scores, pairs, shares = pairwise_scores(engine, _candidates(), pools, TEMPLATE, answer="probability")
     # ordering 1 shows (b, a): "B" there is a (X1); ordering 0 shows X1 as A, and the model says nothing usable
     assert pairs[["answer_ab", "answer_ba"]].values.tolist() == [["unread", "a"]]
     assert (

@@ -34,13 +34,14 @@ from folkscope.allocation.responses import (
 from folkscope.allocation.resumes import bloomberg_resumes, rabbi_resumes, resume_jobs
 from folkscope.allocation.run import AllocationRun, run_allocation
 from folkscope.allocation.scoring import MODES, listwise_scores, pairwise_scores, pointwise_scores
-from folkscope.allocation.study import METRIC_GAPS, StudyResult, study, study_points, write_study
+from folkscope.allocation.study import GAPS, METRIC_GAPS, StudyResult, study, study_points, write_study
 from folkscope.allocation.templates import TEMPLATE_FAMILIES, TaskTemplate, load_template
 
 __all__ = [
     "AUDIT_COLUMNS",
     "CANDIDATE_COLUMNS",
     "DEFAULT_REFERENCE",
+    "GAPS",
     "ICNALE_REFERENCE",
     "METRIC_GAPS",
     "MODES",

@@ -1,9 +1,15 @@
 """Re-scoring an allocation run from its tables, without the model: selection, bias, metrics, caveats and page.
 
-The run writes ``candidates.parquet``, ``scores.parquet`` and
-``scoring.json``; :func:`analyse` turns them into ``selection.parquet``,
-``bias.parquet``, ``metrics.json`` and ``report.html``, records the run's
-caveats, and is all that ``folkscope rescore`` (:func:`rescore`) repeats.
+The run writes ``candidates.parquet``, ``scores.parquet`` (and for
+pairwise runs the answers per pair, ``answers.parquet``, from which the
+paper's δ is counted) and ``scoring.json``; :func:`analyse` turns them into
+``selection.parquet``, ``bias.parquet``, ``metrics.json`` and
+``report.html``, the same numbers as CSV in the authors' layout
+(``top_k_ranking.csv``: selection per k and group; ``allocation_gaps.csv``:
+ΔDP and ΔEO per k and group against the reference; ``bias_metrics.csv``: the
+bias table), so a spreadsheet or the authors' scripts read a run without
+parquet; records the run's caveats, and is all that ``folkscope rescore``
+(:func:`rescore`) repeats.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from folkscope._io import write_parquet
+from folkscope._io import atomic_write, write_parquet
 from folkscope._json import read_json, write_json
 from folkscope.allocation.caveats import run_caveats
 from folkscope.allocation.outcomes import (
@@ -50,14 +56,18 @@ def analyse(folder: Path) -> dict[str, Any]:
     # metrics (repeating it per appearance would shrink p-values and intervals); pairwise and listwise
     # scores are per pool and count per appearance
     per_candidate = config["mode"] == "pointwise"
+    answers = folder / "answers.parquet"
     bias = bias_table(
         scored.drop_duplicates("candidate_id") if per_candidate else scored,
         reference=reference,
         n_bootstrap=int(config["n_bootstrap"]),
         seed=int(config["seed"]),
+        pairs=pd.read_parquet(answers) if config["mode"] == "pairwise" and answers.exists() else None,
+        delta=str(config.get("pairwise_delta", "paper")),  # folders from before the option: today's default
     )
     write_parquet(folder / "selection.parquet", selection)
     write_parquet(folder / "bias.parquet", bias)
+    _write_csv_tables(folder, selection, bias, reference)
     first = selection[selection["k"] == 1].set_index("group")
     rated = first["impact_ratio"].dropna()
     worst: dict[str, Any] = {"group": None, "value": float("nan"), "n": 0, "selected": 0.0}  # no group was ever picked
@@ -89,6 +99,15 @@ def analyse(folder: Path) -> dict[str, Any]:
     return metrics
 
 
+def _write_csv_tables(folder: Path, selection: pd.DataFrame, bias: pd.DataFrame, reference: str) -> None:
+    """The run's selection, gaps and bias as CSV, in the shape of the authors' ``*_top_k_ranking``,
+    ``*_DP_gap`` and ``*_bias_metrics`` files (one run's rows; ``k`` is their ``top_k_rank``)."""
+    gap_columns = [c for c in ("k", "group", "dp_gap", "eo_gap") if c in selection]
+    gaps = selection.loc[selection["group"] != reference, gap_columns]
+    for name, frame in (("top_k_ranking", selection), ("allocation_gaps", gaps), ("bias_metrics", bias)):
+        atomic_write(folder / f"{name}.csv", lambda fh, f=frame: f.to_csv(fh, index=False))
+
+
 #: why no candidate has a score, by scoring mode: what the model's answers failed to give
 _NOTHING_SCORED = {
     "listwise": "none of the {pools} pools' answers states a ranking (what the model said: answers.parquet)",
@@ -112,13 +131,13 @@ def _nothing_scored(
     why = "no candidate has a score: " + _NOTHING_SCORED.get(str(config["mode"]), "no score is finite").format(
         pools=pools
     )
-    write_parquet(
-        folder / "selection.parquet", pd.DataFrame({"k": pd.Series(dtype="int64"), "group": pd.Series(dtype=str)})
+    selection = pd.DataFrame({"k": pd.Series(dtype="int64"), "group": pd.Series(dtype=str)})
+    bias = pd.DataFrame(
+        {c: pd.Series(dtype=str if c.endswith("note") or c == "group" else float) for c in BIAS_COLUMNS}
     )
-    write_parquet(
-        folder / "bias.parquet",
-        pd.DataFrame({c: pd.Series(dtype=str if c.endswith("note") or c == "group" else float) for c in BIAS_COLUMNS}),
-    )
+    write_parquet(folder / "selection.parquet", selection)
+    write_parquet(folder / "bias.parquet", bias)
+    _write_csv_tables(folder, selection, bias, str(scoring["reference"]))
     metrics: dict[str, Any] = {
         "config": config,
         "model": scoring.get("model"),

@@ -55,8 +55,12 @@ def run_caveats(metrics: Mapping[str, Any]) -> list[Caveat]:
             caveats.append(
                 Caveat(
                     "unparsed-answers",
-                    f"{unread:.0%} of the pairwise answers name neither candidate: those "
-                    "comparisons give no points, so scores rest on the others.",
+                    f"{unread:.0%} of the pairwise answers name neither candidate: "
+                    + (
+                        "those answers give no points, so scores rest on the others."
+                        if metrics.get("pairwise_points") == "authors"
+                        else "their pairs split the point evenly, as if the model could not choose."
+                    ),
                 )
             )
     bias = list(metrics.get("bias") or [])

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from folkscope._config import check_declared, config_dict, config_fields, option
-from folkscope.allocation.scoring import MODES
+from folkscope.allocation.outcomes import PAIR_DELTAS
+from folkscope.allocation.scoring import MODES, PAIR_ANSWERS, PAIR_POINTS
 from folkscope.allocation.templates import load_template
 from folkscope.engine.config import EngineConfig
 from folkscope.errors import ConfigError
@@ -49,6 +50,32 @@ class AllocationConfig:
             "How the model scores candidates: pointwise (Yes/No or grade probabilities), pairwise (every pair, both orders) "
             "or listwise (a stated ranking of the pool).",
             choices=MODES,
+        ),
+    )
+    pairwise_answer: str = field(
+        default="generated",
+        metadata=option(
+            "Pairwise runs: how each prompt's answer is read. 'generated' (default, the paper): a short answer is "
+            "generated and the letter it names parsed, an answer naming neither counted as unread; 'probability': "
+            "the most probable of A/B/C (backends with log-probabilities).",
+            choices=PAIR_ANSWERS,
+        ),
+    )
+    pairwise_points: str = field(
+        default="paper",
+        metadata=option(
+            "Pairwise runs: the point rule. 'paper' (section 3.2): 1 for a candidate named in both orders, 0.5 each "
+            "when the orders disagree, 0.25 each per tie answer; 'authors' (their code): per prompt 0.5 to the "
+            "candidate named, 0.25 each on a tie, 0 for an unread answer.",
+            choices=PAIR_POINTS,
+        ),
+    )
+    pairwise_delta: str = field(
+        default="paper",
+        metadata=option(
+            "Pairwise runs: the baseline δ. 'paper' (section 4.3): the share of compared (group, reference) pairs "
+            "whose group member is named in both orders; 'score-gap': the gap of the mean pairwise scores.",
+            choices=PAIR_DELTAS,
         ),
     )
     engine: EngineConfig = field(
@@ -110,6 +137,17 @@ class AllocationConfig:
             raise ConfigError(
                 f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
             )
+        for name, allowed in (
+            ("pairwise_answer", PAIR_ANSWERS),
+            ("pairwise_points", PAIR_POINTS),
+            ("pairwise_delta", PAIR_DELTAS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}",
+                    parameter=name,
+                    value=getattr(self, name),
+                )
         if self.task in ("rabbi-resumes", "essays", "acs") and not self.data:
             raise ConfigError(f"task {self.task} reads your copy of its data: add --data PATH", parameter="data")
         if self.task == "acs" and self.mode != "pointwise":

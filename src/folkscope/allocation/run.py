@@ -6,10 +6,14 @@ A run folder (``<results>/allocation-<task>-<subtask>/<model>/<mode>-<hash8>/``,
 - ``candidates.parquet``: the candidate table (id, group, qualified, name, text);
 - ``scores.parquet``: one row per appearance in a pool: ``pool, candidate_id, group, qualified, score``;
 - ``answers.parquet``: what the model said (pointwise label probabilities,
-  pairwise answers per pair, listwise responses per pool; ACS runs: none);
-- ``selection.parquet``, ``bias.parquet``, ``metrics.json``, ``report.html``:
-  recomputed from the tables above by :func:`~folkscope.allocation.analysis.rescore`
-  (``folkscope rescore``).
+  pairwise answers per pair with the generated texts, listwise responses per
+  pool; ACS runs: none);
+- ``scoring.json``: counts of the scoring, and for pairwise runs how the
+  answers were read (``pairwise_answer``) and pointed (``pairwise_points``);
+- ``selection.parquet``, ``bias.parquet``, ``metrics.json``, ``report.html``
+  and the CSV tables ``top_k_ranking.csv``, ``allocation_gaps.csv``,
+  ``bias_metrics.csv``: recomputed from the tables above by
+  :func:`~folkscope.allocation.analysis.rescore` (``folkscope rescore``).
 
 An ACS allocation reads a finished part-1 run folder through its manifest and
 declared ``scores`` table: no model, no re-scoring.
@@ -213,7 +217,16 @@ def _score(
             {"unscored_candidates": nan},
         )
     if config.mode == "pairwise":
-        scores, pairs, shares = pairwise_scores(engine, cset, pools, template, chat=config.chat)
-        return scores, pairs, {"pairwise": shares}
+        scores, pairs, shares = pairwise_scores(
+            engine,
+            cset,
+            pools,
+            template,
+            chat=config.chat,
+            answer=config.pairwise_answer,
+            points=config.pairwise_points,
+        )
+        read = {"pairwise_answer": config.pairwise_answer, "pairwise_points": config.pairwise_points}
+        return scores, pairs, {"pairwise": shares, **read}
     scores, answers = listwise_scores(engine, cset, pools, template, chat=config.chat)
     return scores[["pool", "candidate_id", "score"]], answers, {"unparseable_pools": int((~answers["parsed"]).sum())}

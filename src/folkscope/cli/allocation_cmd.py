@@ -55,7 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "runs", nargs="+", metavar="RUN_DIR", help="allocation run folders (several models and subtasks)"
     )
     study.add_argument(
-        "--output", default=None, metavar="DIR", help="write points, correlations and selection as CSV, and the figure"
+        "--output",
+        default=None,
+        metavar="DIR",
+        help="write points, correlations, table1 and selection (NDCG@N) as CSV, the caveats and the figures",
     )
     study.set_defaults(func=run_study)
     responses = commands.add_parser(
@@ -158,21 +161,31 @@ def run_allocation_cmd(args: argparse.Namespace) -> int:
 
 
 def run_study(args: argparse.Namespace) -> int:
+    import warnings
+
     from folkscope.allocation import study, write_study
+    from folkscope.errors import CaveatWarning
     from folkscope.paths import check_writable_dir
 
     if args.output:
         check_writable_dir(args.output, flag="--output", what="study tables")
-    result = study(args.runs)
-    best = result.correlations[result.correlations["k"] == 1].sort_values("r", ascending=False, key=lambda r: r.abs())
-    print(
-        f"{result.points['run'].nunique()} runs, {len(result.points[result.points['k'] == 1])} (model, subtask, group) points"
-    )
-    if len(best) and best["r"].notna().any():
-        top = best.dropna(subset=["r"]).iloc[0]
-        print(f"at k = 1 the gap is best predicted by {top['metric']} (r = {top['r']:.3f}, n = {top['n']})")
-    print(result.correlations.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CaveatWarning)  # printed below as caveats, with the tables they qualify
+        result = study(args.runs)
+    first = result.points[result.points["k"] == result.points["k"].min()]
+    print(f"{result.points['run'].nunique()} runs, {len(first)} (model, subtask, group) points")
+    for note in result.notes:
+        print(f"caveat: {note}")
+    k1 = result.table1[result.table1["k"] == result.table1["k"].min()]
+    for mode, rows in k1.groupby("mode", sort=False):
+        best = rows.dropna(subset=["r_dp_gap"])
+        if len(best):
+            top = best.loc[best["r_dp_gap"].abs().idxmax()]
+            print(f"{mode}: at k = 1 ΔDP is best predicted by {top['metric']} (r = {top['r_dp_gap']:.3f})")
+    print("Pearson r with the allocation gaps (paper table 1; against ΔEO each metric among qualified candidates):")
+    print(result.table1.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="n/a"))
     if result.selection["n_subtasks"].max() > 0:
+        print("model selection, mean NDCG@N over subtasks:")
         print(result.selection.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     else:
         print("model selection (NDCG): needs two or more models on one subtask and mode; these runs have one each")
