@@ -500,6 +500,29 @@ def test_acs_candidates_are_the_scored_rows_of_a_risk_run(risk_run):
     assert cs.provenance["dropped_nan_scores"] == "0" and cs.provenance["group_columns"] == "RAC1P,SEX"
     by_sex, _ = acs_candidates(risk_run, group_columns=("SEX",))
     assert by_sex.groups() == ["Female", "Male"]
+    # the run's survey weights travel with the candidates
+    np.testing.assert_array_equal(frame["weight"], scores["weight"].to_numpy(dtype=float))
+    assert cs.provenance["weights"].startswith("the run's survey weights")
+
+
+def test_acs_selection_rates_are_population_shares_by_hand(risk_run):
+    """phi(X) = sum of the weights of X's selected appearances / sum of X's weights, the gaps between them."""
+    from folkscope.allocation import draw_pools
+    from folkscope.allocation.outcomes import selection_table
+
+    cs, risk = acs_candidates(risk_run, group_columns=("SEX",))
+    pools = draw_pools(cs.frame, rounds=40, pool_size=6, seed=0)
+    scored = pools.merge(
+        cs.frame.assign(score=risk)[["candidate_id", "group", "qualified", "score", "weight"]], on="candidate_id"
+    )
+    table = selection_table(scored, reference="Male", k_max=1).set_index("group")
+    top = scored.loc[scored.groupby("pool")["score"].idxmax()]  # k = 1 (scores of the fake model do not tie here)
+    assert scored.groupby("pool")["score"].apply(lambda s: (s == s.max()).sum()).eq(1).all()
+    w_selected = top.groupby("group")["weight"].sum()
+    w_all = scored.groupby("group")["weight"].sum()
+    np.testing.assert_allclose(table["selection_rate"], (w_selected / w_all).reindex(table.index).fillna(0.0))
+    unweighted = selection_table(scored.drop(columns="weight"), reference="Male", k_max=1).set_index("group")
+    assert not np.allclose(table["selection_rate"], unweighted["selection_rate"])  # the weights matter
 
 
 def test_rows_without_a_risk_score_are_dropped_and_counted(risk_run, tmp_path):

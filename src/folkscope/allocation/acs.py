@@ -70,8 +70,11 @@ def acs_candidates(
     group joins the readable codebook labels of ``group_columns`` with ``", "``
     (``"White, Female"``; a code the codebook lacks reads ``"RAC1P=10"``), the
     true label is its qualification, and rows without a risk score are
-    dropped (counted in ``provenance['dropped_nan_scores']``). Survey weights
-    are not used: every respondent is one candidate.
+    dropped (counted in ``provenance['dropped_nan_scores']``). The run's
+    survey weights (PWGTP) travel as the candidates' ``weight``: selection
+    rates and their gaps are then population shares, each respondent standing
+    for the people it represents; RABBI, δ, JSD and EMD stay over candidates,
+    as the paper defines them.
 
     Parameters
     ----------
@@ -145,6 +148,10 @@ def acs_candidates(
             "text": "",
         }
     )
+    weight = pd.to_numeric(kept["weight"], errors="coerce") if "weight" in kept else None
+    weighted = weight is not None and bool(np.isfinite(weight).all() and (weight >= 0).all() and weight.sum() > 0)
+    if weighted:
+        frame["weight"] = weight.to_numpy(dtype=float)
     provenance = {
         "source": "a folkscope part-1 (risk) run: its scores table",
         "path": str(folder.resolve()),
@@ -154,6 +161,8 @@ def acs_candidates(
         "group_labels": f"codebook labels of the {column_set!r} column set, joined with ', '",
         "rows": str(len(scores)),
         "dropped_nan_scores": str(int((~keep).sum())),
-        "weights": "not used (each respondent is one candidate)",
+        "weights": "the run's survey weights: selection rates and gaps are population shares"
+        if weighted
+        else "none in the run (each respondent is one candidate)",
     }
     return CandidateSet("acs", name, "", frame, provenance), risk[keep].to_numpy(dtype=float)

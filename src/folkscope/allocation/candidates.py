@@ -34,7 +34,8 @@ __all__ = [
     "check_balanced",
 ]
 
-#: the columns of :attr:`CandidateSet.frame`, in this order (``item`` may be left out of a frame given: it is then "")
+#: the columns of :attr:`CandidateSet.frame`, in this order (``item`` may be left out of a frame given: it is then "");
+#: survey candidates (ACS) may add a ``weight`` column, which the selection rates then use
 CANDIDATE_COLUMNS = ("candidate_id", "group", "qualified", "name", "text", "item")
 #: race x gender groups of the resume tasks, in the order candidates are listed
 RACE_GENDER_GROUPS = (
@@ -184,7 +185,7 @@ def _checked_frame(frame: Any, where: str) -> pd.DataFrame:
         frame = frame.assign(item="")
         columns.append("item")
     missing = [c for c in CANDIDATE_COLUMNS if c not in columns]
-    extra = [c for c in columns if c not in CANDIDATE_COLUMNS]
+    extra = [c for c in columns if c not in (*CANDIDATE_COLUMNS, "weight")]
     if missing or extra or len(columns) != len(set(columns)):
         raise DataError(
             f"{where}: columns must be exactly {', '.join(CANDIDATE_COLUMNS)}; "
@@ -216,4 +217,12 @@ def _checked_frame(frame: Any, where: str) -> pd.DataFrame:
             f"{where}: 'qualified' must be 0 or 1, found {bad.tolist()[0]!r}; mark each candidate qualified (1) or not (0)"
         )
     out["qualified"] = qualified.astype(np.int64)
-    return out[list(CANDIDATE_COLUMNS)]
+    if "weight" not in columns:
+        return out[list(CANDIDATE_COLUMNS)]
+    weight = pd.to_numeric(frame["weight"].reset_index(drop=True), errors="coerce")
+    if not (np.isfinite(weight).all() and (weight >= 0).all() and weight.sum() > 0):
+        raise DataError(
+            f"{where}: 'weight' must be finite survey weights >= 0 with a positive sum; fix or drop the column"
+        )
+    out["weight"] = weight.astype(np.float64)
+    return out[[*CANDIDATE_COLUMNS, "weight"]]

@@ -144,8 +144,9 @@ def selection_table(scored: pd.DataFrame, *, reference: str, k_max: int = 5) -> 
     """Selection outcomes for k = 1..``k_max`` (see the module docstring).
 
     ``scored`` has one row per appearance: ``pool, candidate_id, group,
-    qualified, score``; appearances without a score (NaN) are left out of
-    their pool. Returns one row per (k, group).
+    qualified, score`` (and ``weight`` for survey candidates: the rates are
+    then population shares); appearances without a score (NaN) are left out
+    of their pool. Returns one row per (k, group).
 
     Raises
     ------
@@ -176,6 +177,7 @@ def selection_table(scored: pd.DataFrame, *, reference: str, k_max: int = 5) -> 
                 usable["group"].to_numpy(),
                 reference=reference,
                 qualified=usable["qualified"].to_numpy() if has_qualified else None,
+                sample_weight=usable["weight"].to_numpy(dtype=float) if "weight" in usable else None,
             )
         gaps["n"] = gaps["n"].astype(np.int64)  # counts of appearances, not scores
         if "n_qualified" in gaps:

@@ -4,7 +4,8 @@ A run folder (``<results>/allocation-<task>-<subtask>/<model>/<mode>-<hash8>/``,
 :mod:`folkscope.runs`) holds:
 
 - ``candidates.parquet``: the candidate table (id, group, qualified, name, text);
-- ``scores.parquet``: one row per appearance in a pool: ``pool, candidate_id, group, qualified, score``;
+- ``scores.parquet``: one row per appearance in a pool: ``pool, candidate_id, group, qualified, score`` (and the
+  survey ``weight`` of ACS candidates);
 - ``answers.parquet``: what the model said (pointwise label probabilities,
   pairwise answers per pair with the generated texts, listwise responses per
   pool; ACS runs: none);
@@ -183,8 +184,11 @@ def _write(
             note = oom_note(extra.get("backend_stats") or {})
             if note:
                 extra["notes"] = [note]
-        info = cset.frame.set_index("candidate_id")[["group", "qualified"]]
-        scored = scored.join(info, on="candidate_id")[["pool", "candidate_id", "group", "qualified", "score"]]
+        weighted = ["weight"] if "weight" in cset.frame else []  # survey candidates: population-weighted rates
+        info = cset.frame.set_index("candidate_id")[["group", "qualified", *weighted]]
+        scored = scored.join(info, on="candidate_id")[
+            ["pool", "candidate_id", "group", "qualified", "score", *weighted]
+        ]
         write_parquet(folder / "scores.parquet", scored)
         if answers is not None:
             write_parquet(folder / "answers.parquet", answers)

@@ -122,16 +122,18 @@ from folkscope.metrics._randomness import (
 from folkscope.metrics._recalibration import IsotonicCalibrator, PlattCalibrator
 from folkscope.metrics._replicates import replicate_standard_error
 from folkscope.metrics._selection import (
-    PearsonResult,
     allocation_gaps,
     impact_ratio,
-    model_ranking_ndcg_score,
-    predictive_validity,
-    root_mean_square_bias,
     simulate_top_k_allocation,
     top_k_selection,
 )
 from folkscope.metrics._thresholds import THRESHOLD_RULES, best_accuracy_threshold
+from folkscope.metrics._validity import (
+    PearsonResult,
+    model_ranking_ndcg_score,
+    predictive_validity,
+    root_mean_square_bias,
+)
 
 __all__ = [
     "CROSSED_RULES",
