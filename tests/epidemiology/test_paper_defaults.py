@@ -176,3 +176,25 @@ def test_a_likelihood_run_keeps_every_chosen_bin_and_says_the_defaults(tmp_path)
     model = read_table(folder, "model")
     sums = model.groupby("condition")["p_model"].sum()
     np.testing.assert_allclose(sums, 1.0)  # the rest makes every condition sum to 1, never NaN
+
+
+def test_compare_redraws_at_the_runs_sample_sizes_and_keeps_negative_remainders(tmp_path):
+    from folkscope.epidemiology.compare import _replicate_distances
+
+    truth = pd.DataFrame(
+        {
+            "task": "t",
+            "condition": ["c"] * 3,
+            "level": ["a", "b", "z"],
+            "p_true": [0.2, 0.3, 0.5],
+            "share": 1.0,
+            "n": 1_000_000,
+            "effective_n": 2,
+        }
+    )
+    model = truth[["task", "condition", "level"]].assign(p_model=[0.725, 0.725, -0.45])
+    args = (truth, [model, model], None, "low", 50)
+    full, paper = _replicate_distances(*args, np.random.default_rng(0), "n")
+    assert full == pytest.approx([1.9, 1.9])  # the authors' L1 with the negative remainder, as the run's own
+    _, kish = _replicate_distances(*args, np.random.default_rng(0), "effective_n")
+    assert np.ptp(paper) < 0.01 < np.ptp(kish)  # a million answers barely move; two move a lot

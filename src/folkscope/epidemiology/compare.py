@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope._json import read_json
 from folkscope.errors import DataError, UndefinedMetricWarning
 from folkscope.metrics import distribution_distance, epidemiology_score, person_distance
 from folkscope.report.matching import match_units
@@ -37,8 +38,12 @@ def _replicate_distances(
     dimension: str,
     replicates: int,
     rng: np.random.Generator,
+    sizes: str = "n",
 ) -> tuple[list[float], np.ndarray] | None:
-    """Full-data distance of each run and its distances on redrawn truths (replicates x runs), or None if unreadable."""
+    """Full-data distance of each run and its distances on redrawn truths (replicates x runs), or None if unreadable.
+
+    ``sizes``: the truth column each condition is redrawn at (``n``, the raw count of the paper's best reference,
+    or ``effective_n``), as the runs' own intervals redraw it."""
     conditions = list(dict.fromkeys(truth["condition"]))
     levels = list(dict.fromkeys(truth["level"]))
     p = truth.pivot(index="condition", columns="level", values="p_true").loc[conditions, levels]
@@ -61,14 +66,16 @@ def _replicate_distances(
             draws[r] = [person_distance(pi[k], q[k], wi[k]) for q in qi]
         return full, draws
     first = truth.drop_duplicates("condition").set_index("condition").loc[conditions]
-    shares, eff = first["share"].to_numpy(np.float64), first["effective_n"].to_numpy(np.int64)
+    shares, eff = first["share"].to_numpy(np.float64), first[sizes].to_numpy(np.int64)
     pt = p.to_numpy(np.float64)
-    full = [distribution_distance(pt, q.to_numpy(), condition_weights=shares) for q in qs]
+    full = [distribution_distance(pt, q.to_numpy(), condition_weights=shares, negative_model=True) for q in qs]
     probs = pt / pt.sum(axis=1, keepdims=True)
     size = np.maximum(eff, 1)  # a condition without respondents keeps its published share
     for r in range(replicates):
         redrawn = np.where(eff[:, None] > 0, rng.multinomial(size, probs) / size[:, None], pt)
-        draws[r] = [distribution_distance(redrawn, q.to_numpy(), condition_weights=shares) for q in qs]
+        draws[r] = [
+            distribution_distance(redrawn, q.to_numpy(), condition_weights=shares, negative_model=True) for q in qs
+        ]
     return full, draws
 
 
@@ -115,6 +122,11 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
             "the runs share task names but not their survey truth (other data or filters); compare two runs "
             "over the same data"
         )
+    # the runs share their references (matched above), so the first one's rules are both runs' rules; folders made
+    # before the paper's defaults redrew at Kish's n and left crossed references undefined
+    made = read_json(a / "config.json")
+    sizes = "n" if made.get("best_reference", "design-effect") == "paper" else "effective_n"
+    crossed = str(made.get("best_above_worst", "nan"))
     rng = np.random.default_rng(opts.seed)
     rows: list[dict[str, Any]] = []
     moves = []
@@ -131,6 +143,7 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
             str(task["dimension"]),
             opts.replicates,
             rng,
+            sizes,
         )
         stated = (float(task["distance_a"]), float(task["distance_b"]))
         if got is not None and not np.allclose(got[0], stated, rtol=1e-9, atol=1e-12, equal_nan=False):
@@ -142,7 +155,9 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
             draws = got[1]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)  # best >= worst: NaN, as in the run's own table
-                scores = epidemiology_score(draws, worst=float(task["worst"]), best=float(task["best"]))
+                scores = epidemiology_score(
+                    draws, worst=float(task["worst"]), best=float(task["best"]), crossed=crossed
+                )
         common: dict[str, Any] = {
             "scope": str(name),
             "n_units": int(t["condition"].nunique()),
