@@ -46,7 +46,7 @@ def write_task_figure(task: str, truth: pd.DataFrame, model: pd.DataFrame, path:
         ax.bar(x - 0.2, rows["p_true"], width=0.4, label="survey", color="#4c78a8")
         ax.bar(x + 0.2, rows["p_model"].fillna(0), width=0.4, label="model", color="#f58518")
         ax.set_xticks(x, [plain_text(t)[:18] for t in rows["level"]], rotation=35, ha="right", fontsize=7)
-        ax.set_ylim(0, 1)
+        ax.set_ylim(min(0.0, float(rows["p_model"].min())), 1)  # a paper-decoded remainder may be negative
         ax.set_title(plain_text(condition)[:40], fontsize=8)
     axes[0].legend(fontsize=7)
     fig.suptitle(plain_text(task), fontsize=9)
@@ -72,6 +72,7 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
             f"<p>On {len(beaten)} of {len(scores)} tasks the model is further from the truth than predicting the "
             "population's overall distribution for every condition (the mean baseline).</p>"
         )
+    lead += _likelihood_note(config := metrics["config"], folder)
     figures = optional_figures(
         lambda: {
             f"{task}: survey vs model": write_task_figure(task, truth, model, folder / f"{task}.png").name
@@ -87,9 +88,11 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
             frame_table(scores, digits=3),
             "<p>distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
             "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best_from: where it comes "
-            "from; a published table, with no respondents to redraw, declares it and has no interval); mean_baseline: "
+            "from: redraws at the raw respondent count as the paper, or at Kish's effective n; a published table, with no "
+            "respondents to redraw, has 0 as in the paper or the best it declares, and no interval); mean_baseline: "
             "the overall distribution for every condition. score = 100 · clip((distance − worst) / (best − worst), 0, 1), "
-            "with a 95% bootstrap interval.</p>",
+            "with a 95% bootstrap interval; where best is not below worst (references_crossed) the paper's rule gives 0 or "
+            "100.</p>",
         ),
         figures,
         section(
@@ -97,7 +100,6 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
             frame_table(both[["task", "condition", "level", "p_true", "p_model", "share", "n"]], digits=3),
         ),
     ]
-    config = metrics["config"]
     subtitle = f"{metrics.get('model')} · {config['mode']}{' (chat)' if config.get('chat') else ''} · {metrics['n_tasks']} tasks"
     return render_page(
         "epidemiology",
@@ -106,3 +108,23 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
         subtitle=subtitle,
         config=config,
     )
+
+
+def _likelihood_note(config: dict[str, Any], folder: Path) -> str:
+    """How a likelihood run read its answers, and the bins the model chose most, so a strange score can be traced."""
+    if config.get("mode") != "likelihood":
+        return ""
+    if config.get("likelihood_levels", "all") == "paper":
+        how = (
+            "As the paper decodes them, the model was asked about every answer but the last, and the last answer's share "
+            "is what remains (1 minus the others), so a model that states 0% everywhere gives the last answer 100%."
+        )
+    else:
+        how = "Every answer was asked about and the stated values renormalised to sum to 1."
+    bins_path = folder / "bins.parquet"
+    if not bins_path.is_file():
+        return f"<p>{escape(how)}</p>"
+    bins = pd.read_parquet(bins_path)
+    counts = bins["bin"].fillna("unread").value_counts()
+    top = ", ".join(f"{letter} {n} of {len(bins)}" for letter, n in counts.head(3).items())
+    return f"<p>{escape(how)} Most chosen answers (A = 0%, V = 100%; bins.parquet has every one): {escape(top)}.</p>"
