@@ -119,7 +119,8 @@ def config_dict(config: Any) -> dict[str, Any]:
 
 
 def check_declared(config: Any) -> None:
-    """Check every field of ``config`` declared with bounds (:func:`option`'s ``low``/``high``): one rule, one message.
+    """Check every field of ``config`` declared with bounds (:func:`option`'s ``low``/``high``) or ``choices``: one rule,
+    one message.
 
     Each config used to write the same test inline (``isinstance(v, bool)
     or not isinstance(v, int) or v < 1``) with its own wording; the bound now
@@ -141,14 +142,29 @@ def check_declared(config: Any) -> None:
     Traceback (most recent call last):
     ...
     folkscope.errors.ConfigError: limit must be an integer >= 1 or None, got 0
+    >>> @dataclass
+    ... class Rule:
+    ...     rule: str = field(default="paper", metadata=option("Which rule.", choices=("paper", "nan")))
+    >>> check_declared(Rule(rule="zero"))
+    Traceback (most recent call last):
+    ...
+    folkscope.errors.ConfigError: rule must be one of paper, nan, got 'zero'
     """
     for f in fields(config):
-        low, high = f.metadata.get("low"), f.metadata.get("high")
-        if low is None and high is None:
+        low, high, choices = f.metadata.get("low"), f.metadata.get("high"), f.metadata.get("choices")
+        if low is None and high is None and not choices:
             continue
         value = getattr(config, f.name)
         optional = "None" in str(f.type)  # ``int | None``: absent is allowed
         if value is None and optional:
+            continue
+        if choices:
+            if value not in choices:
+                raise ConfigError(
+                    f"{f.name} must be one of {', '.join(map(str, choices))}, got {value!r}",
+                    parameter=f.name,
+                    value=value,
+                )
             continue
         whole = str(f.type).replace(" ", "").split("|")[0] == "int"
         kind = numbers.Integral if whole else numbers.Real

@@ -137,17 +137,6 @@ class AllocationConfig:
             raise ConfigError(
                 f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
             )
-        for name, allowed in (
-            ("pairwise_answer", PAIR_ANSWERS),
-            ("pairwise_points", PAIR_POINTS),
-            ("pairwise_delta", PAIR_DELTAS),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ConfigError(
-                    f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}",
-                    parameter=name,
-                    value=getattr(self, name),
-                )
         if self.task in ("rabbi-resumes", "essays", "acs") and not self.data:
             raise ConfigError(f"task {self.task} reads your copy of its data: add --data PATH", parameter="data")
         if self.task == "acs" and self.mode != "pointwise":

@@ -164,18 +164,7 @@ class EpidemiologyConfig:
             raise ConfigError(
                 f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout"
             )
-        for name, allowed in (
-            ("likelihood_levels", LIKELIHOOD_LEVELS),
-            ("best_reference", BEST_REFERENCES),
-            ("best_above_worst", CROSSED_RULES),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ConfigError(
-                    f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}",
-                    parameter=name,
-                    value=getattr(self, name),
-                )
-        check_declared(self)
+        check_declared(self)  # bounds and choices, the paper's rules among them
         if self.dimension is not None and self.dimension not in DIMENSIONS:
             raise ConfigError(
                 f"dimension must be one of {', '.join(DIMENSIONS)}, got {self.dimension!r}",
