@@ -63,6 +63,7 @@ __all__ = [
     "LIKELIHOOD_READOUTS",
     "MAX_ORDERINGS",
     "MODES",
+    "condition_texts",
     "elicit",
     "likelihood_answers",
     "likelihood_distribution",
@@ -76,7 +77,8 @@ LIKELIHOOD_LEVELS = ("paper", "all")
 MAX_ORDERINGS = 128
 
 
-def _conditions(task: Task) -> list[str | None]:  # a low-dimensional task's condition texts (None: unconditional)
+def condition_texts(task: Task) -> list[str | None]:
+    """What a low-dimensional task's questions say about each condition (one None: the unconditional question)."""
     return [None] if task.condition is None else [lv.text for lv in task.condition.levels]
 
 
@@ -101,7 +103,7 @@ def elicit(
         raise ConfigError(
             f"task {task.name} is high-dimensional: pass the cells to ask about (conditions=)", parameter="conditions"
         )
-    asked = list(conditions) if conditions is not None else _conditions(task)
+    asked = list(conditions) if conditions is not None else condition_texts(task)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
     if likelihood_readout not in LIKELIHOOD_READOUTS:

@@ -35,7 +35,7 @@ from folkscope.data.surveys import load_dataset
 from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.epidemiology.analysis import analyse
 from folkscope.epidemiology.config import EpidemiologyConfig
-from folkscope.epidemiology.elicit import elicit, likelihood_answers, likelihood_distribution
+from folkscope.epidemiology.elicit import condition_texts, elicit, likelihood_answers, likelihood_distribution
 from folkscope.epidemiology.tasks import Task
 from folkscope.epidemiology.truth import (
     HighTruth,
@@ -99,11 +99,6 @@ def _high_long(task: Task, truth: HighTruth) -> pd.DataFrame:
     frame["n"] = np.repeat(np.bincount(truth.cell, minlength=n_cells), 2)
     frame["effective_n"] = np.repeat(np.maximum(1, np.floor(w**2 / w_sq)).astype(np.int64), 2)
     return frame
-
-
-def _condition_texts(task: Task) -> list[str | None]:
-    """What a low-dimensional task's questions say about the condition (None: unconditional)."""
-    return [None] if task.condition is None else [lv.text for lv in task.condition.levels]
 
 
 def _bins_long(task: Task, answers: pd.DataFrame, asked: list[str | None]) -> pd.DataFrame:
@@ -222,7 +217,7 @@ def _write(
             cells = truth.cell_texts if isinstance(truth, HighTruth) else None
             start = time.perf_counter()
             if config.mode == "likelihood":  # the chosen bins are kept, so a strange score can be traced
-                asked = cells if cells is not None else _condition_texts(task)
+                asked = cells if cells is not None else condition_texts(task)
                 answers = likelihood_answers(
                     engine,
                     task,
