@@ -233,9 +233,14 @@ class FakeBackend(TokenBackend):
         return self._tokenizer
 
     def identity(self) -> dict[str, Any]:
+        model = {"name": self.model_name, "revision": self.revision, "source": "fake", "seed": self.seed}
+        if self.model_name != DEFAULT_NAME:
+            # answers cached before names mattered came from the seed alone: a new identity keeps them from passing
+            # for this model's (the default name keeps both its answers and its identity)
+            model["keyed_by"] = "name and seed"
         return {
             "backend": self.name,
-            "model": {"name": self.model_name, "revision": self.revision, "source": "fake", "seed": self.seed},
+            "model": model,
             "dtype": self.dtype,
             "device": self.device,
         }
