@@ -129,21 +129,13 @@ class AllocationConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.engine, EngineConfig):
             raise ConfigError(f"engine must be an EngineConfig, got {type(self.engine).__name__}", parameter="engine")
-        if self.task not in TASKS:
-            raise ConfigError(
-                f"task must be one of {', '.join(TASKS)}, got {self.task!r}", parameter="task", value=self.task
-            )
-        if self.mode not in MODES:
-            raise ConfigError(
-                f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
-            )
+        check_declared(self)  # bounds and every declared choice (task, mode, the paper's pairwise rules)
         if self.task in ("rabbi-resumes", "essays", "acs") and not self.data:
             raise ConfigError(f"task {self.task} reads your copy of its data: add --data PATH", parameter="data")
         if self.task == "acs" and self.mode != "pointwise":
             raise ConfigError(
                 "task acs allocates by a part-1 run's risk scores, which are pointwise; drop --mode", parameter="mode"
             )
-        check_declared(self)
         object.__setattr__(self, "group_columns", tuple(self.group_columns))
         if self.template_file is not None:  # the whole wording checked now, not when the first prompt is filled
             if not isinstance(self.template_file, str) or not self.template_file.strip():

@@ -156,21 +156,7 @@ class EpidemiologyConfig:
         object.__setattr__(self, "tasks", comma_names(self.tasks) if isinstance(self.tasks, str) else tuple(self.tasks))
         files = self.task_file
         object.__setattr__(self, "task_file", comma_names(files) if isinstance(files, str) else tuple(files))
-        if self.mode not in MODES:
-            raise ConfigError(
-                f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", parameter="mode", value=self.mode
-            )
-        if self.likelihood_readout not in LIKELIHOOD_READOUTS:
-            raise ConfigError(
-                f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}", parameter="likelihood_readout"
-            )
-        check_declared(self)  # bounds and choices, the paper's rules among them
-        if self.dimension is not None and self.dimension not in DIMENSIONS:
-            raise ConfigError(
-                f"dimension must be one of {', '.join(DIMENSIONS)}, got {self.dimension!r}",
-                parameter="dimension",
-                value=self.dimension,
-            )
+        check_declared(self)  # bounds and every declared choice (mode, readout, dimension, the paper's rules)
         if not 0.5 < float(self.quantile) < 1:
             raise ConfigError(
                 f"quantile must be in (0.5, 1), got {self.quantile!r}", parameter="quantile", value=self.quantile

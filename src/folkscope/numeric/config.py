@@ -105,12 +105,7 @@ class NumericConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.engine, EngineConfig):
             raise ConfigError(f"engine must be an EngineConfig, got {type(self.engine).__name__}", parameter="engine")
-        if self.dataset not in DATASETS:
-            raise ConfigError(
-                f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}",
-                parameter="dataset",
-                value=self.dataset,
-            )
+        check_declared(self)  # bounds and every declared choice (dataset, template format)
         for name in ("scales", "templates", "words", "numbers"):
             value = getattr(self, name)
             if value is not None:
@@ -126,16 +121,9 @@ class NumericConfig:
         for name in ("template_file", "prompt_file"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, str(getattr(self, name)))
-        if self.template_format not in TEMPLATE_FORMATS:
-            raise ConfigError(
-                f"template_format must be one of {', '.join(TEMPLATE_FORMATS)}, got {self.template_format!r}",
-                parameter="template_format",
-                value=self.template_format,
-            )
         if self.frequency_table is not None:
             table = str(self.frequency_table)
             object.__setattr__(self, "frequency_table", None if table.lower() in ("", "none", "off") else table)
-        check_declared(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples as lists; of the engine, its model and backend: :meth:`EngineConfig.answering`)."""

@@ -354,7 +354,7 @@ class BenchmarkConfig:
     def __post_init__(self) -> None:
         if self.few_shot == 0 and not isinstance(self.few_shot, bool):
             object.__setattr__(self, "few_shot", None)  # zero examples is zero-shot, in run as in prompts
-        check_declared(self)
+        check_declared(self)  # bounds and every declared choice (draw, readout, threshold rule and fit, wording)
         sub = self.subsampling
         is_fraction = isinstance(sub, float) and 0 < sub <= 1
         is_count = isinstance(sub, int) and not isinstance(sub, bool) and sub >= 1
@@ -379,18 +379,6 @@ class BenchmarkConfig:
                 stacklevel=3,
             )
             object.__setattr__(self, "temperature", None)  # the same numbers share one run folder
-        if self.wording not in WORDINGS:
-            raise ConfigError(
-                f"wording must be one of {', '.join(WORDINGS)}; got {self.wording!r}",
-                parameter="wording",
-                value=self.wording,
-            )
-        if self.numeric_readout not in NUMERIC_READOUTS:
-            raise ConfigError(
-                f"numeric_readout must be one of {', '.join(NUMERIC_READOUTS)}, got {self.numeric_readout!r}",
-                parameter="numeric_readout",
-                value=self.numeric_readout,
-            )
         object.__setattr__(self, "sce_pairs", tuple(self.sce_pairs))
         self.group_pairs()  # the pair syntax is checked now; the groups when the task is known
         object.__setattr__(self, "variation", tuple(self.variation))
@@ -401,18 +389,6 @@ class BenchmarkConfig:
         elif isinstance(self.population_filter, str):
             object.__setattr__(self, "population_filter", (self.population_filter,))
         object.__setattr__(self, "population_filter", tuple(self.population_filter))
-        if self.threshold_rule not in THRESHOLD_RULES:
-            raise ConfigError(
-                f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, got {self.threshold_rule!r}",
-                parameter="threshold_rule",
-                value=self.threshold_rule,
-            )
-        if self.threshold_fit not in FIT_METHODS:
-            raise ConfigError(
-                f"threshold_fit must be one of {', '.join(FIT_METHODS)}, got {self.threshold_fit!r}",
-                parameter="threshold_fit",
-                value=self.threshold_fit,
-            )
         if self.feature_subset is not None:
             object.__setattr__(self, "feature_subset", tuple(self.feature_subset))
         self.prompt_config()  # every prompt option and combination is checked now, before any model loads
