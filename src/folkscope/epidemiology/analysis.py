@@ -19,6 +19,7 @@ import pandas as pd
 from folkscope._io import write_parquet
 from folkscope._json import read_json, write_json
 from folkscope.epidemiology.caveats import run_caveats
+from folkscope.epidemiology.config import made_with
 from folkscope.epidemiology.report import render_report
 from folkscope.errors import DataError, UndefinedMetricWarning
 from folkscope.metrics import distribution_distance, epidemiology_score, person_distance
@@ -149,7 +150,7 @@ def analyse(folder: Path) -> dict[str, Any]:
     refs = read_json(folder / "references.json")
     truth, model = pd.read_parquet(folder / "truth.parquet"), pd.read_parquet(folder / "model.parquet")
     persons = pd.read_parquet(folder / "persons.parquet") if (folder / "persons.parquet").is_file() else None
-    # runs made before these options redrew at Kish's n and left crossed references undefined: rescored as made
+    rules = made_with(config)  # a folder made before the paper's defaults is rescored with the rules of its time
     scores = score_table(
         truth,
         model,
@@ -157,8 +158,8 @@ def analyse(folder: Path) -> dict[str, Any]:
         n_resamples=int(config["n_resamples"]),
         seed=int(config["seed"]),
         persons=persons,
-        best_reference=str(config.get("best_reference", "design-effect")),
-        crossed=str(config.get("best_above_worst", "nan")),
+        best_reference=rules["best_reference"],
+        crossed=rules["best_above_worst"],
     )
     write_parquet(folder / "scores.parquet", scores)
     metrics = {

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope.epidemiology.config import made_with
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard, run_metrics, slug
 from folkscope.report.figures import drawn_figure, plain_text, save_png, subplots_row
 
@@ -29,9 +30,10 @@ def _task_rows(folder: Path, metrics: dict[str, Any]) -> pd.DataFrame:
     mode = str(metrics.get("mode") or config.get("mode") or "qa")
     if mode == "likelihood" and config.get("likelihood_readout", "argmax") != "argmax":
         mode += f" ({config['likelihood_readout']})"  # another readout of the same answers: another row
-    if mode.startswith("likelihood") and config.get("likelihood_levels", "all") != "paper":
+    rules = made_with(config)
+    if mode.startswith("likelihood") and rules["likelihood_levels"] != "paper":
         mode += " (all levels)"  # runs before the option asked every level
-    if config.get("best_reference", "design-effect") != "paper":
+    if rules["best_reference"] != "paper":
         mode += " (design-effect best)"  # another best reference: scores that do not compare with the paper's
     mode += " (chat)" if config.get("chat") else ""
     scores = pd.DataFrame(metrics.get("scores") or [])

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from folkscope.epidemiology.config import made_with
 from folkscope.runs import Caveat
 
 __all__ = ["run_caveats"]
@@ -39,7 +40,7 @@ def run_caveats(metrics: Mapping[str, Any]) -> list[Caveat]:
         )
     crossed = [str(r.get("task")) for r in rows if r.get("references_crossed")]
     if crossed:
-        rule = (metrics.get("config") or {}).get("best_above_worst", "nan")
+        rule = made_with(metrics.get("config") or {})["best_above_worst"]
         outcome = "0 or 100 (the paper's rule)" if rule == "paper" else "n/a (--best-above-worst nan)"
         caveats.append(
             Caveat(

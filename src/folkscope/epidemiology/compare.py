@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from folkscope._json import read_json
+from folkscope.epidemiology.config import made_with
 from folkscope.errors import DataError, UndefinedMetricWarning
 from folkscope.metrics import distribution_distance, epidemiology_score, person_distance
 from folkscope.report.matching import match_units
@@ -124,9 +125,9 @@ def compare(a: Path, b: Path, opts: Options) -> PartComparison:
         )
     # the runs share their references (matched above), so the first one's rules are both runs' rules; folders made
     # before the paper's defaults redrew at Kish's n and left crossed references undefined
-    made = read_json(a / "config.json")
-    sizes = "n" if made.get("best_reference", "design-effect") == "paper" else "effective_n"
-    crossed = str(made.get("best_above_worst", "nan"))
+    rules = made_with(read_json(a / "config.json"))
+    sizes = "n" if rules["best_reference"] == "paper" else "effective_n"
+    crossed = rules["best_above_worst"]
     rng = np.random.default_rng(opts.seed)
     rows: list[dict[str, Any]] = []
     moves = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,10 +15,22 @@ from folkscope.epidemiology.truth import BEST_REFERENCES
 from folkscope.errors import ConfigError
 from folkscope.metrics import CROSSED_RULES
 
-__all__ = ["DIMENSIONS", "EpidemiologyConfig"]
+__all__ = ["DIMENSIONS", "EpidemiologyConfig", "LEGACY_RULES", "made_with"]
 
 #: what --dimension accepts
 DIMENSIONS = ("low", "high")
+#: the scoring rules of runs made before the paper's became the defaults (their config.json lacks these keys)
+LEGACY_RULES = {"best_reference": "design-effect", "best_above_worst": "nan", "likelihood_levels": "all"}
+
+
+def made_with(config: Mapping[str, Any]) -> dict[str, str]:
+    """The scoring rules a run folder was made with, from its ``config.json``: what rescore, compare, the page and
+    the leaderboard must follow (an older folder keeps the rules of its time, :data:`LEGACY_RULES`).
+
+    >>> made_with({"best_reference": "paper"})["best_reference"], made_with({})["best_reference"]
+    ('paper', 'design-effect')
+    """
+    return {key: str(config.get(key, legacy)) for key, legacy in LEGACY_RULES.items()}
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope.epidemiology.config import made_with
 from folkscope.report.figures import plain_text, save_png, subplots_row
 from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
 
@@ -114,7 +115,7 @@ def _likelihood_note(config: dict[str, Any], folder: Path) -> str:
     """How a likelihood run read its answers, and the bins the model chose most, so a strange score can be traced."""
     if config.get("mode") != "likelihood":
         return ""
-    if config.get("likelihood_levels", "all") == "paper":
+    if made_with(config)["likelihood_levels"] == "paper":
         how = (
             "As the paper decodes them, the model was asked about every answer but the last, and the last answer's share "
             "is what remains (1 minus the others), so a model that states 0% everywhere gives the last answer 100%."
