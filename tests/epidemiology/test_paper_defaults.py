@@ -132,6 +132,11 @@ def test_likelihood_asks_k_minus_1_levels_and_gives_the_last_the_rest():
     np.testing.assert_allclose(elicit(engine, binary, mode="likelihood"), [[0.075, 0.925]] * 2)
 
 
+def test_an_unknown_readout_is_refused_by_the_answers_themselves():
+    with pytest.raises(ConfigError, match="likelihood_readout must be one of argmax, expected, got 'mean'"):
+        likelihood_answers(_bins_by_level({}), _task(), ["one"], readout="mean")
+
+
 def test_a_negative_remainder_is_kept_as_the_authors_keep_it_and_counted():
     engine = _bins_by_level({"level0": "P", "level1": "P"})  # P = 70-75%: 0.725 twice, the rest -0.45
     dist = elicit(engine, _task(levels=3), mode="likelihood")

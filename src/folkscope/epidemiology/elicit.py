@@ -106,12 +106,7 @@ def elicit(
     asked = list(conditions) if conditions is not None else condition_texts(task)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode", value=mode)
-    if likelihood_readout not in LIKELIHOOD_READOUTS:
-        raise ConfigError(
-            f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}, got {likelihood_readout!r}",
-            parameter="likelihood_readout",
-            value=likelihood_readout,
-        )
+    _check_readout(likelihood_readout)
     config = PromptConfig(use_chat_template=chat)
     answers = [lv.text for lv in task.outcome.levels]
     if mode == "qa":
@@ -125,6 +120,16 @@ def elicit(
         engine, task, asked, chat=chat, readout=likelihood_readout, levels=likelihood_levels
     )
     return likelihood_distribution(answers_table, task, asked, levels=likelihood_levels)
+
+
+def _check_readout(readout: str) -> None:
+    """An unknown readout is refused, never read as the expectation."""
+    if readout not in LIKELIHOOD_READOUTS:
+        raise ConfigError(
+            f"likelihood_readout must be one of {', '.join(LIKELIHOOD_READOUTS)}, got {readout!r}",
+            parameter="likelihood_readout",
+            value=readout,
+        )
 
 
 def _asked_levels(task: Task, levels: str) -> list[int]:
@@ -158,6 +163,7 @@ def likelihood_answers(
     probability) and ``stated`` (the value read: the bin midpoint, or the
     expectation with ``readout="expected"``; NaN where unread).
     """
+    _check_readout(readout)
     asked_levels = _asked_levels(task, levels)
     config = PromptConfig(use_chat_template=chat)
     texts = [lv.text for lv in task.outcome.levels]
