@@ -2,8 +2,8 @@
 
 Three ways to show it, chosen by where stderr goes:
 
-- ``"bar"``: an interactive terminal (outside CI) gets a live rich bar with
-  units/s and the time left;
+- ``"bar"``: an interactive terminal (outside CI) gets a live rich bar on
+  stderr with units/s and the time left;
 - ``"lines"``: a pipe, a file, ``nohup`` or a cluster log gets one plain line
   every ``interval`` seconds (``FOLKSCOPE_PROGRESS_INTERVAL``, default 10),
   plus one at the start and one at the end;
@@ -17,6 +17,14 @@ inside a batch reports it through :meth:`Progress.partial`, shown apart as
 units of the running batch not saved yet (``scoring: 0/31 rows (0%), 20
 more in the running batch (not saved yet), ...``), so a line never counts
 what a kill would lose.
+
+The bar's time left is this class's own estimate, the whole run's rate since
+the start (as in the lines), never rich's: rich estimates speed from the
+updates of its last 30 seconds only, and a bar that moves once per batch of
+a slow model gets fewer than two of those, so it showed ``-:--:--`` for a
+whole run while ``run.log`` had an ETA. For the same reason the bar redraws
+when the count moves (at most a few times a second), not only on rich's
+timer.
 """
 
 from __future__ import annotations
@@ -26,14 +34,17 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
-__all__ = ["Mode", "Progress", "format_duration", "interactive_terminal", "progress_mode"]
+__all__ = ["Mode", "Progress", "clock_time", "format_duration", "interactive_terminal", "progress_mode"]
 
 log = logging.getLogger("folkscope.progress")
 Mode = Literal["bar", "lines", "off"]
 #: seconds between two plain progress lines when not on a terminal
 DEFAULT_INTERVAL = 10.0
+#: least seconds between two redraws the bar asks for itself (rich's timer redraws it too)
+_REDRAW = 0.2
 
 
 def interactive_terminal() -> bool:
@@ -77,6 +88,20 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+def clock_time(seconds: float) -> str:
+    """``"0:00:09"``, ``"1:02:03"`` (hours:minutes:seconds, rounded up, as a bar shows it); ``"?"`` when unknown.
+
+    Examples
+    --------
+    >>> clock_time(8.2), clock_time(3723), clock_time(float("nan"))
+    ('0:00:09', '1:02:03', '?')
+    """
+    if not math.isfinite(seconds) or seconds < 0:
+        return "?"
+    s = math.ceil(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
 def _interval() -> float:
     raw = os.environ.get("FOLKSCOPE_PROGRESS_INTERVAL")
     try:
@@ -102,6 +127,9 @@ class Progress:
         (None) or True: a bar on a terminal, plain lines elsewhere.
     interval : float, optional
         Seconds between plain lines (default ``FOLKSCOPE_PROGRESS_INTERVAL`` or 10).
+    clock : callable, default time.monotonic
+        Seconds now; every rate, ETA and interval is read from it (a test
+        drives time with its own clock instead of hoping for speed).
 
     Examples
     --------
@@ -119,6 +147,7 @@ class Progress:
         unit: str = "requests",
         enabled: bool | None = None,
         interval: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = int(total)
         self.description = description
@@ -128,8 +157,9 @@ class Progress:
         self.done = 0
         self.tokens = 0
         self._partial = 0.0
-        self._start = time.monotonic()
-        self._last_line = self._start
+        self._clock = clock
+        self._start = clock()
+        self._last_line = self._last_draw = self._start
         self._bar: Any = None
         self._task: Any = None
 
@@ -140,7 +170,8 @@ class Progress:
         return min(self.done + self._partial, self.total)
 
     def rate(self) -> float:
-        elapsed = time.monotonic() - self._start
+        """Units per second over the whole run so far (the running batch's share counted)."""
+        elapsed = self._clock() - self._start
         return self.completed / elapsed if elapsed > 0 else 0.0
 
     @property
@@ -158,7 +189,7 @@ class Progress:
         done, total = self.done, self.total
         pct = 100.0 * done / total if total else 100.0
         head = f"{self.description}: {done:,}/{total:,} {self.unit} ({pct:.0f}%)"
-        elapsed = time.monotonic() - self._start
+        elapsed = self._clock() - self._start
         rate = self.rate()
         if done >= total:
             return f"{head}, {rate:,.2f} {self.unit}/s, done in {format_duration(elapsed)}"
@@ -166,23 +197,45 @@ class Progress:
             head = f"{head}, {self.running:,} more in the running batch (not saved yet)"
         if self.completed <= 0:
             return f"{head}, starting"
-        eta = (total - self.completed) / rate if rate > 0 else float("inf")
-        return f"{head}, {rate:,.2f} {self.unit}/s, ETA {format_duration(eta)}"
+        return f"{head}, {rate:,.2f} {self.unit}/s, ETA {format_duration(self.seconds_left())}"
+
+    def seconds_left(self) -> float:
+        """The units left at the whole run's rate so far; infinite before anything is done."""
+        rate = self.rate()
+        return (self.total - self.completed) / rate if rate > 0 else float("inf")
+
+    def _bar_fields(self) -> dict[str, Any]:
+        """What the bar's own columns show, all read from this object's clock."""
+        elapsed = self._clock() - self._start
+        if self.done >= self.total:
+            left = f"done in {clock_time(elapsed)}"
+        elif self.completed <= 0:
+            left = "starting"
+        else:
+            left = f"{clock_time(self.seconds_left())} left"
+        return {
+            "running": self.running,
+            "rate": self.rate(),
+            "tokens_rate": self.tokens / elapsed if elapsed > 0 else 0.0,
+            "left": left,
+        }
 
     def _emit(self) -> None:
         """One plain line: to the log always (file only), to stderr in ``"lines"`` mode."""
-        self._last_line = time.monotonic()
+        self._last_line = self._clock()
         text = self.line()
         log.info("%s", text, extra={"folkscope_file_only": True})
         if self.mode == "lines":
             print(text, file=sys.stderr, flush=True)
 
     def _refresh(self) -> None:
+        now = self._clock()
         if self._bar is not None:
-            self._bar.update(
-                self._task, completed=self.done, tokens=self.tokens, running=self.running, rate=self.rate()
-            )
-        if time.monotonic() - self._last_line >= self.interval:
+            redraw = now - self._last_draw >= _REDRAW
+            if redraw:
+                self._last_draw = now
+            self._bar.update(self._task, completed=self.done, refresh=redraw, **self._bar_fields())
+        if now - self._last_line >= self.interval:
             self._emit()
 
     # ------------------------------------------------------------------ what callers report
@@ -200,9 +253,10 @@ class Progress:
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> Progress:
-        self._start = self._last_line = time.monotonic()
+        self._start = self._last_line = self._last_draw = self._clock()
         if self.mode == "bar":
-            from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TimeRemainingColumn
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn
             from rich.progress import Progress as RichProgress
             from rich.text import Text
 
@@ -212,13 +266,18 @@ class Progress:
                 """Units/s (the running batch's share counted), tokens/s, and the units computed but not saved yet."""
 
                 def render(self, task: Any) -> Text:
-                    elapsed = task.elapsed or 0.0
                     running = task.fields.get("running", 0)
                     extra = f"  +{running:,} not saved yet" if running > 0 else ""
-                    if elapsed <= 0:
+                    rate = task.fields.get("rate", 0.0)
+                    if rate <= 0:
                         return Text(f"-- {unit}/s{extra}")
-                    tokens = task.fields.get("tokens", 0) / elapsed
-                    return Text(f"{task.fields.get('rate', 0.0):,.2f} {unit}/s  {tokens:,.0f} tok/s{extra}")
+                    return Text(f"{rate:,.2f} {unit}/s  {task.fields.get('tokens_rate', 0.0):,.0f} tok/s{extra}")
+
+            class Left(ProgressColumn):  # type: ignore[misc]
+                """The time left at the whole run's rate (see the module's docstring: not rich's 30-second window)."""
+
+                def render(self, task: Any) -> Text:
+                    return Text(task.fields.get("left", ""), style="progress.remaining")
 
             self._bar = RichProgress(
                 "[progress.description]{task.description}",
@@ -226,17 +285,19 @@ class Progress:
                 MofNCompleteColumn(),
                 unit,
                 Rate(),
-                TimeRemainingColumn(),
+                Left(),
+                console=Console(stderr=True),  # where interactive_terminal() looked; stdout keeps the summary
                 transient=False,
             )
             self._bar.__enter__()
-            self._task = self._bar.add_task(self.description, total=self.total, tokens=0, running=0, rate=0.0)
+            self._task = self._bar.add_task(self.description, total=self.total, **self._bar_fields())
         if self.total > 0:
             self._emit()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, **self._bar_fields())
             self._bar.__exit__(*exc)
             self._bar = None
         if self.total > 0:
