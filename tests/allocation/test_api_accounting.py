@@ -60,7 +60,8 @@ def test_an_allocation_run_on_a_web_api_reports_and_stores_what_it_paid(monkeypa
         )
         assert stored["backend_stats"]["retries"] == 1 and stored["backend_stats"]["api_calls"] == 7
     print_summary(result.folder, result.metrics)
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("web API:"))
+    out = " ".join(capsys.readouterr().out.split())  # lines folded to the terminal, read as one text
+    line = out[out.index("web API:") :]
     assert f"this run's 6 answers cost ${session.cost_usd:.4f}" in line and "7 calls for 6 answers, 1 retries" in line
     assert rescore(result.folder)["engine_stats"] == result.metrics["engine_stats"]  # rescore keeps what was paid
     assert "web API: this run" in (result.folder / "report.html").read_text()

@@ -48,4 +48,4 @@ def test_a_run_says_how_many_prompts_were_cut_in_its_metrics_report_and_console(
     )
     capsys.readouterr()
     print_summary(bench.run_dir, metrics)
-    assert f"prompts cut to the context size (300 tokens): {rows}" in capsys.readouterr().out
+    assert f"prompts cut to the context size (300 tokens): {rows}" in " ".join(capsys.readouterr().out.split())

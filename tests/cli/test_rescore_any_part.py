@@ -36,7 +36,7 @@ def _numeric_run(capsys, tmp_path) -> Path:
         "--no-heatmap",
     ]
     assert main(argv) == 0
-    return Path(json.loads(capsys.readouterr().out)["folder"])
+    return Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
 
 
 def _risk_run(capsys, tmp_path) -> Path:
@@ -69,7 +69,8 @@ def test_rescore_dispatches_on_the_manifest_for_every_part(capsys, tmp_path):
     before = json.loads((numeric / "metrics.json").read_text())
     (numeric / "metrics.json").unlink()
     assert main(["rescore", str(numeric)]) == 0
-    assert json.loads(capsys.readouterr().out)["folder"] == str(numeric)  # numeric's own summary
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"run folder: {numeric}" and out[-1] == f"report: {numeric / 'report.html'}"  # numeric's own
     after = json.loads((numeric / "metrics.json").read_text())
     assert after["summary"] == before["summary"] and after["behaviour_shares"] == before["behaviour_shares"]
     assert main(["rescore", str(risk)]) == 0

@@ -24,6 +24,12 @@ def _run(argv):
     return args.func(args)
 
 
+def _printed_run(out: str) -> tuple[Path, dict]:
+    """The run folder the summary names, and its metrics.json (the summary is for people, the file for scripts)."""
+    folder = Path(out.split("run folder: ")[1].splitlines()[0])
+    return folder, json.loads((folder / "metrics.json").read_text())
+
+
 @pytest.mark.parametrize(
     "dataset, extra",
     [
@@ -51,15 +57,14 @@ def test_cli_end_to_end_on_fake_backend(tmp_path, capsys, dataset, extra):
         *extra,
     ]
     assert _run(argv) == 0
-    out = json.loads(capsys.readouterr().out)
-    folder = tmp_path / "results" / out["folder"].split("results/")[-1]
+    folder, printed = _printed_run(capsys.readouterr().out)
     # the layout every part shares: <results>/<subject>/<model>/<variant>-<hash8>
     subject, model, name = folder.relative_to(tmp_path / "results").parts
     assert (subject, model) == (f"numeric-{dataset}", "fk")
     assert name.startswith("chat-" if "--chat" in extra else "base-")
     assert json.loads((folder / "manifest.json").read_text())["part"] == "numeric"
     metrics = json.loads((folder / "metrics.json").read_text())
-    assert metrics["n_problems"] == out["n_problems"] > 0
+    assert metrics["n_problems"] == printed["n_problems"] > 0
     assert metrics["config"]["chat"] == ("--chat" in extra)
     probs = pd.read_parquet(folder / "probabilities.parquet")
     assert probs["model_prob"].between(0, 1).all()
@@ -67,7 +72,7 @@ def test_cli_end_to_end_on_fake_backend(tmp_path, capsys, dataset, extra):
     assert (folder / "heatmap.png").exists() == (dataset != "distributions")
     # a rerun is served from the cache and lands in the same folder
     assert _run(argv) == 0
-    assert json.loads(capsys.readouterr().out)["folder"] == out["folder"]
+    assert _printed_run(capsys.readouterr().out)[0] == folder
 
 
 def test_cli_limit_and_bad_template_file(tmp_path, capsys):
@@ -82,7 +87,7 @@ def test_cli_limit_and_bad_template_file(tmp_path, capsys):
         "--no-heatmap",
     ]
     assert _run([*base, "--dataset", "wordproblems", "--limit", "7"]) == 0
-    assert json.loads(capsys.readouterr().out)["n_problems"] == 7
+    assert _printed_run(capsys.readouterr().out)[1]["n_problems"] == 7
     bad = tmp_path / "bad.json"
     bad.write_text(
         json.dumps(
@@ -127,9 +132,8 @@ def test_default_model_tiny_grid(tmp_path, capsys):
         "4",
     ]
     assert _run(argv) == 0  # 4 of the 2 ordered pairs x 4 number configurations
-    out = json.loads(capsys.readouterr().out)
-    assert out["n_problems"] == 4
-    folder = Path(out["folder"])  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
+    folder, printed = _printed_run(capsys.readouterr().out)  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
+    assert printed["n_problems"] == 4
     probs = pd.read_parquet(folder / "probabilities.parquet")
     assert (probs["model_prob"] > 0).all() and (probs.groupby("problem_id")["model_prob"].sum() <= 1).all()
     metrics = json.loads((folder / "metrics.json").read_text())

@@ -259,22 +259,22 @@ def test_cli_original_templates_games_table_and_comparison(tmp_path, capsys):
         str(table),
     ]
     assert _run_cli(base) == 0
-    ref = json.loads(capsys.readouterr().out)
-    assert ref["n_problems"] == 8 and set(ref["ci95"]) == {
+    ref = Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
+    ref_metrics = json.loads((ref / "metrics.json").read_text())
+    assert ref_metrics["n_problems"] == 8 and set(ref_metrics["summary"]) == {
         "probability_mass",
         "calibration_distance",
         "relative_entropy",
     }
-    assert (
-        _run_cli([*base, "--chat", "--pennies-games", "1", "--pennies-rounds", "5", "--compare-to", ref["folder"]]) == 0
-    )
-    out = json.loads(capsys.readouterr().out)
-    assert out["pennies"]["n_rounds"] == 5 and out["comparison"]["reference"].endswith(ref["folder"].split("/")[-1])
-    # one frequency gap only: no correlation, printed as null (strict JSON), not NaN
-    assert out["frequency_effect"]["all_numbers"]["spearman_rho"] is None
-    assert "<td>nan</td>" not in (Path(out["folder"]) / "report.html").read_text()  # an undefined p-value reads n/a
-    folder = Path(out["folder"])  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
+    assert _run_cli([*base, "--chat", "--pennies-games", "1", "--pennies-rounds", "5", "--compare-to", str(ref)]) == 0
+    out = capsys.readouterr().out
+    folder = Path(out.split("run folder: ")[1].splitlines()[0])  # <results>/numeric-<dataset>/<model>/<variant>-<hash8>
     metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["pennies"]["n_rounds"] == 5 and metrics["comparison"]["base"].endswith(ref.name)
+    # one frequency gap only: no correlation, said as n/a, never NaN
+    assert math.isnan(metrics["frequency_effect"]["all_numbers"]["spearman_rho"] or math.nan)
+    assert "nan" not in out.lower() and "all numbers n/a" in " ".join(out.split())
+    assert "<td>nan</td>" not in (folder / "report.html").read_text()  # an undefined p-value reads n/a
     assert metrics["config"]["template_format"] == "auto"
     assert metrics["frequency_effect"]["table"]["n_numbers"] == 2
     problems = pd.read_parquet(folder / "problems.parquet")

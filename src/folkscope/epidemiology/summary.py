@@ -1,4 +1,9 @@
-"""The console summary of an epidemiology run (``folkscope epidemiology run`` and ``folkscope rescore``): the answer first."""
+"""The console summary of an epidemiology run (``folkscope epidemiology run`` and ``folkscope rescore``).
+
+Caveats first, then one line per task in a table fitted to the terminal, and
+last the answer (the page's headline, :func:`folkscope.epidemiology.answer.answer`)
+and the page.
+"""
 
 from __future__ import annotations
 
@@ -8,30 +13,28 @@ from typing import Any
 import pandas as pd
 
 from folkscope.engine.usage import usage_line
-from folkscope.runs import caveat_lines
+from folkscope.epidemiology.answer import answer
+from folkscope.report.terminal import caveat_lines, closing_lines, fit_table, say
+from folkscope.runs import read_caveats
 
 __all__ = ["print_summary"]
 
+#: the per-task columns, most important first (a narrow terminal drops them from the right)
+_COLUMNS = ["task", "score", "score_low", "score_high", "distance", "mean_baseline", "worst", "best"]
+
 
 def print_summary(folder: str | Path, metrics: dict[str, Any]) -> None:
-    """The answer first (the mean score), then one line per task (also ``rescore``'s summary)."""
+    """Caveats, one line per task, then the answer and the page (also ``rescore``'s summary)."""
     print(f"run folder: {folder}")
-    mean = metrics.get("mean_score")
-    print(
-        f"mean score {mean:.1f} of 100 over {metrics['n_tasks']} tasks ({metrics['mode']})"
-        if mean is not None
-        else "no task could be scored: the answers were unreadable, or (likelihood) 0% for every answer of a condition"
-    )
-    for line in caveat_lines(folder):
+    for line in caveat_lines(c.message for c in read_caveats(folder)):
         print(line)
-    scores = pd.DataFrame(metrics["scores"])[
-        ["task", "score", "score_low", "score_high", "distance", "worst", "best", "mean_baseline"]
-    ]
-    print(scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    scores = pd.DataFrame(metrics["scores"])
+    lines = fit_table(scores[[c for c in _COLUMNS if c in scores]], float_format=lambda v: f"{v:.3f}")
+    print("\n".join(lines))
     seconds = metrics.get("elicitation_seconds") or {}
     if seconds:
         print(f"elicitation: {sum(seconds.values()):.1f} s")
     paid = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
     if paid:
-        print(paid)
-    print(f"report: {folder}/report.html")
+        say(paid)
+    print("\n".join(closing_lines(answer(metrics), Path(folder) / "report.html")))
