@@ -160,7 +160,7 @@ def test_the_answer_comes_first(page, model_metrics, baseline_metrics):
     order = [
         headline,
         text.index("<h2>Model vs baselines</h2>"),
-        text.index('alt="calibration"'),
+        text.index('src="plots/calibration.png"'),
         text.index("<h2>Per-group metrics and gaps (unweighted)</h2>"),
         text.index("<h2>All metrics</h2>"),
         text.index("<h2>Rows, exclusions and undefined metrics</h2>"),

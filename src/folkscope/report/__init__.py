@@ -13,19 +13,30 @@ matplotlib; the figure helpers import it when called (``pip install
 from __future__ import annotations
 
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, run_metrics, slug
-from folkscope.report.figures import drawn_figure, new_figure, plain_text, save_png, subplots_row
+from folkscope.report.figures import (
+    drawn_figure,
+    new_figure,
+    place_point_labels,
+    plain_text,
+    save_png,
+    subplots_grid,
+    subplots_row,
+)
 from folkscope.report.leaderboard import Site, find_runs, write_leaderboard
 from folkscope.report.numbers import fixed, format_number
 from folkscope.report.page import (
+    TextNotes,
     bullet_list,
     config_footer,
     escape,
     figure_block,
     figure_src,
     frame_table,
+    label,
     number,
     optional_figures,
     render_page,
+    scroll_box,
     section,
     table,
     total,
@@ -39,6 +50,7 @@ __all__ = [
     "PartBoard",
     "RunMetrics",
     "Site",
+    "TextNotes",
     "bullet_list",
     "config_footer",
     "drawn_figure",
@@ -49,15 +61,19 @@ __all__ = [
     "fixed",
     "format_number",
     "frame_table",
+    "label",
     "new_figure",
     "number",
     "optional_figures",
+    "place_point_labels",
     "plain_text",
     "render_page",
     "run_metrics",
     "save_png",
+    "scroll_box",
     "section",
     "slug",
+    "subplots_grid",
     "subplots_row",
     "table",
     "total",

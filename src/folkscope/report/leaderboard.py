@@ -41,7 +41,16 @@ from folkscope._json import to_jsonable, write_json
 from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard
-from folkscope.report.page import bullet_list, escape, figure_block, number, render_page, section, write_page
+from folkscope.report.page import (
+    bullet_list,
+    escape,
+    figure_block,
+    number,
+    render_page,
+    scroll_box,
+    section,
+    write_page,
+)
 from folkscope.runs.caveats import read_caveats
 from folkscope.runs.manifest import CONFIG_FILE, MANIFEST_FILE, read_manifest
 
@@ -345,7 +354,10 @@ def _table_html(site: Path, t: BoardTable) -> str:
     about = (f"<p><b>{escape(t.lead)}</b></p>" if t.lead else "") + f'<p class="sub">{escape(t.about)} {csv}</p>'
     return (
         f'<h3 id="{escape(t.key)}">{escape(t.title)}</h3>{about}'
-        f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        + scroll_box(
+            f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
         + _caveat_list(t)
     )
 
@@ -399,7 +411,15 @@ def _page(
         if not board.tables and not board.figures:
             continue
         tables = "\n".join(_table_html(site, t) for t in board.tables)
-        figures = figure_block({f.title: f.path for f in board.figures}, run_dir=site) if board.figures else ""
+        figures = (
+            figure_block(
+                {f.title: f.path for f in board.figures},
+                run_dir=site,
+                captions={f.title: f"{f.title}. {f.about}" if f.about else f.title for f in board.figures},
+            )
+            if board.figures
+            else ""
+        )
         body.append(section(PARTS[name].title, tables, figures))
     if notes:
         body.append(section("Not shown", bullet_list(notes, css_class="warn")))

@@ -41,30 +41,35 @@ __all__ = [
     "figure_block",
     "figure_src",
     "frame_table",
+    "label",
     "number",
     "optional_figures",
     "render_page",
+    "scroll_box",
     "section",
     "table",
+    "TextNotes",
     "total",
     "versions",
     "write_page",
 ]
 
 _CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;
-color:#222;line-height:1.4;padding:0 1em}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:1.5em 2em;
+color:#222;line-height:1.4}
+p,ul,ol,pre,.sub{max-width:72em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;
 margin-top:1.8em}h3{margin-bottom:.3em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em;display:block;max-width:100%;overflow-x:auto}
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+.scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
+table{border-collapse:collapse;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}td{white-space:nowrap}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 .na{color:#999}.warn{color:#a40}.sub{color:#555;margin-top:0}.headline{font-size:1.15em}
-figure{display:inline-block;margin:.5em;vertical-align:top}
-figure img{max-width:100%;border:1px solid #ddd}pre{background:#f7f7f7;padding:1em;
-overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-word}
-"""
-# images from the run folder only, inline CSS, nothing else (no scripts, no requests)
+.fn{color:#555;font-size:.85em;white-space:nowrap}ol.notes{font-size:.9em;color:#333;margin-top:-.5em}
+figure{display:inline-block;margin:.5em;vertical-align:top;max-width:calc(100% - 1em)}
+figure img{max-width:100%;height:auto;border:1px solid #ddd}figcaption{font-size:.9em;max-width:40em}
+pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-word}
+"""  # images from the run folder only, inline CSS, nothing else (no scripts, no requests)
 _CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
 
 
@@ -98,17 +103,93 @@ def total(value: Any) -> str:
     return number(value)
 
 
+#: free text longer than this leaves its table cell for a numbered note under the table, so a row stays one line
+#: high and the numbers beside it stay readable (a 300-character reason made each row ~500 px tall)
+LONG_TEXT = 48
+
+
+def scroll_box(table_html: str) -> str:
+    """``table_html`` in a box that scrolls sideways, so a wide table never makes the page wider than the window."""
+    return f'<div class="scroll">{table_html}</div>'
+
+
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """An HTML table. Header cells are escaped here; body cells are HTML fragments (escape or :func:`number` them)."""
+    """An HTML table in its own sideways-scrolling box (:func:`scroll_box`).
+
+    Header cells are escaped here; body cells are HTML fragments (escape or
+    :func:`number` them).
+    """
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return scroll_box(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def frame_table(frame: pd.DataFrame, *, digits: int = 4) -> str:
-    """A DataFrame as a table: column names and every cell escaped, numbers through :func:`number`."""
-    rows = ([number(v, digits=digits) for v in row] for row in frame.itertuples(index=False))
-    return table([str(c) for c in frame.columns], rows)
+def label(column: object, labels: Mapping[str, str] | None = None) -> str:
+    """The reader's name of a column: its entry in ``labels``, else the key with ``_`` read as a space.
+
+    >>> label("p_true", {"p_true": "survey share"}), label("dp_gap")
+    ('survey share', 'dp gap')
+    """
+    key = str(column)
+    return (labels or {}).get(key) or key.replace("_", " ")
+
+
+class TextNotes:
+    """Long free text taken out of table cells: each cell shows a numbered marker, the texts are listed under the table.
+
+    The same text in several cells is one note. Numbers count on across tables
+    given the same instance, so markers stay unique on a page.
+    """
+
+    def __init__(self) -> None:
+        self._notes: dict[str, int] = {}
+        self._listed = 0
+
+    def cell(self, text: str) -> str:
+        """The cell for ``text``: itself (escaped) when short, else its note's marker."""
+        if len(text) <= LONG_TEXT:
+            return escape(text)
+        n = self._notes.setdefault(text, len(self._notes) + 1)
+        return f'<span class="fn" title="{escape(text)}">note {n}</span>'
+
+    def listing(self) -> str:
+        """The notes not listed yet, as an ordered list (or "")."""
+        fresh = list(self._notes)[self._listed :]
+        if not fresh:
+            return ""
+        start = self._listed + 1
+        self._listed = len(self._notes)
+        items = "".join(f"<li>{escape(text)}</li>" for text in fresh)
+        return f'<ol class="notes" start="{start}">{items}</ol>'
+
+
+def frame_table(
+    frame: pd.DataFrame,
+    *,
+    digits: int = 4,
+    labels: Mapping[str, str] | None = None,
+    integers: Iterable[str] = (),
+) -> str:
+    """A DataFrame as a table: headers by :func:`label`, every cell escaped, numbers through :func:`number`.
+
+    Text longer than :data:`LONG_TEXT` characters is listed under the table
+    as a numbered note (:class:`TextNotes`), its cell holding the marker.
+    Columns named in ``integers`` are counts stored as floats (``2.0``) and
+    are shown as whole numbers.
+    """
+    notes = TextNotes()
+    whole = set(integers)
+
+    def cell(column: str, value: Any) -> str:
+        if isinstance(value, str):
+            return notes.cell(value)
+        if column in whole:
+            return total(value)
+        return number(value, digits=digits)
+
+    columns = [str(c) for c in frame.columns]
+    rows = [[cell(c, v) for c, v in zip(columns, row)] for row in frame.itertuples(index=False)]
+    return table([label(c, labels) for c in columns], rows) + notes.listing()
 
 
 def bullet_list(items: Iterable[object], *, css_class: str | None = None) -> str:
@@ -143,8 +224,13 @@ def figure_src(rel: str | os.PathLike[str]) -> str:
     return quote(path.as_posix())
 
 
-def figure_block(plots: Mapping[str, str], *, run_dir: str | os.PathLike[str] | None = None) -> str:
-    """Each figure shown and linked, captioned with its name; with ``run_dir``, missing files are flagged.
+def figure_block(
+    plots: Mapping[str, str],
+    *,
+    run_dir: str | os.PathLike[str] | None = None,
+    captions: Mapping[str, str] | None = None,
+) -> str:
+    """Each figure shown and linked, with a caption saying what it shows; with ``run_dir``, missing files are flagged.
 
     Parameters
     ----------
@@ -152,6 +238,9 @@ def figure_block(plots: Mapping[str, str], *, run_dir: str | os.PathLike[str] | 
         Checked by :func:`figure_src`.
     run_dir : path-like, optional
         The run folder, to mark figures whose file is not there.
+    captions : mapping of name -> str, optional
+        What each figure shows, written where it is drawn; a figure without
+        one is captioned by its name, which must then be a readable title.
     """
     if not plots:
         return "<p>No plots.</p>"
@@ -161,18 +250,24 @@ def figure_block(plots: Mapping[str, str], *, run_dir: str | os.PathLike[str] | 
         missing = (
             "" if run_dir is None or (Path(run_dir) / rel).is_file() else ' <span class="warn">(file missing)</span>'
         )
+        caption = (captions or {}).get(name) or name
         out.append(
-            f'<figure><a href="{src}"><img src="{src}" alt="{escape(name)}" '
-            f'loading="lazy"></a><figcaption>{escape(name)}{missing}</figcaption></figure>'
+            f'<figure><a href="{src}"><img src="{src}" alt="{escape(caption)}" '
+            f'loading="lazy"></a><figcaption>{escape(caption)}{missing}</figcaption></figure>'
         )
     return "\n".join(out)
 
 
-def optional_figures(draw: Callable[[], Mapping[str, str]], *, run_dir: str | os.PathLike[str]) -> str:
+def optional_figures(
+    draw: Callable[[], Mapping[str, str]],
+    *,
+    run_dir: str | os.PathLike[str],
+    captions: Mapping[str, str] | None = None,
+) -> str:
     """The figures ``draw`` writes into the run folder, as a :func:`figure_block`; without matplotlib (the
     ``plots`` extra) one line saying so instead, so a page's tables never depend on it."""
     try:
-        return figure_block(draw(), run_dir=run_dir)
+        return figure_block(draw(), run_dir=run_dir, captions=captions)
     except MissingDependencyError as exc:
         return f"<p>No figures: {escape(exc)}</p>"
 

@@ -25,6 +25,7 @@ from folkscope.errors import DataError
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard, run_metrics, slug
 from folkscope.report.figures import drawn_figure
 from folkscope.risk.evaluate import INTERVAL_METRICS, TABLE_COLUMNS
+from folkscope.risk.prompt_words import prompt_settings
 from folkscope.runs import Manifest, read_table
 
 __all__ = ["leaderboard"]
@@ -66,12 +67,6 @@ def _lead(frame: pd.DataFrame) -> str:
     return text + "."
 
 
-def _prompt(folder: Path) -> str:
-    """The prompt configuration, as the run folder names it (``mc-zeroshot-168a86a6``: style and prompt hash)."""
-    name = folder.name
-    return name.rsplit("-", 1)[0] if "-" in name else name
-
-
 def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> PartBoard:
     """Every task's table over the given risk run folders, and the figures across them.
 
@@ -101,7 +96,7 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
             records.append(
                 {
                     "model": manifest.model_name,
-                    "prompt": _prompt(folder),
+                    "prompt": prompt_settings(manifest.config),
                     "kind": "model",
                     **_metric_row(model),
                     "run": str(folder),
@@ -147,7 +142,7 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
 def _figures(
     tables: list[BoardTable], per_task: Mapping[str, list[tuple[Path, Manifest, Mapping[str, Any]]]], site: Path
 ) -> list[BoardFigure]:
-    from folkscope.risk.plots import (
+    from folkscope.risk.board_plots import (
         plot_ece_auc,
         plot_overlaid_calibration,
         plot_score_histograms,
@@ -172,7 +167,8 @@ def _figures(
                 frame = read_table(folder, "scores")
             except DataError:
                 continue
-            scores[f"{manifest.model_name} ({_prompt(folder)})"] = frame
+            name = f"{manifest.model_name} ({prompt_settings(manifest.config)})"
+            scores[name if name not in scores else f"{name} [{folder.name}]"] = frame  # same words, other run
         if not scores:
             continue
         rel = drawn_figure(

@@ -33,17 +33,17 @@ from folkscope.risk.evaluate import (
 from folkscope.runs.layout import safe_name
 
 __all__ = [
+    "draw_reliability",
     "make_all_plots",
+    "plot_caption",
     "plot_calibration",
-    "plot_ece_auc",
-    "plot_overlaid_calibration",
-    "plot_score_histograms",
     "plot_evidence_sweep",
     "plot_feature_importance",
     "plot_group_calibration",
     "plot_roc",
     "plot_score_histogram",
     "plot_selective_accuracy",
+    "square_axes",
 ]
 
 _FEATURE = "drawing report plots"
@@ -63,7 +63,7 @@ def _excluded_note(n: int) -> str:
     return f" ({n} NaN score{'s' if n != 1 else ''} excluded)" if n else ""
 
 
-def _draw_reliability(
+def draw_reliability(
     ax: Any, curve: Mapping[str, Any], *, label: str | None = None, color: Any = None, band: bool = False
 ) -> None:
     x, f = curve["mean_predicted"], curve["fraction_positive"]
@@ -82,7 +82,7 @@ def _draw_reliability(
         ax.errorbar(x[ok], f[ok], yerr=yerr, fmt="o-", ms=4, lw=1.2, capsize=3, label=label, color=color)
 
 
-def _square(ax: Any, xlabel: str, ylabel: str) -> None:
+def square_axes(ax: Any, xlabel: str, ylabel: str) -> None:
     ax.plot([0, 1], [0, 1], ls="--", lw=1, color="grey")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel=xlabel, ylabel=ylabel, aspect="equal")
     ax.grid(alpha=0.3)
@@ -118,8 +118,8 @@ def plot_calibration(
         data = calibration_data(
             scores, label_col=label_col, score_col=score_col, weight_col=weight_col, n_bins=n_bins, strategy=strategy
         )
-        _draw_reliability(ax, data["overall"])
-        _square(ax, "mean risk score in bin", "observed positive rate")
+        draw_reliability(ax, data["overall"])
+        square_axes(ax, "mean risk score in bin", "observed positive rate")
         n = int(data["overall"]["count"].sum())
         ax.set_title(f"{_STRATEGY_TITLE[strategy]}, n={n:,}{_excluded_note(data['n_excluded'])}", fontsize=9)
     fig.suptitle(plain_text(title or "Calibration (95% Wilson intervals)"))
@@ -157,8 +157,8 @@ def plot_group_calibration(
             group_labels=group_labels,
         )
         for entry in data["groups"][group_col]:
-            _draw_reliability(ax, entry["curve"], band=True, label=plain_text(f"{entry['name']} (n={entry['n']:,})"))
-        _square(ax, "mean risk score in bin", "observed positive rate")
+            draw_reliability(ax, entry["curve"], band=True, label=plain_text(f"{entry['name']} (n={entry['n']:,})"))
+        square_axes(ax, "mean risk score in bin", "observed positive rate")
         ax.set_title(f"{_STRATEGY_TITLE[strategy]}{_excluded_note(data['n_excluded'])}", fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left")
@@ -229,80 +229,40 @@ def plot_roc(
             ax.plot(curve["fpr"], curve["tpr"], lw=1.5, label=label)
         else:  # single-class labels: nothing to draw, but say so in the legend
             ax.plot([], [], lw=1.5, label=label)
-    _square(ax, "false positive rate", "true positive rate")
+    square_axes(ax, "false positive rate", "true positive rate")
     ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(plain_text(title or "ROC"))
     return save_png(fig, path)
 
 
-def plot_overlaid_calibration(
-    runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, n_bins: int = 10, title: str | None = None
-) -> Path:
-    """Reliability curves of several runs on one set of axes (equal-width bins, 95% Wilson bands).
+#: what each run page figure shows, by the key :func:`make_all_plots` returns (``calibration_<col>`` per group column)
+_CAPTIONS = {
+    "calibration": "Calibration: the observed share of positives against the mean risk score, in equal-width bins "
+    "(left) and quantile bins (right), with 95% Wilson intervals; the dashed diagonal is perfect calibration.",
+    "score_histogram": "Risk scores of every row, by true label: a model that tells rows apart puts the two "
+    "labels' scores apart; a spike at one value is no signal.",
+    "roc": "ROC curves of the model and its baselines on the same rows: the higher and further left, the better the "
+    "scores tell positives from negatives (AUC in the legend).",
+    "selective_accuracy": "Accuracy when only the rows the model is most confident about are kept, against the share "
+    "kept: a useful confidence rises to the left.",
+    "feature_importance": "Permutation importance: how much the model's AUC drops when one feature's values are "
+    "shuffled across rows.",
+}
 
-    Parameters
-    ----------
-    runs : mapping of label -> scores table
-        Each run's ``scores.parquet`` (``label``, ``risk_score``).
+
+def plot_caption(key: str) -> str:
+    """What the figure :func:`make_all_plots` returns under ``key`` shows, for its caption on the run page.
+
+    >>> plot_caption("calibration_SEX")[:40]
+    'Calibration of each SEX group: observed '
     """
-    fig, axes = _figure(1, width=5.6, height=5.2)
-    ax = axes[0]
-    for name, scores in runs.items():
-        data = calibration_data(scores, n_bins=n_bins, strategy="uniform")
-        n = int(data["overall"]["count"].sum())
-        _draw_reliability(ax, data["overall"], label=plain_text(f"{name}, n={n:,}"), band=True)
-    _square(ax, "mean risk score in bin", "observed positive rate")
-    ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle(plain_text(title or "Calibration"))
-    return save_png(fig, path)
-
-
-def plot_score_histograms(
-    runs: Mapping[str, pd.DataFrame], path: str | os.PathLike[str], *, bins: int = 20, title: str | None = None
-) -> Path:
-    """Each run's risk-score histogram in its own panel, on shared axes, so spreads compare at a glance."""
-    fig, axes = _figure(len(runs), width=3.2, height=3.0)
-    for ax, (name, scores) in zip(axes, runs.items(), strict=True):
-        data = histogram_data(scores, bins=bins)
-        ax.stairs(data["overall"] / max(data["n"], 1), data["edges"], fill=True, alpha=0.7)
-        ax.set_title(plain_text(name), fontsize=8)
-        ax.set(xlim=(0, 1), xlabel="risk score")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("share of rows")
-    fig.suptitle(plain_text(title or "Risk score distributions"))
-    return save_png(fig, path)
-
-
-def plot_ece_auc(points: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
-    """ECE against AUC, one point per model (or baseline) and task: the folktexts paper's summary view.
-
-    Parameters
-    ----------
-    points : pandas.DataFrame
-        Columns ``model``, ``task``, ``AUC``, ``ECE`` and optionally ``kind``
-        (``baseline`` points are drawn hollow).
-    """
-    fig, axes = _figure(1, width=6.4, height=4.8)
-    ax = axes[0]
-    kinds = points["kind"] if "kind" in points else pd.Series("model", index=points.index)
-    for task, sub in points.groupby("task", sort=True):
-        base = kinds.loc[sub.index] == "baseline"
-        (dots,) = ax.plot(sub.loc[~base, "AUC"], sub.loc[~base, "ECE"], "o", ms=6, label=plain_text(task))
-        ax.plot(sub.loc[base, "AUC"], sub.loc[base, "ECE"], "o", ms=6, mfc="none", color=dots.get_color())
-        for _, row in sub.iterrows():
-            ax.annotate(
-                plain_text(row["model"]),
-                (row["AUC"], row["ECE"]),
-                fontsize=6,
-                xytext=(3, 3),
-                textcoords="offset points",
-            )
-    ax.set(xlabel="AUC (higher is better)", ylabel="ECE (lower is better)", xlim=(0.4, 1.0))
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, title="task (hollow: baselines)", title_fontsize=7)
-    fig.suptitle(plain_text(title or "Calibration against discrimination"))
-    return save_png(fig, path)
+    if key.startswith("calibration_"):
+        col = key.removeprefix("calibration_")
+        return (
+            f"Calibration of each {col} group: observed share of positives against mean risk score, one curve per "
+            "group; a curve off the diagonal for one group only is a calibration gap."
+        )
+    return _CAPTIONS.get(key, key.replace("_", " "))
 
 
 def plot_selective_accuracy(

@@ -37,6 +37,8 @@ from folkscope.risk.evaluate import (
     TABLE_COLUMNS,
     compare_table,
 )
+from folkscope.risk.plots import plot_caption
+from folkscope.risk.prompt_words import prompt_settings
 
 __all__ = ["write_report"]
 
@@ -134,14 +136,7 @@ def _counts(metrics: Mapping[str, Any]) -> str:
 
 def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
     """What was run, in one line: model, task, prompt, rows."""
-    bench = config.get("benchmark_config") or {}
-    style = "numeric probability question" if bench.get("numeric_risk_prompting") else "multiple-choice question"
-    shots = bench.get("few_shot")
-    prompt = f"{style}, {f'{shots}-shot' if shots else 'zero-shot'}" + (
-        ", chat template" if bench.get("use_chat_template") else ""
-    )
-    if bench.get("correct_order_bias") and not bench.get("numeric_risk_prompting"):
-        prompt += ", averaged over answer orderings"
+    prompt = prompt_settings(config)
     data = config.get("data") or {}
     population = (data.get("population") or {}).get("rows_kept")
     n = ((metrics.get("unweighted") or {}).get("overall") or {}).get("n")
@@ -150,8 +145,7 @@ def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
         rows += f" drawn from {total(population)} people in the task's population"
         if (data.get("subsample") or {}).get("size"):
             rows += f" (subsample {data['subsample']['size']}, seed {data['subsample'].get('seed')})"
-    name = config.get("prompt_config_name")
-    return f"{prompt}{f' ({name})' if name else ''} · {rows}"
+    return f"{prompt} · {rows}"
 
 
 def _reading(metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
@@ -495,6 +489,7 @@ def write_report(
     task = _config_value(config, "task", "task.name", "task_name") or "task"
     sw = metrics.get("survey_weighted")
     plots = dict(plots)
+    captions = {name: plot_caption(name) for name in plots}
     lead_plots = {name: plots.pop(name) for name in ("calibration", "roc") if name in plots}
     group_plots = {name: plots.pop(name) for name in list(plots) if name.startswith("calibration_")}
     body = [
@@ -502,11 +497,11 @@ def write_report(
         _warnings(diagnostics),
         bullet_list(notes),
         section("Model vs baselines", _comparison(model, metrics, baselines)),
-        figure_block(lead_plots, run_dir=run) if lead_plots else "",
+        figure_block(lead_plots, run_dir=run, captions=captions) if lead_plots else "",
         section(
             "Per-group metrics and gaps (unweighted)",
             _groups(metrics.get("unweighted")),
-            figure_block(group_plots, run_dir=run) if group_plots else "",
+            figure_block(group_plots, run_dir=run, captions=captions) if group_plots else "",
         ),
         section("Per-group metrics and gaps (survey-weighted)", _groups(sw))
         if sw
@@ -514,7 +509,7 @@ def write_report(
         section("All metrics", _overall(metrics)),
         _selective(selective),
         _importance(importance),
-        section("More plots", figure_block(plots, run_dir=run)) if plots else "",
+        section("More plots", figure_block(plots, run_dir=run, captions=captions)) if plots else "",
         _diagnostics(diagnostics),
         section("Rows, exclusions and undefined metrics", _counts(metrics)),
         _scoring(scoring),
