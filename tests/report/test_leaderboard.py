@@ -207,12 +207,14 @@ def test_board_table_refuses_unsafe_keys_and_missing_interval_columns() -> None:
         BoardTable(part="risk", key="x", title="x", frame=frame, intervals={"AUC": ("AUC low", "AUC high")})
 
 
-def test_cli_prints_the_answers_then_the_site(results: Path, tmp_path: Path, capsys) -> None:
+def test_cli_prints_the_leads_then_ends_with_the_answer_and_the_site(results: Path, tmp_path: Path, capsys) -> None:
     out_dir = tmp_path / "site"
     assert main(["leaderboard", str(results), "--output", str(out_dir), "--no-figures"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("NISTIncome: Best AUC:")
-    assert "5 runs (" in out and out.rstrip().endswith(str(out_dir / "index.html"))
+    lines = out.splitlines()
+    assert lines[0].startswith("NISTIncome: Best AUC:")
+    assert "5 runs (" in out and lines[-1] == f"report: {out_dir / 'index.html'}"
+    assert any(line.startswith("answer: ") for line in lines[-4:-1])
     assert not list(out_dir.glob("figures/*.png"))
 
 

@@ -1,16 +1,20 @@
 """``folkscope compare RUN_A RUN_B``: is run B better than run A, on the units both scored?
 
 Thin: checks ``--output`` before any work, calls
-:func:`folkscope.report.compare.compare_runs`, prints the runs' caveats, then the answer (one
-sentence with the headline differences and their intervals), then the notes,
-the full table and the units that moved most, and writes ``--output``.
+:func:`folkscope.report.compare.compare_runs`, prints the runs' caveats, the notes, the
+table (fitted to the terminal) and the units that moved most, writes
+``--output``, and ends with the answer (one sentence with the headline
+differences and their intervals) and where to read more.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pandas as pd
+
+from folkscope.report.terminal import caveat_lines, closing_lines, fit_table, say
 
 DESCRIPTION = (
     "Paired comparison of two run folders of the same part over the same rows (two models, or two prompt settings "
@@ -58,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _table(frame: pd.DataFrame) -> str:
-    return frame.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="n/a")
+    return "\n".join(fit_table(frame, float_format=lambda v: f"{v:.4g}", where="--output FILE.csv"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,13 +81,12 @@ def run(args: argparse.Namespace) -> int:
         shared_rows=args.shared_rows,
         survey_weighted=args.survey_weighted,
     )
-    for caveat in result.caveats:  # before the difference: it may compare numbers that mean little
-        print(f"caveat: {caveat}")
-    print(result.lead())
+    for line in caveat_lines(result.caveats):  # before the difference: it may compare numbers that mean little
+        print(line)
     print(f"A: {result.run_a}")
     print(f"B: {result.run_b}")
     for note in result.notes:
-        print(f"note: {note}")
+        say(f"note: {note}")
     diffs = result.differences
     shown = _SHOWN + (["n_undefined"] if (diffs["n_undefined"] > 0).any() else [])
     print()
@@ -96,4 +99,8 @@ def run(args: argparse.Namespace) -> int:
         written = result.write(output)
         print()
         print("written: " + ", ".join(map(str, written)))
+        page = f"{written[0]}"
+    else:  # no page of its own: B's run page, and how to keep this comparison
+        page = f"{Path(result.run_b) / 'report.html'} (run B's page; --output FILE.json keeps this comparison)"
+    print("\n".join(closing_lines(result.lead(), page)))
     return 0

@@ -16,7 +16,8 @@ from typing import Any
 
 from folkscope.cli.run_cmd import add_arguments, benchmark_options, config_from_args
 from folkscope.report.numbers import fixed
-from folkscope.runs import caveat_lines
+from folkscope.report.terminal import caveat_lines, closing_lines, fit_table, say
+from folkscope.runs import read_caveats
 
 __all__ = ["DESCRIPTION", "parse_order", "register", "run"]
 
@@ -73,38 +74,48 @@ def _metric(row: Any, name: str) -> str:
 
 
 def print_sweep(table: Any) -> None:
-    """The answer first (AUC and ECE with every feature of the order) and the steps' caveats, then one line per step,
-    then where the files are."""
+    """The steps' caveats, one line per step in a table fitted to the terminal and where the files are, then the
+    answer (AUC and ECE with every feature of the order) and the last step's page."""
+    import pandas as pd
+
     attrs = table.attrs
     final = table.iloc[-1]
-    available = attrs.get("available") or []
-    shown = "all" if len(available) == final["k"] else f"{final['k']} of {len(available)}"
-    print(
-        f"evidence sweep of {attrs.get('model', '?')} on {attrs.get('task', '?')}: with {shown} features, "
-        f"AUC {_metric(final, 'roc_auc')}, ECE {_metric(final, 'ece')}"
-    )
-    for _, row in table.iterrows():  # each step is a run whose numbers may mislead (collapsed scores, order bias)
-        for line in caveat_lines(row["run_dir"]):
-            print(f"{line} (k = {row['k']})")
+    steps: dict[str, list[str]] = {}  # a caveat -> the steps it holds for: each step is a run that may mislead
+    for _, row in table.iterrows():
+        for caveat in read_caveats(row["run_dir"]):
+            steps.setdefault(caveat.message, []).append(str(row["k"]))
+    for line in caveat_lines(f"k = {', '.join(ks)}: {message}" for message, ks in steps.items()):
+        print(line)
     first = table.iloc[0]
-    print(
+    say(
         f"from {first['k']} to {final['k']} features: AUC {fixed(first['roc_auc'])} -> {fixed(final['roc_auc'])}, "
         f"ECE {fixed(first['ece'])} -> {fixed(final['ece'])} (95% bootstrap intervals in brackets)"
     )
-    width = max(len("added"), *(len(str(a)) for a in table["added_feature"]))
-    print(f"{'k':>3}  {'added':<{width}}  {'AUC':<22} {'ECE':<22} {'Brier':>6} {'accuracy':>8}")
-    for _, row in table.iterrows():
-        print(
-            f"{row['k']:>3}  {row['added_feature']:<{width}}  {_metric(row, 'roc_auc'):<22} {_metric(row, 'ece'):<22} "
-            f"{fixed(row['brier']):>6} {fixed(row['accuracy']):>8}"
-        )
+    rows = pd.DataFrame(
+        {
+            "k": table["k"],
+            "added": table["added_feature"],
+            "AUC": [_metric(row, "roc_auc") for _, row in table.iterrows()],
+            "ECE": [_metric(row, "ece") for _, row in table.iterrows()],
+            "Brier": [fixed(v) for v in table["brier"]],
+            "accuracy": [fixed(v) for v in table["accuracy"]],
+        }
+    )
+    print("\n".join(fit_table(rows, keep=3, where="evidence_sweep.csv")))
     sweep_dir = Path(attrs["sweep_dir"])
     print(f"table: {sweep_dir / 'evidence_sweep.csv'} (and evidence_sweep.json)")
     if attrs.get("plot"):
         print(f"plot: {attrs['plot']}")
     elif importlib.util.find_spec("matplotlib") is None:
-        print("plot skipped: matplotlib is not installed (pip install 'folkscope[plots]'); the table has every number")
+        say("plot skipped: matplotlib is not installed (pip install 'folkscope[plots]'); the table has every number")
     print(f"run folders (one per step, each with its report.html): {sweep_dir.parent}")
+    available = attrs.get("available") or []
+    shown = "all" if len(available) == final["k"] else f"{final['k']} of {len(available)}"
+    answer = (
+        f"evidence sweep of {attrs.get('model', '?')} on {attrs.get('task', '?')}: with {shown} features, "
+        f"AUC {_metric(final, 'roc_auc')}, ECE {_metric(final, 'ece')}"
+    )
+    print("\n".join(closing_lines(answer, Path(final["run_dir"]) / "report.html")))
 
 
 def run(args: argparse.Namespace) -> int:

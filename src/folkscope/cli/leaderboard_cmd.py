@@ -1,7 +1,7 @@
 """``folkscope leaderboard RESULTS_DIR``: every run under a results folder side by side, as a static site.
 
-The console leads with the answer (each table's one-line lead), then where
-the site and its CSV/JSON tables are; the site itself is
+The console gives each table's one-line lead, the counts, and ends with the
+answer and the site's page, fitted to the terminal; the site itself is
 :func:`folkscope.report.leaderboard.write_leaderboard`'s.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import time
+
+from folkscope.report.terminal import closing_lines, say
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,14 +41,24 @@ def run(args: argparse.Namespace) -> int:
     check_writable_dir(args.output or results / DEFAULT_SITE, flag="--output", what="the leaderboard site")
     start = time.perf_counter()
     site = write_leaderboard(args.results_dir, args.output, draw=False if args.no_figures else None)
-    for table in site.tables:
-        if table.lead:
-            print(f"{table.title}: {table.lead}")
+    leads = [f"{table.title}: {table.lead}" for table in site.tables if table.lead]
+    for lead in leads:
+        say(lead)
     parts = ", ".join(f"{n} {name}" for name, n in site.runs_by_part.items()) or "none"
-    print(
-        f"{site.n_runs} runs ({parts}); {len(site.tables)} tables, {len(site.figures)} figures in {time.perf_counter() - start:.1f} s"
+    say(
+        f"{site.n_runs} runs ({parts}); {len(site.tables)} tables, {len(site.figures)} figures in "
+        f"{time.perf_counter() - start:.1f} s"
     )
     for note in site.notes:
-        print(f"not shown: {note}")
-    print(f"leaderboard: {site.index}")
+        say(f"not shown: {note}")
+    print("\n".join(closing_lines(_answer(site.n_runs, parts, leads), site.index)))
     return 0
+
+
+def _answer(n_runs: int, parts: str, leads: list[str]) -> str:
+    """One table: its lead. Several: how many runs stand side by side (each table's lead is a line above)."""
+    if len(leads) == 1:
+        return leads[0]
+    if not leads:
+        return f"{n_runs} runs ({parts}); no table compares them"
+    return f"{n_runs} runs ({parts}) side by side in {len(leads)} tables; each table's lead is above"
