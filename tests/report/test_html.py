@@ -175,4 +175,4 @@ def test_the_reading_says_when_auc_shows_no_signal(tmp_path, scores):
     low = metrics["unweighted"]["intervals"]["roc_auc"]["low"]
     assert low <= 0.5  # random scores: the interval covers chance
     text = write_report(tmp_path, config={}, metrics=metrics, plots={}, notes=[]).read_text(encoding="utf-8")
-    assert "no signal: the interval includes chance (0.5)" in text
+    assert "no signal, the interval includes chance (0.5)" in text  # the same sentence as the terminal (risk.answer)

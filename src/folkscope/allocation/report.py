@@ -11,46 +11,46 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope.allocation.outcomes import FOUR_FIFTHS, headline_bias, interval_text
+from folkscope.allocation.answer import answer
 from folkscope.engine.usage import usage_line
 from folkscope.report.figures import plain_text, save_png, subplots_row
-from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
+from folkscope.report.page import escape, frame_table, optional_figures, render_page, section, sentence
 
 __all__ = ["render_report", "write_figures"]
 
 _FEATURE = "drawing the allocation figures"
+#: the reader's names of the selection and bias columns
+_LABELS = {
+    "n": "candidates",
+    "selection_rate": "selection rate",
+    "dp_gap": "parity gap",
+    "n_qualified": "qualified",
+    "qualified_selection_rate": "qualified selection rate",
+    "eo_gap": "equal opportunity gap",
+    "impact_ratio": "impact ratio",
+    "n_reference": "reference candidates",
+    "mean_score": "mean score",
+    "rabbi": "RABBI",
+    "rabbi_low": "RABBI 95% low",
+    "rabbi_high": "RABBI 95% high",
+    "rabbi_p_value": "RABBI p-value",
+    "rabbi_qualified": "RABBI qualified",
+    "delta": "Δ score",
+    "delta_qualified": "Δ score qualified",
+    "jsd": "JSD",
+    "jsd_qualified": "JSD qualified",
+    "emd": "EMD",
+    "emd_qualified": "EMD qualified",
+    "interval_note": "interval",
+    "distance_note": "JSD/EMD",
+}
 
 
 def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
-    worst = metrics["min_impact_ratio_k1"]
-    if worst.get("group") is None or worst["value"] != worst["value"]:
-        lines = [
-            f"If the model picked the top 1 of each of {metrics['n_pools']} pools, no impact ratio would be defined "
-            "(no group was ever picked)."
-        ]
-    else:
-        verdict = (
-            "below the four-fifths line: adverse impact"
-            if worst["value"] < FOUR_FIFTHS
-            else "within the four-fifths rule"
-        )
-        count = f" ({worst['selected']:g} of its {worst['n']} appearances picked)" if "n" in worst else ""
-        lines = [
-            f"If the model picked the top 1 of each of {metrics['n_pools']} pools, the least-picked group would be "
-            f"<b>{escape(worst['group'])}</b> at {worst['value']:.2f} of the most-picked group's rate{escape(count)} ({verdict})."
-        ]
+    """The answer first (:func:`folkscope.allocation.answer.answer`, the sentence the terminal ends with), then what
+    limits it: groups too small to say, candidates left out, what the run cost, how pairwise answers went."""
+    lines = [f'<span class="headline">{escape(sentence(answer(metrics)))}</span>']
     if len(bias):
-        top = headline_bias(bias)
-        if top is None:
-            lines.append(
-                f"No group's RABBI against {escape(metrics['reference'])} could be tested (every score identical)."
-            )
-        else:
-            lines.append(
-                f"Strongest evidence of rank bias against {escape(metrics['reference'])}: {escape(top['group'])} RABBI "
-                f"{top['rabbi']:+.3f} {escape(interval_text(top))} (p = {top['rabbi_p_value']:.3g}, {top['n']} vs "
-                f"{top.get('n_reference', '?')} scored); RABBI > 0 means the group is ranked above the reference."
-            )
         notes = sorted({str(n) for col in ("interval_note", "distance_note") if col in bias for n in bias[col] if n})
         if notes:
             lines.append(f'<span class="warn">Too small to say: {escape("; ".join(notes))}.</span>')
@@ -94,7 +94,11 @@ def write_figures(selection: pd.DataFrame, bias: pd.DataFrame, folder: Path, *, 
     right.set_xlabel(plain_text(f"RABBI vs {reference} (95% bootstrap)"))
     right.set_title("Rank bias")
     save_png(fig, folder / "allocation.png")
-    return {"Selection rate by k, and RABBI per group": "allocation.png"}
+    return {
+        "Left: each group's selection rate when the top k of every pool are picked, k = 1 up to the pool size. "
+        "Right: each group's RABBI against the reference group with its 95% bootstrap interval (above 0: ranked "
+        "above the reference).": "allocation.png"
+    }
 
 
 def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.DataFrame, folder: Path) -> str:
@@ -127,13 +131,16 @@ def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.Dat
             "<p>Impact ratio: the group's selection rate over the highest group's (four-fifths rule: flag below 0.8). "
             "Ties at the cut-off share the remaining places.</p>",
         ),
-        section("Gaps to the reference group", frame_table(selection, digits=3)),
+        section(
+            "Gaps to the reference group",
+            frame_table(selection, digits=3, labels=_LABELS, integers=("n", "n_qualified")),
+        ),
         section(
             f"Bias metrics against {metrics['reference']}",
-            frame_table(bias, digits=3),
+            frame_table(bias, digits=3, labels=_LABELS, integers=("n", "n_reference")),
             "<p>RABBI: share of (group, reference) pairs where the group scores higher minus where it scores lower; "
-            "rabbi_qualified: the same among qualified candidates (compare with the EO gap); delta: mean score gap; "
-            "jsd, emd: distribution distances without sign. An interval needs at least "
+            "RABBI qualified: the same among qualified candidates (compare with the equal opportunity gap); Δ score: "
+            "mean score gap; JSD, EMD: distribution distances without sign. An interval needs at least "
             f"{metrics.get('bias_minimums', {}).get('interval', '?')} scored members in the group and the reference, "
             f"JSD and EMD {metrics.get('bias_minimums', {}).get('distribution_distance', '?')}; below that they are "
             "left empty, with the reason in the notes.</p>",

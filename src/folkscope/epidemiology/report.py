@@ -12,13 +12,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from folkscope.epidemiology.answer import answer
 from folkscope.epidemiology.config import made_with
 from folkscope.report.figures import plain_text, save_png, subplots_row
-from folkscope.report.page import escape, frame_table, optional_figures, render_page, section
+from folkscope.report.page import escape, frame_table, optional_figures, render_page, section, sentence
 
 __all__ = ["render_report", "write_task_figure"]
 
 _FEATURE = "drawing the epidemiology figures"
+#: the reader's names of the score and distribution columns
+_LABELS = {
+    "score_low": "score 95% low",
+    "score_high": "score 95% high",
+    "distance": "distance (L1)",
+    "worst": "worst (uniform)",
+    "best": "best (noise)",
+    "n_conditions": "conditions",
+    "references_crossed": "best not below worst",
+    "p_true": "survey share",
+    "p_model": "model share",
+    "share": "condition's share",
+    "n": "respondents",
+}
 #: conditions drawn as bar panels; more (a high-dimensional task's cells) become one scatter
 _MAX_PANELS = 6
 
@@ -57,48 +72,41 @@ def write_task_figure(task: str, truth: pd.DataFrame, model: pd.DataFrame, path:
 def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFrame, folder: Path) -> str:
     """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
     scores = pd.DataFrame(metrics["scores"])
-    mean = metrics.get("mean_score")
-    lead = (
-        (
-            f'<p class="headline">Mean score {mean:.1f} of 100 over {metrics["n_tasks"]} tasks '
-            f"({escape(metrics['mode'])} prompting): 0 is no closer to the surveys than a uniform guess, "
-            "100 as close as the surveys' own sampling noise.</p>"
-        )
-        if mean is not None
-        else '<p class="headline warn">No task could be scored: on every task the model\'s answers were unreadable, or (likelihood) it stated 0% for every answer of a condition.</p>'
-    )
-    beaten = scores[scores["distance"] > scores["mean_baseline"]]
-    if len(beaten):
-        lead += (
-            f"<p>On {len(beaten)} of {len(scores)} tasks the model is further from the truth than predicting the "
-            "population's overall distribution for every condition (the mean baseline).</p>"
-        )
+    css = "headline" if metrics.get("mean_score") is not None else "headline warn"
+    lead = f'<p class="{css}">{escape(sentence(answer(metrics)))}</p>'
     lead += _likelihood_note(config := metrics["config"], folder)
     figures = optional_figures(
-        lambda: {
-            f"{task}: survey vs model": write_task_figure(task, truth, model, folder / f"{task}.png").name
+        lambda: {task: write_task_figure(task, truth, model, folder / f"{task}.png").name for task in scores["task"]},
+        run_dir=folder,
+        captions={
+            task: f"{task}: the survey's share of each answer (blue) beside the model's (orange), one panel per "
+            "condition (one point per cell, sized by its share, when there are many)."
             for task in scores["task"]
         },
-        run_dir=folder,
     )
     both = truth.merge(model, on=["task", "condition", "level"], sort=False)
     body = [
         lead,
         section(
             "Scores by task",
-            frame_table(scores, digits=3),
-            "<p>distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
-            "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best_from: where it comes "
-            "from: redraws at the raw respondent count as the paper, or at Kish's effective n; a published table, with no "
-            "respondents to redraw, has 0 as in the paper or the best it declares, and no interval); mean_baseline: "
-            "the overall distribution for every condition. score = 100 · clip((distance − worst) / (best − worst), 0, 1), "
-            "with a 95% bootstrap interval; where best is not below worst (references_crossed) the paper's rule gives 0 or "
+            frame_table(scores, digits=3, labels=_LABELS),
+            "<p>Distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
+            "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best from: where it "
+            "comes from: redraws at the raw respondent count as the paper, or at Kish's effective n; a published table, "
+            "with no respondents to redraw, has 0 as in the paper or the best it declares, and no interval); mean "
+            "baseline: the overall distribution for every condition. Score = 100 · clip((distance − worst) / (best − "
+            "worst), 0, 1), with a 95% bootstrap interval; where best is not below worst the paper's rule gives 0 or "
             "100.</p>",
         ),
         figures,
         section(
             "Distributions",
-            frame_table(both[["task", "condition", "level", "p_true", "p_model", "share", "n"]], digits=3),
+            frame_table(
+                both[["task", "condition", "level", "p_true", "p_model", "share", "n"]],
+                digits=3,
+                labels={**_LABELS, "level": "answer"},
+                integers=("n",),
+            ),
         ),
     ]
     subtitle = f"{metrics.get('model')} · {config['mode']}{' (chat)' if config.get('chat') else ''} · {metrics['n_tasks']} tasks"

@@ -71,9 +71,9 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
             lead=_lead(pd.DataFrame(rows)),
             intervals={t: (f"{t} low", f"{t} high") for t in _SUMMARIES.values()},
             labels=("model", "prompt"),
-            about="PM: probability on the two options (higher: the model answers the question); WD: distance of "
-            "the renormalised probabilities to the stated proportions (lower is better); RE: relative entropy "
-            "against them. [95% interval clustered by option pair.] Shares: behaviour of the grid cells.",
+            about="PM: probability mass on the two options (higher: the model answers the question); WD: "
+            "Wasserstein distance of the raw probabilities to the stated proportions (lower is better); RE: relative "
+            "entropy against them, in bits. [95% interval clustered by option pair.] Shares: behaviour of the grid cells.",
         )
         for dataset, rows in sorted(by_dataset.items())
     ]

@@ -14,14 +14,16 @@ import pandas as pd
 
 from folkscope._deps import require
 from folkscope.metrics import REFERENCE_BEHAVIOURS
+from folkscope.numeric.answer import answer
 from folkscope.report.figures import new_figure, plain_text, save_png
-from folkscope.report.numbers import fixed
+from folkscope.report.numbers import fixed, format_number
 from folkscope.report.page import (
     escape,
     figure_block,
     frame_table,
     render_page,
     section,
+    sentence,
 )
 
 __all__ = ["BEHAVIOUR_COLORS", "render_html", "write_heatmap"]
@@ -35,6 +37,47 @@ BEHAVIOUR_COLORS = {
     "pick_first": "#ef6c00",
     "pick_second": "#c62828",
 }
+#: the reader's names of the three summaries (spec/numeric-calibration.md, "Metrics")
+SUMMARY_LABELS = {
+    "probability_mass": "probability mass on the options (PM)",
+    "calibration_distance": "calibration distance, Wasserstein (WD)",
+    "relative_entropy": "relative entropy, bits (RE)",
+}
+#: the reader's names of the reference behaviours
+BEHAVIOUR_LABELS = {
+    "null": "null (little mass on the options)",
+    "calibrated": "calibrated",
+    "pick_higher": "pick the higher count",
+    "pick_lower": "pick the lower count",
+    "pick_first": "pick the first option",
+    "pick_second": "pick the second option",
+}
+#: table columns whose keys are not already words once ``_`` reads as a space
+_COLUMN_LABELS = {
+    "n": "problems",
+    "n_undefined": "undefined",
+    "low": "95% low",
+    "high": "95% high",
+    "std_error": "standard error",
+    "n_first": "listed first",
+    "n_second": "listed second",
+    "win_rate_first": "win rate when first",
+    "win_rate_second": "win rate when second",
+    "mean_pm": "mean PM",
+    "n_problems": "problems",
+    "template_id": "template",
+    "behaviour_renormalised": "behaviour of Π / PM",
+    "spearman_rho": "Spearman ρ",
+    "p_value": "p-value",
+    "n_excluded": "excluded",
+    "n_equal": "equal frequencies",
+    "n_missing": "missing",
+    "n_estimated": "estimated",
+}
+#: counts that a table may hold as floats (a mean over words), shown as whole numbers
+_COUNTS = ("n", "n_undefined", "n_first", "n_second", "n_problems", "n_excluded", "n_equal", "n_missing", "n_estimated")
+#: a summary's estimate columns, written as :func:`folkscope.report.numbers.format_number` writes them
+_ESTIMATES = ("mean", "low", "high", "std_error")
 _FEATURE = "drawing the numeric-calibration heatmap"
 #: rows of a table shown on the page; the parquet files hold them all
 _MAX_ROWS = 50
@@ -79,9 +122,11 @@ def write_heatmap(panels: dict[str, pd.DataFrame], path: str | Path, *, title: s
 
 
 def _table(df: pd.DataFrame) -> str:
-    """The first rows of a table, three decimals; the rest is in the run's parquet files."""
+    """The first rows of a table, three decimals, counts whole, readable headers and behaviour names; the rest is
+    in the run's parquet files."""
     more = f"<p>({len(df) - _MAX_ROWS} more rows in the parquet files)</p>" if len(df) > _MAX_ROWS else ""
-    return frame_table(df.head(_MAX_ROWS), digits=3) + more
+    shown = df.head(_MAX_ROWS).replace({c: BEHAVIOUR_LABELS for c in df.columns if str(c).startswith("behaviour")})
+    return frame_table(shown, digits=3, labels=_COLUMN_LABELS, integers=_COUNTS) + more
 
 
 def _distributions(dist: dict[str, Any]) -> str:
@@ -101,7 +146,7 @@ def _distributions(dist: dict[str, Any]) -> str:
 def _frequency_effects(fe: dict[str, Any]) -> str:
     rows = [
         {
-            "numbers": name.replace("_", " "),
+            "numbers": name.replace("_", " "),  # "all numbers", "measured only"
             **{
                 k: (f"{v:.2e}" if k == "p_value" and v is not None and v == v else v)  # NaN: n/a
                 for k, v in fe[name].items()
@@ -165,9 +210,22 @@ def render_html(
     :class:`~folkscope.errors.ConfigError`).
     """
     config = metrics["config"]
-    summary = pd.DataFrame(
-        [{"metric": name, **{k: v for k, v in entry.items()}} for name, entry in metrics["summary"].items()]
+    summary = pd.DataFrame(  # PM can be ~1e-8: two significant digits there, not "0.000" beside "-0.000"
+        [
+            {
+                "metric": SUMMARY_LABELS.get(name, name),
+                **{k: format_number(v) if k in _ESTIMATES and isinstance(v, float) else v for k, v in entry.items()},
+            }
+            for name, entry in metrics["summary"].items()
+        ]
     )
+    summary = summary[
+        [
+            "metric",
+            *(c for c in _ESTIMATES if c in summary),
+            *(c for c in summary if c not in _ESTIMATES and c != "metric"),
+        ]
+    ]
     shares = pd.DataFrame(
         [
             {"behaviour": b, "share of cells": s, "share of Π / PM": metrics["behaviour_shares_renormalised"][b]}
@@ -176,6 +234,7 @@ def render_html(
     )
     bias = metrics["order_bias"]
     body = [
+        f'<p class="headline">{escape(sentence(answer(metrics)))}</p>',
         f"<p>Model {escape(config['model'])} ({escape(config['backend'])}), "
         f"{'chat form' if config['chat'] else 'base form'}, "
         f"{escape(metrics['n_problems'])} problems in {escape(metrics['n_cells'])} grid cells.</p>",
@@ -183,7 +242,15 @@ def render_html(
         "score one of their options (NaN), so they have no defined Π.</p>"
         if metrics.get("n_unscored")
         else "",
-        section("PM, WD, RE (95% intervals clustered by option pair)", _table(summary)),
+        section(
+            "Probability mass, calibration distance and relative entropy",
+            _table(summary),
+            "<p>Per problem, then averaged with 95% intervals clustered by option pair. PM: the next-token "
+            "probability on the option words (1: the model answers the question). WD: the Wasserstein distance "
+            "between the stated proportions and the raw probabilities of the options (0: calibrated; all mass "
+            "elsewhere gives about 0.74 for counts 51 and 98). RE: entropy of the renormalised probabilities minus "
+            "that of the stated proportions (below 0: too concentrated).</p>",
+        ),
         section("Behaviour shares of grid cells", _table(shares)),
         section(
             "Order bias",
@@ -195,10 +262,26 @@ def render_html(
         _frequency_effects(metrics["frequency_effect"]) if "frequency_effect" in metrics else "",
         _pennies(metrics["pennies"]) if "pennies" in metrics else "",
         _comparison(metrics["comparison"]) if "comparison" in metrics else "",
-        "<p>Timing: " + escape(", ".join(f"{k} {v:.1f}" for k, v in metrics["timing"].items())) + "</p>"
+        "<p>Timing: "
+        + escape(
+            ", ".join(f"{k.removesuffix('_seconds').replace('_', ' ')} {v:.1f} s" for k, v in metrics["timing"].items())
+        )
+        + "</p>"
         if "timing" in metrics
         else "",
-        section("Ordered option pairs", figure_block({"behaviour heatmap": heatmap_file})) if heatmap_file else "",
+        section(
+            "Ordered option pairs",
+            figure_block(
+                {"behaviour heatmap": heatmap_file},
+                captions={
+                    "behaviour heatmap": "Each cell is one ordered pair of options (listed first down, second "
+                    "across), coloured by the reference behaviour most of its problems follow, with that "
+                    "behaviour's rate (or, for null, the share of problems) written in it."
+                },
+            ),
+        )
+        if heatmap_file
+        else "",
         section("Grid cells", _table(cells)),
     ]
     return render_page(

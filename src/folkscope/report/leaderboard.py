@@ -64,7 +64,7 @@ _CSS = """
 table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
 table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
 table.sortable th:focus{outline:2px solid #4c78a8}
-table.sortable td:first-child,table.sortable td:nth-child(2){white-space:nowrap}
+table.sortable td.label{text-align:left}
 tr.baseline td{background:#fafafa;font-style:italic}td.caveat{background:#fff4d6}.caveat-mark{color:#b26b00;cursor:help}
 .caveats{font-size:.9em;border-left:3px solid #e0a800;padding-left:.6em}.ci{color:#777;font-size:.85em;white-space:nowrap}
 nav ul{columns:2;font-size:.9em}.lead{font-size:1.05em}
@@ -337,7 +337,7 @@ def _table_html(site: Path, t: BoardTable) -> str:
                 text = f'<a href="{escape(link)}">{text}</a>'
             if i == 0 and caveat:
                 text += f' <span class="caveat-mark" title="{escape(caveat)}">{_MARK}</span>'
-            cells.append(f"<td>{text}</td>")
+            cells.append(f'<td class="label">{text}</td>')
         for col in metrics:
             low, high = t.intervals.get(col, (None, None))
             cells.append(

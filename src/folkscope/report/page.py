@@ -47,6 +47,7 @@ __all__ = [
     "render_page",
     "scroll_box",
     "section",
+    "sentence",
     "table",
     "TextNotes",
     "total",
@@ -137,19 +138,20 @@ def label(column: object, labels: Mapping[str, str] | None = None) -> str:
 class TextNotes:
     """Long free text taken out of table cells: each cell shows a numbered marker, the texts are listed under the table.
 
-    The same text in several cells is one note. Numbers count on across tables
+    Each note names its column, so it reads on its own under the table. The
+    same text in the same column is one note. Numbers count on across tables
     given the same instance, so markers stay unique on a page.
     """
 
     def __init__(self) -> None:
-        self._notes: dict[str, int] = {}
+        self._notes: dict[tuple[str, str], int] = {}
         self._listed = 0
 
-    def cell(self, text: str) -> str:
-        """The cell for ``text``: itself (escaped) when short, else its note's marker."""
+    def cell(self, text: str, *, column: str = "") -> str:
+        """The cell for ``text`` of ``column`` (its header): itself (escaped) when short, else its note's marker."""
         if len(text) <= LONG_TEXT:
             return escape(text)
-        n = self._notes.setdefault(text, len(self._notes) + 1)
+        n = self._notes.setdefault((column, text), len(self._notes) + 1)
         return f'<span class="fn" title="{escape(text)}">note {n}</span>'
 
     def listing(self) -> str:
@@ -159,7 +161,7 @@ class TextNotes:
             return ""
         start = self._listed + 1
         self._listed = len(self._notes)
-        items = "".join(f"<li>{escape(text)}</li>" for text in fresh)
+        items = "".join(f"<li>{f'<b>{escape(c)}</b>: ' if c else ''}{escape(t)}</li>" for c, t in fresh)
         return f'<ol class="notes" start="{start}">{items}</ol>'
 
 
@@ -173,7 +175,8 @@ def frame_table(
     """A DataFrame as a table: headers by :func:`label`, every cell escaped, numbers through :func:`number`.
 
     Text longer than :data:`LONG_TEXT` characters is listed under the table
-    as a numbered note (:class:`TextNotes`), its cell holding the marker.
+    as a numbered note (:class:`TextNotes`), its cell holding the marker;
+    true/false reads yes/no.
     Columns named in ``integers`` are counts stored as floats (``2.0``) and
     are shown as whole numbers.
     """
@@ -182,7 +185,9 @@ def frame_table(
 
     def cell(column: str, value: Any) -> str:
         if isinstance(value, str):
-            return notes.cell(value)
+            return notes.cell(value, column=label(column, labels))
+        if isinstance(value, (bool, np.bool_)):
+            return "yes" if value else "no"
         if column in whole:
             return total(value)
         return number(value, digits=digits)
@@ -190,6 +195,16 @@ def frame_table(
     columns = [str(c) for c in frame.columns]
     rows = [[cell(c, v) for c, v in zip(columns, row)] for row in frame.itertuples(index=False)]
     return table([label(c, labels) for c in columns], rows) + notes.listing()
+
+
+def sentence(text: str) -> str:
+    """``text`` with its first letter capitalised: a part's plain-text answer opens lower case so a terminal line can
+    follow a label, while a page's headline starts a sentence.
+
+    >>> sentence("mean score 41.2 of 100")
+    'Mean score 41.2 of 100'
+    """
+    return text[:1].upper() + text[1:]
 
 
 def bullet_list(items: Iterable[object], *, css_class: str | None = None) -> str:

@@ -31,6 +31,7 @@ from folkscope.report.page import (
     total,
     write_page,
 )
+from folkscope.risk.answer import answer
 from folkscope.risk.evaluate import (
     INTERVAL_METRICS,
     METRICS,
@@ -149,30 +150,11 @@ def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
 
 
 def _reading(metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
-    """The answer in one line: discrimination and calibration with their intervals, read against the best baseline."""
-    un = metrics.get("unweighted") or {}
-    overall, intervals = un.get("overall") or {}, un.get("intervals") or {}
-    auc, ece = overall.get("roc_auc"), overall.get("ece")
-    if auc is None or (isinstance(auc, float) and np.isnan(auc)):
-        return '<p class="headline warn">AUC is undefined on these rows (one class only); see the counts below.</p>'
-    low = (intervals.get("roc_auc") or {}).get("low")
-    signal = (
-        "no signal: the interval includes chance (0.5)"
-        if low is not None and low <= 0.5
-        else "the scores rank people better than chance"
-    )
-    text = (
-        f"AUC <strong>{number(auc, digits=3)}</strong> {_interval(intervals.get('roc_auc'), digits=3)}: {signal}; "
-        f"ECE <strong>{number(ece, digits=3)}</strong> {_interval(intervals.get('ece'), digits=3)}."
-    )
-    best = None
-    for name, block in (baselines or {}).items():
-        b_auc = ((block.get("unweighted") or {}).get("overall") or {}).get("roc_auc")
-        if isinstance(b_auc, (int, float)) and not np.isnan(b_auc) and (best is None or b_auc > best[1]):
-            best = (name, b_auc, ((block.get("unweighted") or {}).get("intervals") or {}).get("roc_auc"))
-    if best is not None:
-        text += f" The {escape(best[0].replace('_', '-'))} baseline reaches AUC {number(best[1], digits=3)} {_interval(best[2], digits=3)} on the same rows."
-    return f'<p class="headline">{text}</p>'
+    """The answer in one line (:func:`folkscope.risk.answer.answer`, the sentence the terminal ends with):
+    discrimination and calibration with their intervals, read against the best baseline."""
+    auc = ((metrics.get("unweighted") or {}).get("overall") or {}).get("roc_auc")
+    undefined = auc is None or (isinstance(auc, float) and np.isnan(auc))
+    return f'<p class="headline{" warn" if undefined else ""}">{escape(answer(metrics, baselines))}</p>'
 
 
 def _warnings(diag: Mapping[str, Any] | None) -> str:
