@@ -99,8 +99,10 @@ def run(args: argparse.Namespace) -> int:
         written = result.write(output)
         print()
         print("written: " + ", ".join(map(str, written)))
-        page = f"{written[0]}"
-    else:  # no page of its own: B's run page, and how to keep this comparison
-        page = f"{Path(result.run_b) / 'report.html'} (run B's page; --output FILE.json keeps this comparison)"
+        page = Path(written[0])
+    else:  # no page of its own: how to keep this comparison, and B's run page
+        print()
+        say("this comparison is not saved (--output FILE.json keeps it); the report below is run B's page")
+        page = Path(result.run_b) / "report.html"
     print("\n".join(closing_lines(result.lead(), page)))
     return 0

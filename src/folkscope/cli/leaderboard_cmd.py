@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     site = write_leaderboard(args.results_dir, args.output, draw=False if args.no_figures else None)
     leads = [f"{table.title}: {table.lead}" for table in site.tables if table.lead]
-    for lead in leads:
+    for lead in leads if len(leads) > 1 else ():  # one table: its lead is the answer, said last
         say(lead)
     parts = ", ".join(f"{n} {name}" for name, n in site.runs_by_part.items()) or "none"
     say(

@@ -74,7 +74,11 @@ def fit_line(text: str, *, width: int | None = None, tail: str = "") -> str:
     >>> fit_line("Answer order drives the answer: a score changes by 0.33", width=48, tail=" (more)")
     'Answer order drives the answer: a score… (more)'
     """
-    limit = _width(width)
+    return _cut(text, _width(width), tail)
+
+
+def _cut(text: str, limit: int, tail: str = "") -> str:
+    """:func:`fit_line` at exactly ``limit`` characters, however small (table cells)."""
     if len(text) <= limit:
         return text
     room = max(1, limit - len(tail) - len(_CUT))
@@ -166,13 +170,11 @@ def fit_table(
     while max(map(len, lines), default=0) > limit and cap > 8:  # long names: cut the text cells, never a number
         cap -= 4
         table = table.copy()
-        if index and table.index.dtype == object:
-            table.index = [fit_line(str(v), width=cap) if len(str(v)) > cap else v for v in table.index]
+        if index and not pd.api.types.is_numeric_dtype(table.index):
+            table.index = [_cut(str(v), cap) for v in table.index]
         for column in table.columns:
-            if table[column].dtype == object:
-                table[column] = [
-                    fit_line(v, width=cap) if isinstance(v, str) and len(v) > cap else v for v in table[column]
-                ]
+            if not pd.api.types.is_numeric_dtype(table[column]):
+                table[column] = [_cut(v, cap) if isinstance(v, str) else v for v in table[column]]
         lines = render(table)
     dropped = columns[n:]
     if dropped:
