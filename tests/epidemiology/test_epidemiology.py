@@ -218,7 +218,8 @@ def test_default_model_runs_tasks_end_to_end(tmp_path, capsys):
     ]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("run folder: ") and out[1].startswith("mean score ")
+    assert out[0].startswith("run folder: ") and out[-1].startswith("report: ")
+    assert any(line.startswith("answer: mean score ") for line in out)
     (manifest,) = tmp_path.rglob("manifest.json")
     folder = manifest.parent
     assert read_manifest(folder).part == "epidemiology"

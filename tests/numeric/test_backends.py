@@ -33,7 +33,7 @@ def _probabilities(folder: Path) -> pd.DataFrame:
 
 def _run(capsys, argv) -> Path:
     assert main(["numeric", "run", *argv]) == 0
-    return Path(json.loads(capsys.readouterr().out)["folder"])
+    return Path(capsys.readouterr().out.split("run folder: ")[1].splitlines()[0])
 
 
 def test_numeric_on_a_web_api_gives_the_fake_models_probabilities(capsys, tmp_path, monkeypatch):
