@@ -64,7 +64,7 @@ _CSS = """
 table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
 table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
 table.sortable th:focus{outline:2px solid #4c78a8}
-table.sortable td.label{text-align:left}
+table.sortable .label{text-align:left}
 tr.baseline td{background:#fafafa;font-style:italic}td.caveat{background:#fff4d6}.caveat-mark{color:#b26b00;cursor:help}
 .caveats{font-size:.9em;border-left:3px solid #e0a800;padding-left:.6em}.ci{color:#777;font-size:.85em;white-space:nowrap}
 nav ul{columns:2;font-size:.9em}.lead{font-size:1.05em}
@@ -325,7 +325,9 @@ def _cell(value: Any, *, low: Any = None, high: Any = None, digits: int = 3, cav
 
 def _table_html(site: Path, t: BoardTable) -> str:
     metrics = t.metric_columns
-    head = "".join(f"<th>{escape(c)}</th>" for c in (*t.labels, *metrics))
+    head = "".join(f'<th class="label">{escape(c)}</th>' for c in t.labels) + "".join(
+        f"<th>{escape(c)}</th>" for c in metrics
+    )
     rows = []
     for record in t.frame.to_dict(orient="records"):
         link = _link(site, record.get("run"))

@@ -379,7 +379,8 @@ def _comparison(model: str, metrics: Mapping[str, Any], baselines: Mapping[str, 
         titles = list(TABLE_COLUMNS.values())
         rows = []
         for name, row in frame.iterrows():
-            cells = [escape(name), total(row["n"])]
+            shown = name if name == model else str(name).replace("_", " ")  # a baseline's key, as words
+            cells = [escape(shown), total(row["n"])]
             for key, title in TABLE_COLUMNS.items():
                 cell = number(to_jsonable(row[title]))
                 if key in INTERVAL_METRICS and np.isfinite(row[f"{title} low"]):
