@@ -148,4 +148,4 @@ def test_compare_to_a_run_of_the_same_problems_is_compared(capsys, tmp_path, ref
         )
         == 0
     )
-    assert '"comparison"' in capsys.readouterr().out
+    assert f"this run minus {reference.name}: " in capsys.readouterr().out
