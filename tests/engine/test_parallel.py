@@ -93,7 +93,7 @@ def test_order_keys_are_rendered_prompts_and_a_groups_prefix_with_its_first_suff
     ("kwargs", "message"),
     [
         ({"data_parallel": 0}, "--data-parallel must be >= 1, got 0"),
-        ({"ray_address": "auto"}, "--ray-address applies with --data-parallel 2 or more"),
+        ({"backend": "litellm", "model": "openai/x", "ray_address": "auto"}, "--ray-address applies to local backends"),
         ({"backend": "litellm", "model": "openai/x", "data_parallel": 2}, "--data-parallel applies to local backends"),
         ({"window": 0}, "--plan-window must be >= 1, got 0"),
         ({"backend": "vllm", "window": 8}, "--plan-window applies to the transformers and fake backends"),

@@ -190,8 +190,9 @@ class EngineConfig:
     ray_address: str | None = field(
         default=None,
         metadata=_meta(
-            "with --data-parallel: address of an existing Ray cluster (e.g. auto or ray://head:10001; "
-            "folkscope installed on its nodes); default: a local one",
+            "run the model on Ray workers of this cluster (e.g. auto or ray://head:10001; folkscope installed on "
+            "its nodes): --data-parallel copies, one by default, each on a GPU where the cluster has them; default "
+            "with --data-parallel 2 or more: a local Ray",
             "--ray-address",
         ),
     )
@@ -256,21 +257,16 @@ class EngineConfig:
         n = self.data_parallel
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"--data-parallel must be >= 1, got {n}", parameter="data_parallel", value=n)
-        if n == 1:
-            if self.ray_address is not None:
-                raise ConfigError(
-                    "--ray-address applies with --data-parallel 2 or more",
-                    parameter="ray_address",
-                    value=self.ray_address,
-                )
+        if n == 1 and self.ray_address is None:
             return
         if self.backend == "litellm":
+            flag = "--data-parallel" if n > 1 else "--ray-address"
             raise ConfigError(
-                "--data-parallel applies to local backends; web API models scale with --max-api-concurrency",
-                parameter="data_parallel",
-                value=n,
+                f"{flag} applies to local backends; web API models scale with --max-api-concurrency",
+                parameter="data_parallel" if n > 1 else "ray_address",
+                value=n if n > 1 else self.ray_address,
             )
-        require("ray", feature=f"--data-parallel {n}")
+        require("ray", feature=f"--data-parallel {n}" if n > 1 else "--ray-address")
 
     def _check_web_api(self, given: list[str]) -> None:
         if self.model == "default":

@@ -244,12 +244,12 @@ class Engine:
         >>> engine.identity()["backend"]["backend"], engine.identity()["backend"]["model"]["name"]
         ('fake', 'demo')
 
-        With ``data_parallel`` above 1 the backend is a
+        With ``data_parallel`` above 1, or a ``ray_address``, the backend is a
         :class:`~folkscope.engine.parallel.ParallelBackend`: Ray workers answer
-        shards of every call, and this engine persists their batches into its
-        one cache as they arrive.
+        shards of every call (one worker: all of it, on the cluster), and this
+        engine persists their batches into its one cache as they arrive.
         """
-        if config.data_parallel > 1:
+        if config.data_parallel > 1 or config.ray_address is not None:
             from folkscope.engine.parallel import ParallelBackend
 
             cache = ResultCache(config.cache_dir) if config.use_cache else None
