@@ -10,17 +10,41 @@ Every part reports what its run paid the same way, through this module:
 :func:`run_accounting` is what a run folder stores of its engine
 (``engine_stats``, ``backend_stats``), :func:`usage_line` the line a
 command prints from it, and :func:`oom_note` the caveat a run that ran out
-of memory carries.
+of memory carries. :func:`recorded_accounting` hands a caller what every run
+inside a block recorded (a study sizing its cells before it starts them),
+without knowing where each part keeps it in its metrics.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Usage", "oom_note", "run_accounting", "usage_line"]
+__all__ = ["Usage", "oom_note", "recorded_accounting", "run_accounting", "usage_line"]
+
+#: the lists :func:`recorded_accounting` blocks collect into
+_TAPS: ContextVar[tuple[list[dict[str, Any]], ...]] = ContextVar("folkscope_run_accounting", default=())
+
+
+@contextmanager
+def recorded_accounting() -> Iterator[list[dict[str, Any]]]:
+    """Collect what :func:`run_accounting` returns to every run inside the block, in order.
+
+    >>> with recorded_accounting() as seen:
+    ...     _ = run_accounting(object())
+    >>> seen
+    [{}]
+    """
+    seen: list[dict[str, Any]] = []
+    token = _TAPS.set((*_TAPS.get(), seen))
+    try:
+        yield seen
+    finally:
+        _TAPS.reset(token)
 
 
 @dataclass
@@ -92,6 +116,8 @@ def run_accounting(engine: Any) -> dict[str, Any]:
         out["engine_stats"] = stats.to_dict()
     if backend is not None:
         out["backend_stats"] = backend.to_dict()
+    for tap in _TAPS.get():
+        tap.append(out)
     return out
 
 

@@ -17,7 +17,7 @@
 from folkscope.runs.caveats import Caveat, caveat_lines, read_caveats, record_caveats, warn_caveats
 from folkscope.runs.folder import RunFolder, RunFolderBusyError
 from folkscope.runs.layout import run_path, safe_name
-from folkscope.runs.lifecycle import open_run
+from folkscope.runs.lifecycle import open_run, published_runs
 from folkscope.runs.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -39,6 +39,7 @@ __all__ = [
     "engine_model_name",
     "open_run",
     "package_versions",
+    "published_runs",
     "read_caveats",
     "read_manifest",
     "read_table",

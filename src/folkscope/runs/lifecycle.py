@@ -14,12 +14,18 @@ once the folder is in place, raises each recorded caveat as a
 :class:`~folkscope.errors.CaveatWarning`: a Python user who only reads the
 returned numbers still hears why they may mislead. Who owns the engine is
 the engine layer's business (:func:`folkscope.engine.engine_for_run`).
+
+:func:`published_runs` lets a caller that starts a part's command without
+knowing its folder layout (a study running a grid of commands) learn which
+folders the command published, from the one place every part publishes
+through, instead of parsing what the command printed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +35,29 @@ from folkscope.runs.caveats import read_caveats, warn_caveats
 from folkscope.runs.folder import RunFolder
 from folkscope.runs.manifest import Manifest
 
-__all__ = ["open_run"]
+__all__ = ["open_run", "published_runs"]
+
+#: the lists :func:`published_runs` blocks collect into (per thread and task, as context variables are)
+_WATCHERS: ContextVar[tuple[list[Path], ...]] = ContextVar("folkscope_published_runs", default=())
+
+
+@contextmanager
+def published_runs() -> Iterator[list[Path]]:
+    """Collect the run folders published while the block runs, in order (nested blocks each see them all).
+
+    Examples
+    --------
+    >>> with published_runs() as folders:
+    ...     pass
+    >>> folders
+    []
+    """
+    folders: list[Path] = []
+    token = _WATCHERS.set((*_WATCHERS.get(), folders))
+    try:
+        yield folders
+    finally:
+        _WATCHERS.reset(token)
 
 
 @contextmanager
@@ -55,4 +83,6 @@ def open_run(final: str | Path, manifest: Manifest, *, config: Mapping[str, Any]
         write_json(folder / "config.json", dict(config))
         manifest.write(folder)
         yield folder
+    for watcher in _WATCHERS.get():
+        watcher.append(final.absolute())
     warn_caveats(read_caveats(final), final)
