@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # README command 2: set up the environment with the test extras (litellm included, so the
 # web-API backend is tested against the local OpenAI-compatible server; ray, so --data-parallel
-# is tested on a local cluster) and run the whole suite.
+# and study plans are tested on a local cluster; yaml, so YAML study plans are read) and run the whole suite.
 # Versions come from constraints.txt, so a new upstream release cannot break it overnight;
 # FOLKSCOPE_CONSTRAINTS=none FOLKSCOPE_VENV=.venv-latest tests the newest releases instead.
 # Extra arguments go to pytest (e.g. bash scripts/test.sh -k metrics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh "hf,api,ray,plots,datasets,baselines,essays,dev"
+bash scripts/setup.sh "hf,api,ray,plots,datasets,baselines,essays,yaml,dev"
 # folktexts 0.7.1, the parity tests' oracle (tests/parity): beside the venv, not in it (its console scripts
 # would collide with ours), without its dependencies (it runs on the venv's torch and transformers).
 oracle="${FOLKSCOPE_ORACLE_DIR:-.oracle}"

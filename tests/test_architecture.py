@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "folkscope"
 PARTS = ("risk", "numeric", "allocation", "epidemiology")
-#: what each layer must never import (its own layer and those below it are fine)
+#: what each layer must never import (its own layer and those below it are fine); ``study`` drives the commands
+#: from above, so nothing below the command line may import it
 FORBIDDEN = {
     "metrics": (
         "engine",
@@ -27,13 +28,26 @@ FORBIDDEN = {
         "cli",
         "registry",
         "testing",
+        "study",
         *PARTS,
     ),
-    "engine": ("data", "tasks", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "data": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "tasks": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "prompting": ("readout", "runs", "report", "cli", "registry", "testing", *PARTS),
-    "readout": ("data", "tasks", "runs", "report", "cli", "registry", "testing", *PARTS),
+    "engine": (
+        "data",
+        "tasks",
+        "prompting",
+        "readout",
+        "runs",
+        "report",
+        "cli",
+        "registry",
+        "testing",
+        "study",
+        *PARTS,
+    ),
+    "data": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", "study", *PARTS),
+    "tasks": ("engine", "prompting", "readout", "runs", "report", "cli", "registry", "testing", "study", *PARTS),
+    "prompting": ("readout", "runs", "report", "cli", "registry", "testing", "study", *PARTS),
+    "readout": ("data", "tasks", "runs", "report", "cli", "registry", "testing", "study", *PARTS),
     "learners": (
         "engine",
         "data",
@@ -45,12 +59,25 @@ FORBIDDEN = {
         "cli",
         "registry",
         "testing",
+        "study",
         *PARTS,
     ),
-    "runs": ("engine", "data", "tasks", "prompting", "readout", "report", "cli", "testing", *PARTS),
-    "report": ("engine", "data", "tasks", "prompting", "readout", "cli", "testing", *PARTS),
-    "registry": ("engine", "data", "tasks", "prompting", "readout", "runs", "report", "cli", "testing", *PARTS),
-    **{part: ("cli", "testing", *(p for p in PARTS if p != part)) for part in PARTS},
+    "runs": ("engine", "data", "tasks", "prompting", "readout", "report", "cli", "testing", "study", *PARTS),
+    "report": ("engine", "data", "tasks", "prompting", "readout", "cli", "testing", "study", *PARTS),
+    "registry": (
+        "engine",
+        "data",
+        "tasks",
+        "prompting",
+        "readout",
+        "runs",
+        "report",
+        "cli",
+        "testing",
+        "study",
+        *PARTS,
+    ),
+    **{part: ("cli", "testing", "study", *(p for p in PARTS if p != part)) for part in PARTS},
 }
 
 

@@ -35,6 +35,7 @@ _COMMANDS = (
     "numeric",
     "allocation",
     "epidemiology",
+    "study",
     "tasks",
     "data",
     "prompts",
