@@ -26,6 +26,7 @@ def test_exports_are_complete():
     public = {n for n in dir(numeric) if not n.startswith("_")}
     modules = {
         "analysis",
+        "answer",
         "caveats",
         "compare",
         "config",
