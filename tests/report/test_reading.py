@@ -12,6 +12,7 @@ The figure checks measure text boxes with matplotlib's renderer.
 
 from __future__ import annotations
 
+import html
 import itertools
 import os
 import re
@@ -157,6 +158,14 @@ def test_long_text_is_a_note_under_the_table_not_a_cell(pages) -> None:
     assert after.lstrip().startswith('</div><ol class="notes"') and "<b>best from</b>: " in after.split("</ol>")[0]
     cells = re.findall(r"<td>(.*?)</td>", table)
     assert cells and max(len(re.sub(r"<[^>]+>", "", c)) for c in cells) <= LONG_TEXT
+
+
+def test_every_cell_is_a_line_of_text_at_most(pages) -> None:
+    """No page, run or leaderboard, puts a paragraph in a table cell: the longest cell text is a short phrase."""
+    for name, page in pages.items():
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", page.read_text(encoding="utf-8"), flags=re.S)
+        texts = [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cells]
+        assert texts and max(map(len, texts)) <= 80, (name, max(texts, key=len))
 
 
 def test_frame_table_keeps_short_text_and_numbers_one_note_per_text() -> None:

@@ -26,6 +26,9 @@ from folkscope.report.figures import drawn_figure, plain_text, save_png, subplot
 
 __all__ = ["leaderboard"]
 
+#: the study's metric keys as the page names them (|ΔDP| beside a metric without sign)
+_METRIC_NAMES = {"rabbi": "RABBI", "delta": "Δ score", "jsd": "JSD", "emd": "EMD"}
+
 _K = 1
 
 
@@ -112,12 +115,16 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
                 about="RABBI > 0: the group is ranked above the reference group more often than below [95% bootstrap]. "
                 "ΔDP / ΔEO: the group's selection rate minus the reference's when each pool's top 1 is picked "
                 "(ΔEO among qualified candidates); impact ratio below 0.8 fails the four-fifths rule. An interval, JSD "
-                "or EMD that the groups are too small for is n/a, with the reason in its row.",
+                "or EMD that the groups are too small for is n/a, with the reason in its row (a note under the table).",
             )
         )
     validity = study(folders).correlations
     if len(validity):
-        frame = validity.rename(columns={"r": "Pearson r", "p_value": "p-value", "n": "points"}).assign(run="")
+        frame = validity.rename(columns={"r": "Pearson r", "p_value": "p-value", "n": "points"}).assign(
+            run="",
+            metric=validity["metric"].map(lambda m: _METRIC_NAMES.get(m, str(m).replace("_", " "))),
+            gap=validity["gap"].map(lambda g: str(g).replace("dp_gap", "ΔDP").replace("eo_gap", "ΔEO")),
+        )
         tables.append(
             BoardTable(
                 part="allocation",
@@ -126,7 +133,7 @@ def leaderboard(folders: Sequence[Path], *, site: Path, draw: bool = True) -> Pa
                 frame=frame[["metric", "k", "gap", "Pearson r", "p-value", "points", "run"]],
                 labels=("metric", "gap"),
                 about="Correlation of each bias metric with the allocation gap it should predict, over every (run, group) "
-                "point above; NaN where there are too few points.",
+                "point above; n/a where there are too few points.",
             )
         )
     figures = []

@@ -42,6 +42,8 @@ from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard
 from folkscope.report.page import (
+    LONG_TEXT,
+    TextNotes,
     bullet_list,
     escape,
     figure_block,
@@ -323,7 +325,9 @@ def _cell(value: Any, *, low: Any = None, high: Any = None, digits: int = 3, cav
     return f"<td{sort}{mark}>{shown}</td>"
 
 
-def _table_html(site: Path, t: BoardTable) -> str:
+def _table_html(site: Path, t: BoardTable, notes: TextNotes) -> str:
+    """One board table: labels first (the first links to its run), then each metric with its interval; free text
+    longer than a cell should hold (a reason a number is missing) is a numbered note under the table."""
     metrics = t.metric_columns
     head = "".join(f'<th class="label">{escape(c)}</th>' for c in t.labels) + "".join(
         f"<th>{escape(c)}</th>" for c in metrics
@@ -341,6 +345,10 @@ def _table_html(site: Path, t: BoardTable) -> str:
                 text += f' <span class="caveat-mark" title="{escape(caveat)}">{_MARK}</span>'
             cells.append(f'<td class="label">{text}</td>')
         for col in metrics:
+            value = record.get(col)
+            if isinstance(value, str) and len(value) > LONG_TEXT:
+                cells.append(f"<td>{notes.cell(value, column=col)}</td>")
+                continue
             low, high = t.intervals.get(col, (None, None))
             cells.append(
                 _cell(
@@ -360,6 +368,7 @@ def _table_html(site: Path, t: BoardTable) -> str:
             f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
+        + notes.listing()
         + _caveat_list(t)
     )
 
@@ -409,10 +418,11 @@ def _page(
         for t in b.tables
     ]
     body = [*lead, f"<nav><ul>{''.join(nav)}</ul></nav>" if nav else ""]
+    text_notes = TextNotes()  # one numbering for the page, so every note marker is unique
     for name, board in boards.items():
         if not board.tables and not board.figures:
             continue
-        tables = "\n".join(_table_html(site, t) for t in board.tables)
+        tables = "\n".join(_table_html(site, t, text_notes) for t in board.tables)
         figures = (
             figure_block(
                 {f.title: f.path for f in board.figures},

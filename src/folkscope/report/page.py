@@ -6,6 +6,12 @@ a figures block and a configuration/versions footer. The page is
 self-contained (inline CSS, no JavaScript, no external assets, a Content
 Security Policy that forbids requests), so it opens from the file system.
 
+The page uses the whole window: prose keeps a reading width, while tables
+and figures may take all of it, and a table wider still scrolls sideways
+inside its own box (:func:`scroll_box`), never the page. A cell holds a
+number or a short phrase; longer free text is a numbered note under its
+table (:class:`TextNotes`), so no row grows tall around a paragraph.
+
 Every piece of text that reaches the page goes through :func:`escape`
 because model and user text is untrusted (``spec/reliability.md``,
 "Security"); helpers that take HTML fragments say so. Undefined numbers are
@@ -58,7 +64,7 @@ __all__ = [
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:1.5em 2em;
 color:#222;line-height:1.4}
-p,ul,ol,pre,.sub{max-width:72em}
+p,ul,ol,.sub{max-width:56em}pre{max-width:72em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;
 margin-top:1.8em}h3{margin-bottom:.3em}
 .scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
