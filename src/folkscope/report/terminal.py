@@ -146,8 +146,6 @@ def fit_table(
     model  AUC  ECE  Brier
         a 0.61 0.20   0.27
         b 0.85 0.13   0.16
-    >>> fit_table(frame, width=40, keep=2)[0] == "model  AUC  ECE  Brier"
-    True
     >>> fit_table(frame[["model", "AUC"]].assign(note="x" * 50), width=40, keep=2)[-1]
     '(1 more column in the report: note)'
     """
@@ -184,9 +182,7 @@ def fit_table(
     return lines
 
 
-def closing_lines(
-    answer: str, page: str | os.PathLike[str], *, width: int | None = None, label: str = "report"
-) -> list[str]:
+def closing_lines(answer: str, page: str | os.PathLike[str], *, width: int | None = None) -> list[str]:
     """Every command's last block: ``answer: <the one-line answer>`` (folded to the width), then ``report: <page>``.
 
     The answer comes last but one so that it is what stays on screen; the
@@ -197,7 +193,7 @@ def closing_lines(
     >>> closing_lines("AUC 0.545 [0.424, 0.680]: no signal", "results/run/report.html")
     ['', 'answer: AUC 0.545 [0.424, 0.680]: no signal', 'report: results/run/report.html']
     """
-    return ["", *wrap(f"answer: {answer}", width=width, indent=" " * len("answer: ")), f"{label}: {page}"]
+    return ["", *wrap(f"answer: {answer}", width=width, indent=" " * len("answer: ")), f"report: {page}"]
 
 
 def say(text: str, *, width: int | None = None) -> None:
