@@ -118,6 +118,11 @@ def test_nothing_is_wider_than_the_window_and_no_cell_is_tall(browser, pages, na
         "Array.from(document.querySelectorAll('table')).map(t => getComputedStyle(t.parentElement).overflowX)"
     )
     assert boxes and set(boxes) == {"auto"}, boxes
+    # lazy images below the window would be blank in a full-page screenshot: load them all first
+    loaded = tab.evaluate(
+        "Promise.all(Array.from(document.images).map(i => { i.loading = 'eager'; return i.decode().then(() => true); }))"
+    )
+    assert all(loaded)
     tab.screenshot(ARTIFACTS / f"{name}-{width}.png")
 
 

@@ -113,7 +113,7 @@ def write_heatmap(panels: dict[str, pd.DataFrame], path: str | Path, *, title: s
         ax.set_title(plain_text(name), fontsize=9)
     fig.suptitle(plain_text(title), fontsize=10)
     fig.legend(
-        handles=[Patch(color=BEHAVIOUR_COLORS[b], label=b) for b in REFERENCE_BEHAVIOURS],
+        handles=[Patch(color=BEHAVIOUR_COLORS[b], label=b.replace("_", " ")) for b in REFERENCE_BEHAVIOURS],
         loc="center right",
         fontsize=7,
     )

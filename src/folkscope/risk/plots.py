@@ -224,7 +224,8 @@ def plot_roc(
     ax = axes[0]
     for name, curve in data.items():
         auc = "undefined" if np.isnan(curve["auc"]) else f"{curve['auc']:.3f}"
-        label = plain_text(f"{name} (AUC {auc}){_excluded_note(curve['n_excluded'])}")
+        shown = name if name == model_name else str(name).replace("_", " ")  # a baseline's key, as words
+        label = plain_text(f"{shown} (AUC {auc}){_excluded_note(curve['n_excluded'])}")
         if len(curve["fpr"]):
             ax.plot(curve["fpr"], curve["tpr"], lw=1.5, label=label)
         else:  # single-class labels: nothing to draw, but say so in the legend
