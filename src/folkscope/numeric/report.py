@@ -276,7 +276,8 @@ def render_html(
                 captions={
                     "behaviour heatmap": "Each cell is one ordered pair of options (listed first down, second "
                     "across), coloured by the reference behaviour most of its problems follow, with that "
-                    "behaviour's rate (or, for null, the share of problems) written in it."
+                    "behaviour's rate (or, for null, the share of problems) written in it; one panel per reading of the "
+                    "probabilities (as they are, and renormalised over the options, Π / PM)."
                 },
             ),
         )

@@ -157,7 +157,8 @@ def _figures(
                 "risk",
                 "ECE vs AUC, every model and task",
                 rel,
-                "Each point is a model (or baseline) on a task: lower right is better (high AUC, low ECE).",
+                "Each numbered point is a model (or baseline) on a task, named in the key beside the axes: lower right "
+                "is better (high AUC, low ECE).",
             )
         )
     for title, runs in per_task.items():
@@ -182,7 +183,8 @@ def _figures(
                     "risk",
                     f"Calibration curves: {title}",
                     rel,
-                    "Equal-width bins; the diagonal is perfect calibration.",
+                    "One panel per run: the observed share of positives against the mean risk score in equal-width "
+                    "bins, with its 95% band; the diagonal is perfect calibration.",
                 )
             )
         rel = drawn_figure(
