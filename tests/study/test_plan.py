@@ -85,7 +85,7 @@ numeric:
         ('name = "x"\nmodel = 1\n[[models]]\nmodel = "fake"\n[risk]\n', "unknown key 'model' in the top level"),
         ('name = "x"\n[[models]]\nmodel = "fake"\n[risk]\ntask = ["A"]\n', "did you mean 'tasks'"),
         ('name = "x"\n[[models]]\nlabel = "y"\n[risk]\n', "has no `model`"),
-        ('name = "x"\n[[models]]\nmodel = "fake"\ngpus = -1\n[risk]\n', "`gpus` must be a number"),
+        ('name = "x"\n[[models]]\nmodel = "fake"\nparts = ["risks"]\n[risk]\n', "`parts` must list some of"),
         ('name = "x"\n[[models]]\nmodel = "f"\n[[models]]\nmodel = "f"\n[risk]\n', "two models are labelled 'f'"),
         ('name = "x"\n[[models]]\nmodel = "fake"\n[risk]\ntasks = "NISTIncome"\n', "non-empty list"),
         ('name = "x"\n[[models]]\nmodel = "fake"\n[risk]\nvary = { chat = true }\n', "vary.chat must be"),
@@ -130,7 +130,14 @@ def test_an_unknown_plan_names_the_bundled_ones(tmp_path):
 
 
 #: the bundled plans and their cell counts (the papers' grids: see each plan's comments for where they come from)
-BUNDLED_CELLS = {"demo": 12}
+BUNDLED_CELLS = {
+    "demo": 12,
+    "folktexts": 17 * 5 * 2,  # 17 models x 5 ACS tasks x multiple-choice / numeric risk prompting
+    "rabbi-resumes": 10 * 4 * 2,  # 10 chat models x 4 jobs x pointwise / pairwise
+    "rabbi-essays": 10 * 2 * 2,  # 10 chat models x 2 ICNALE topics x pointwise / pairwise
+    "epidemiology": 6 * 7 * 2,  # 6 instruct models x 7 datasets' low-dimensional tasks x QA / likelihood
+    "numeric-calibration": 20 * 3,  # 8 base/chat pairs + 4 OpenAI models x 3 datasets
+}
 
 
 @pytest.mark.parametrize("name", sorted(BUNDLED_CELLS))

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from folkscope.cli.main import main
-from folkscope.study.grid import HOLD_ENV
+
+from .studies import folder_bytes, kill, start_held, study
 
 #: a small grid on the stand-in model: 3 parts, 5 cells, seconds to run
 PLAN = """
@@ -43,62 +40,15 @@ def plan_file(tmp_path: Path, text: str = PLAN) -> Path:
     return path
 
 
-#: what a run records of when and how long, not of what: two runs of one configuration differ only there
-VOLATILE_KEYS = {"created", "current_time", "scoring_seconds", "elicitation_seconds"}
-VOLATILE_FILES = {"run.log", "study.log", ".lock", "timing.json"}
-
-
-def _steady(value):
-    if isinstance(value, dict):
-        return {k: _steady(v) for k, v in value.items() if k not in VOLATILE_KEYS}
-    if isinstance(value, list):
-        return [_steady(v) for v in value]
-    return value
-
-
-def folder_bytes(results: Path) -> dict[str, bytes]:
-    """Every file of the study's run folders and ledger, byte for byte, but for what records when or how long."""
-    out = {}
-    for path in sorted(results.rglob("*")):
-        rel = path.relative_to(results).as_posix()
-        if not path.is_file() or rel.startswith("leaderboard/") or path.name in VOLATILE_FILES:
-            continue
-        if "/." in f"/{rel}":  # lock files beside run folders
-            continue
-        data = path.read_bytes()
-        if path.suffix == ".json":
-            data = json.dumps(_steady(json.loads(data)), sort_keys=True).encode()
-        elif path.suffix == ".html":  # the numeric page states its scoring time
-            data = b"\n".join(line for line in data.splitlines() if not line.startswith(b"<p>Timing: "))
-        out[rel] = data
-    return out
-
-
-def home(tmp_path: Path) -> dict[str, str]:
-    """A folkscope home of the test's own, so every study computes its answers (a shared result cache would serve some,
-    and a run's metrics record how many answers were cached): the same bytes are then a real check."""
-    return {"FOLKSCOPE_HOME": str(tmp_path / "home"), "CI": "1"}
-
-
-def study(
-    tmp_path: Path, *extra: str, env: dict | None = None, plan: Path | None = None
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "folkscope.cli.main", "study", "run", str(plan or plan_file(tmp_path)), *extra],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, **home(tmp_path), **(env or {})},
-        check=False,
-        timeout=600,
-    )
+def run(folder: Path, *extra: str, plan: Path | None = None) -> subprocess.CompletedProcess:
+    return study(folder, plan or plan_file(folder), *extra)
 
 
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory) -> tuple[Path, str]:
     """The tiny study run straight through, once for the module."""
     tmp = tmp_path_factory.mktemp("straight")
-    done = study(tmp, "--results-dir", "results")
+    done = run(tmp, "--results-dir", "results")
     assert done.returncode == 0, done.stderr
     return tmp / "results", done.stdout
 
@@ -106,13 +56,16 @@ def straight(tmp_path_factory) -> tuple[Path, str]:
 def test_a_study_runs_every_cell_then_writes_the_leaderboard_and_says_where(straight):
     results, out = straight
     lines = out.strip().splitlines()
-    assert lines[0].startswith("study tiny: 5 cells (risk, epidemiology, numeric; 1 models): 0 done, 5 to run")
+    assert lines[0] == "study tiny: 5 cells (risk, epidemiology, numeric; 1 model): 0 done, 5 to run"
+    assert max(map(len, lines)) <= 80  # folded to the terminal (80 columns without one)
     assert "cost before starting" in out and "stand-in: 5 cells, about" in out
     assert sum(line.startswith("[") and " cells, " in line for line in lines) == 5  # one progress line per cell
     assert "[5/5 cells, 0 left]" in out
-    assert lines[-3] == "study: 5 of 5 cells done"
-    assert lines[-2] == f"leaderboard: {Path('results') / 'leaderboard' / 'index.html'}"
-    assert lines[-1] == f"study folder: {Path('results') / 'study-tiny'}"
+    assert lines[-2:] == [
+        "answer: 5 of 5 cells done",
+        f"report: {Path('results') / 'leaderboard' / 'index.html'}",
+    ]
+    assert f"study folder: {Path('results') / 'study-tiny'}" in out
     ledger = json.loads((results / "study-tiny" / "cells.json").read_text())
     assert [c["status"] for c in ledger["cells"]] == ["done"] * 5
     for cell in ledger["cells"]:
@@ -125,7 +78,7 @@ def test_a_study_runs_every_cell_then_writes_the_leaderboard_and_says_where(stra
 def test_a_rerun_finds_every_cell_done_and_runs_nothing(straight, tmp_path):
     results, _ = straight
     before = folder_bytes(results)
-    done = study(results.parent, "--results-dir", "results", "--no-estimate")
+    done = run(results.parent, "--results-dir", "results", "--no-estimate")
     assert done.returncode == 0, done.stderr
     assert "5 done, 0 to run" in done.stdout and "running " not in done.stdout
     assert folder_bytes(results) == before
@@ -133,45 +86,21 @@ def test_a_rerun_finds_every_cell_done_and_runs_nothing(straight, tmp_path):
 
 def test_a_dry_run_lists_each_cell_its_status_and_command_and_writes_nothing(straight, tmp_path):
     results, _ = straight
-    done = study(results.parent, "--results-dir", "results", "--dry-run", "--no-estimate")
+    done = run(results.parent, "--results-dir", "results", "--dry-run", "--no-estimate")
     assert done.returncode == 0
     assert done.stdout.count("[done] ") == 5 and "folkscope numeric run --task distributions" in done.stdout
-    fresh = study(tmp_path, "--results-dir", "fresh", "--dry-run", "--no-estimate")
+    fresh = run(tmp_path, "--results-dir", "fresh", "--dry-run", "--no-estimate")
     assert fresh.stdout.count("[to run] ") == 5 and not (tmp_path / "fresh").exists()
 
 
 def test_a_study_killed_after_two_cells_resumes_and_leaves_the_same_bytes(straight, tmp_path):
     """The kill happens at a known point: the study holds after its second cell until the test has killed it."""
     results, _ = straight
-    marker = tmp_path / "held"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "folkscope.cli.main",
-            "study",
-            "run",
-            str(plan_file(tmp_path)),
-            "--results-dir",
-            "results",
-            "--no-estimate",
-        ],
-        cwd=tmp_path,
-        env={**os.environ, **home(tmp_path), HOLD_ENV: f"2:{marker}"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 300
-    while not marker.exists():
-        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "the study never reached its second cell"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    proc.stderr.close()
+    proc, _ = start_held(tmp_path, plan_file(tmp_path), 2, "--results-dir", "results", "--no-estimate")
+    kill(proc)
     ledger = json.loads((tmp_path / "results" / "study-tiny" / "cells.json").read_text())
     assert len(ledger["cells"]) == 2
-    resumed = study(tmp_path, "--results-dir", "results", "--no-estimate")
+    resumed = run(tmp_path, "--results-dir", "results", "--no-estimate")
     assert resumed.returncode == 0, resumed.stderr
     assert "2 done, 3 to run" in resumed.stdout and resumed.stdout.count("running ") == 3
     assert folder_bytes(tmp_path / "results") == folder_bytes(results)
@@ -182,53 +111,31 @@ def test_a_failing_cell_is_recorded_the_others_run_and_the_study_exits_1(tmp_pat
     broken = broken.replace("[numeric]", "[numeric]")
     path = plan_file(tmp_path, broken)
     (tmp_path / "missing.json").write_text("{not json")
-    done = study(tmp_path, "--results-dir", "results", "--no-estimate", plan=path)
+    done = run(tmp_path, "--results-dir", "results", "--no-estimate", plan=path)
     assert done.returncode == 1
     ledger = json.loads((tmp_path / "results" / "study-tiny" / "cells.json").read_text())
     assert [c["status"] for c in ledger["cells"]] == ["done"] * 4 + ["failed"]
     assert "missing.json" in ledger["cells"][-1]["error"]
-    assert "study: 4 of 5 cells done, 1 failed" in done.stdout
+    assert "answer: 4 of 5 cells done, 1 failed" in done.stdout
 
 
 def test_two_studies_in_one_folder_at_once_the_second_is_refused_in_one_line(tmp_path):
-    marker = tmp_path / "held"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "folkscope.cli.main",
-            "study",
-            "run",
-            str(plan_file(tmp_path)),
-            "--results-dir",
-            "results",
-            "--no-estimate",
-        ],
-        cwd=tmp_path,
-        env={**os.environ, **home(tmp_path), HOLD_ENV: f"1:{marker}"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc, _ = start_held(tmp_path, plan_file(tmp_path), 1, "--results-dir", "results", "--no-estimate")
     try:
-        deadline = time.monotonic() + 300
-        while not marker.exists():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        second = study(tmp_path, "--results-dir", "results", "--no-estimate")
+        second = run(tmp_path, "--results-dir", "results", "--no-estimate")
         assert second.returncode == 2
         assert second.stderr.strip().splitlines() == [
             "folkscope: error: another process is running study 'tiny' in results; wait for it, or pass another "
             "--results-dir"
         ]
     finally:
-        proc.kill()
-        proc.wait()
+        kill(proc)
 
 
 def test_on_a_local_ray_cluster_the_study_leaves_the_same_bytes(straight, tmp_path):
     pytest.importorskip("ray")
     results, _ = straight
-    done = study(tmp_path, "--results-dir", "results", "--ray-address", "local", "--jobs", "2", "--no-estimate")
+    done = run(tmp_path, "--results-dir", "results", "--ray-address", "local", "--jobs", "2", "--no-estimate")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Ray cluster " in done.stdout and "2 cells at once" in done.stdout
     assert folder_bytes(tmp_path / "results") == folder_bytes(results)

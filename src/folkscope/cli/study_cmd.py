@@ -39,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run the cells' models on this Ray cluster (auto, ray://head:10001, or local to start one here); "
         "this machine keeps the run folders and the result cache",
     )
-    run.add_argument("--jobs", type=int, default=None, help="cells at once on a Ray cluster (default: its CPUs)")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="cells at once on a Ray cluster (default: its GPUs, or its CPUs when it has none)",
+    )
     run.add_argument("--no-leaderboard", action="store_true", help="do not write the leaderboard at the end")
     add_logger_level(run)
     run.set_defaults(func=run_plan)

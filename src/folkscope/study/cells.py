@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ from folkscope.runs import published_runs
 from folkscope.study.plan import Plan, PlanError
 
 __all__ = ["Cell", "CellResult", "check_cells", "expand", "run_cell"]
+
+#: how every command's closing line starts (:func:`folkscope.report.terminal.closing_lines`)
+ANSWER = "answer:"
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,6 @@ class Cell:
     """The ``folkscope`` arguments of the run (``risk run --task ...``)."""
     flags: tuple[str, ...] = ()
     """The part's own flags of the cell (its options and setting, no task, model or engine flags)."""
-    gpus: float = 0.0
 
     def shape(self) -> tuple[str, str | None, tuple[str, ...]]:
         """What the cell asks, whatever the model: cells of one shape send the same prompts."""
@@ -59,7 +62,7 @@ class Cell:
     def id(self) -> str:
         """A stable name of the cell, the key of its line in the study's ledger."""
         shown = ", ".join(f"{k}={_text(v)}" for k, v in sorted(self.settings.items())) or "defaults"
-        return f"{self.part} | {self.task or 'default task'} | {self.model} | {shown}"
+        return f"{self.part} | {_task_text(self.task)} | {self.model} | {shown}"
 
     def command(self) -> str:
         """The cell as a shell command line."""
@@ -75,6 +78,18 @@ class CellResult:
     folder: Path
     answer: str | None
     output: str = field(repr=False, default="")
+
+
+def _task_text(task: str | None) -> str:
+    """A cell's task as a reader scans it: a list of tasks (``a,b,c``) by its first, last and count.
+
+    >>> _task_text("acs_income_by_sex,acs_income_by_age,acs_tenure_by_age")
+    'acs_income_by_sex ... acs_tenure_by_age (3 tasks)'
+    """
+    if task is None:
+        return "default task"
+    names = task.split(",")
+    return task if len(names) == 1 else f"{names[0]} ... {names[-1]} ({len(names)} tasks)"
 
 
 def _text(value: Any) -> str:
@@ -153,7 +168,6 @@ def expand(plan: Plan, results_dir: str | Path, parser: argparse.ArgumentParser)
                             settings=dict(setting),
                             argv=argv,
                             flags=tuple(flags),
-                            gpus=model.gpus,
                         )
                     )
     return cells
@@ -196,5 +210,15 @@ def run_cell(cell: Cell, plan: Plan, parser: argparse.ArgumentParser) -> CellRes
     if code or not folders:
         raise PlanError(f"cell {cell.id}: the command ended with status {code} and published no run folder")
     text = out.getvalue()
-    answer = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("answer:")), None)
-    return CellResult(folder=folders[-1], answer=answer, output=text)
+    return CellResult(folder=folders[-1], answer=_answer(text), output=text)
+
+
+def _answer(text: str) -> str | None:
+    """The ``answer: ...`` line every command ends with, its folded follow-on lines joined back into one."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(ANSWER):
+            parts = [line[len(ANSWER) :].strip()]
+            parts += [follow.strip() for follow in itertools.takewhile(lambda f: f.startswith(" "), lines[i + 1 :])]
+            return " ".join(parts)
+    return None

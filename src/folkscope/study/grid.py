@@ -32,6 +32,7 @@ from typing import Any
 
 from folkscope.engine.progress import format_duration
 from folkscope.errors import FolkscopeError
+from folkscope.report.terminal import closing_lines, wrap
 from folkscope.study.cells import Cell, CellResult, check_cells, expand, run_cell
 from folkscope.study.estimate import estimate_lines
 from folkscope.study.ledger import DONE, FAILED, TO_RUN, Ledger
@@ -90,7 +91,7 @@ def run_study(
     ray_address : str, optional
         Run the cells' models on this Ray cluster (``local``: start one on this machine).
     jobs : int, optional
-        Cells at once on a Ray cluster (default: the cluster's CPUs, at most the cells to run).
+        Cells at once on a Ray cluster (default: its GPUs, or its CPUs when it has none; at most the cells to run).
     estimate : bool
         Measure and say what the cells to run cost before starting (:mod:`folkscope.study.estimate`).
     leaderboard : bool
@@ -103,19 +104,20 @@ def run_study(
     ledger = Ledger(results, plan)
     counts = ledger.summary(cells)
     models = sorted({c.model for c in cells})
-    say(
+    _tell(
+        say,
         f"study {plan.name}: {len(cells)} cells ({', '.join(sorted({c.part for c in cells}, key=_part_order))}; "
-        f"{len(models)} models): {counts[DONE]} done, {counts[TO_RUN] + counts[FAILED]} to run"
-        + (f" ({counts[FAILED]} failed before)" if counts[FAILED] else "")
+        f"{len(models)} model{'s' if len(models) != 1 else ''}): {counts[DONE]} done, {counts[TO_RUN] + counts[FAILED]} to run"
+        + (f" ({counts[FAILED]} failed before)" if counts[FAILED] else ""),
     )
     todo = [c for c in cells if ledger.status(c) != DONE]
     for line in estimate_lines(todo, plan, parser) if estimate else ():
-        say(line)
+        _tell(say, line)
     if dry_run:
         for cell in cells:
             status = ledger.status(cell)
             where = f" -> {ledger.folder_of(cell)}" if status == DONE else ""
-            say(f"  [{status}] {cell.id}{where}")
+            _tell(say, f"  [{status}] {cell.id}{where}")
             say(f"      {cell.command()}")
         say(f"dry run: nothing was run; the study's folder would be {ledger.folder}")
         return StudyResult(cells=cells, done=counts[DONE], folder=ledger.folder)
@@ -131,10 +133,16 @@ def run_study(
         site = write_leaderboard(results)
         for table in site.tables:
             if table.lead:
-                say(f"{table.title}: {table.lead}")
+                _tell(say, f"{table.title}: {table.lead}")
         result.leaderboard = site.index
     _closing(result, ledger, say)
     return result
+
+
+def _tell(say: Print, text: str) -> None:
+    """``text`` folded to the terminal's width (a command line is never folded: it is said as it is, to be copied)."""
+    for line in wrap(text, indent="    " if text.startswith("  ") else "  "):
+        say(line)
 
 
 def _say(line: str) -> None:
@@ -183,16 +191,16 @@ def _sequential(
 ) -> None:
     clock = _Clock(len(cells), len(cells) - len(todo))
     for cell in todo:
-        say(f"running {cell.id}")
+        _tell(say, f"running {cell.id}")
         start = time.monotonic()
         try:
             ran = run_cell(cell, plan, parser)
         except FolkscopeError as exc:
             _record(ledger, cells, cell, None, str(exc), result)
-            say(_ended(cell, None, str(exc), time.monotonic() - start, clock))
+            _tell(say, _ended(cell, None, str(exc), time.monotonic() - start, clock))
             continue
         _record(ledger, cells, cell, ran, None, result)
-        say(_ended(cell, ran, None, time.monotonic() - start, clock))
+        _tell(say, _ended(cell, ran, None, time.monotonic() - start, clock))
 
 
 def _record(
@@ -221,17 +229,19 @@ def _hold(recorded: int) -> None:
 
 
 def _closing(result: StudyResult, ledger: Ledger, say: Print) -> None:
-    """The answer first: how many cells ran and failed; then where the leaderboard and the ledger are."""
+    """Failures and the ledger first, then the answer (cells done, failed) and the leaderboard, last as every command."""
     total = len(result.cells)
-    line = f"study: {result.done} of {total} cells done"
+    for cell, error in result.failed:
+        _tell(say, f"failed: {cell.id}: {error}")
+    _tell(say, f"study folder: {ledger.folder} (cells.json: each cell's command, folder and answer)")
+    answer = f"{result.done} of {total} cells done"
     if result.failed:
-        line += f", {len(result.failed)} failed (their errors are in {ledger.folder / 'cells.json'}; rerun to retry)"
-        for cell, error in result.failed:
-            say(f"failed: {cell.id}: {error}")
-    say(line)
+        answer += f", {len(result.failed)} failed (errors above and in cells.json; a rerun retries them)"
     if result.leaderboard is not None:
-        say(f"leaderboard: {result.leaderboard}")
-    say(f"study folder: {ledger.folder}")
+        for line in closing_lines(answer, result.leaderboard):
+            say(line)
+    else:
+        say(f"answer: {answer}")
 
 
 # ----------------------------------------------------------------------------- on a Ray cluster
@@ -251,7 +261,9 @@ def _on_ray(
     runs on the cluster; this process records each cell as it ends."""
     address, resources, stop = _cluster(ray_address)
     try:
-        slots = max(1, min(jobs or int(resources.get("CPU", 1)), len(todo) or 1))
+        # a cell's worker takes a GPU where the cluster has them: more cells at once than GPUs would only queue
+        capacity = int(resources.get("GPU", 0)) or int(resources.get("CPU", 1))
+        slots = max(1, min(jobs or capacity, len(todo) or 1))
         say(
             f"Ray cluster {address}: {resources.get('CPU', 0):g} CPUs, {resources.get('GPU', 0):g} GPUs; {slots} cells at once"
         )
@@ -262,14 +274,14 @@ def _on_ray(
             while queue or running:
                 while queue and len(running) < slots:
                     cell = queue.pop(0)
-                    say(f"running {cell.id}")
+                    _tell(say, f"running {cell.id}")
                     running[pool.submit(_cell_process, plan, results, cell, address)] = (cell, time.monotonic())
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     cell, start = running.pop(future)
                     ran, error = future.result()
                     _record(ledger, cells, cell, ran, error, result)
-                    say(_ended(cell, ran, error, time.monotonic() - start, clock))
+                    _tell(say, _ended(cell, ran, error, time.monotonic() - start, clock))
     finally:
         stop()
 

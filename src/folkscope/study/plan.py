@@ -10,7 +10,6 @@ the tasks and the settings to run them with::
     model = "default"            # what --model takes: a name, a Hub id, a folder
     label = "SmolLM2-135M"       # optional: how listings name it
     batch_tokens = 4096          # any engine flag of `folkscope <part> run`
-    gpus = 0                     # GPUs one cell of this model needs on a Ray cluster
 
     [risk]
     tasks = ["NISTIncome"]                       # one cell per task (--task)
@@ -57,7 +56,7 @@ PART_KEYS = ("risk", "allocation", "epidemiology", "numeric")
 #: the plans shipped with folkscope (``folkscope study list``)
 BUNDLED = "folkscope.study.resources"
 _TOP = ("name", "description", "source", "results_dir", "models", *PART_KEYS)
-_MODEL = ("model", "label", "gpus", "parts")
+_MODEL = ("model", "label", "parts")
 _PART = ("tasks", "options", "vary", "variants")
 
 
@@ -67,12 +66,11 @@ class PlanError(ConfigError):
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One model of a plan: what ``--model`` gets, the engine flags that go with it, and where it may run."""
+    """One model of a plan: what ``--model`` gets, the engine flags that go with it, and the parts it takes part in."""
 
     model: str
     label: str
     engine: Mapping[str, Any] = field(default_factory=dict)
-    gpus: float = 0.0
     parts: tuple[str, ...] = PART_KEYS
 
 
@@ -223,9 +221,6 @@ def _model(raw: Any, path: str, index: int) -> ModelSpec:
     label = raw.get("label", model)
     if not isinstance(label, str) or not label.strip():
         raise PlanError(f"plan {path}: {where} `label` must be non-empty text")
-    gpus = raw.get("gpus", 0)
-    if isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or gpus < 0:
-        raise PlanError(f"plan {path}: {where} `gpus` must be a number of GPUs, 0 or more (got {gpus!r})")
     parts = raw.get("parts", PART_KEYS)
     if isinstance(parts, str) or not isinstance(parts, Sequence) or not all(p in PART_KEYS for p in parts):
         raise PlanError(f"plan {path}: {where} `parts` must list some of {', '.join(PART_KEYS)} (got {parts!r})")
@@ -233,7 +228,7 @@ def _model(raw: Any, path: str, index: int) -> ModelSpec:
     for key in ("results_dir", "task"):
         if key in engine:
             raise PlanError(f"plan {path}: {where} sets {key!r}; a model carries engine settings only")
-    return ModelSpec(model=model, label=label, engine=engine, gpus=float(gpus), parts=tuple(parts))
+    return ModelSpec(model=model, label=label, engine=engine, parts=tuple(parts))
 
 
 def _part(key: str, raw: Any, path: str) -> PartSpec:
