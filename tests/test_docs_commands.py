@@ -57,9 +57,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-#: links to pages another change of issue 32 writes; allowed while absent, checked once they exist
-PENDING_PAGES = {"docs/study.md"}
-
 #: a command's trailing tag: long, needs <what>, setup
 TAG = re.compile(r"\s#\s*(long|needs [^:#]+|setup)\s*:")
 #: sample-output lines whose label the real output must also have
@@ -186,16 +183,9 @@ def test_relative_links_name_files_that_exist(page):
         if re.match(r"^(https?:|mailto:|#)", target):
             continue
         file = (page.parent / target.split("#")[0]).resolve()
-        if not file.exists() and _rel_or_none(file) not in PENDING_PAGES:
+        if not file.exists():
             missing.append(target)
     assert not missing, f"{_rel(page)} links to files that do not exist: {missing}"
-
-
-def _rel_or_none(path: Path) -> str | None:
-    try:
-        return path.relative_to(ROOT).as_posix()
-    except ValueError:
-        return None
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_rel)
