@@ -9,6 +9,7 @@ fake backend. The same site is also checked in a real browser, at the end
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -305,8 +306,10 @@ def test_compare_the_two_risk_runs_of_the_site(results: Path, tmp_path: Path, ca
     lines = printed.splitlines()
     # the default model's scores collapse: said before the difference, which would otherwise favour its small ECE unremarked
     assert lines[0].startswith("caveat: A: Scores collapse")
-    lead = next(line for line in lines if not line.startswith("caveat: "))
-    assert lead.startswith("B's AUC is") and "shared rows" in lead and lines.index(lead) > 0
+    start = next(i for i, line in enumerate(lines) if line.startswith("answer: "))
+    follow = [line.strip() for line in itertools.takewhile(lambda line: line.startswith(" "), lines[start + 1 :])]
+    lead = " ".join([lines[start].removeprefix("answer: "), *follow])  # the answer, folded to the width, as one text
+    assert lead.startswith("B's AUC is") and "shared rows" in lead and lines[-1].startswith("report: ")
 
 
 def test_a_collapsed_run_is_marked_wherever_its_numbers_are_shown(site, results: Path) -> None:
