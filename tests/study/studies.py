@@ -31,8 +31,10 @@ def _steady(value, drop: set[str]):
 
 
 def folder_bytes(results: Path, *, accounting: bool = True) -> dict[str, bytes]:
-    """Every file of the study's run folders and ledger, byte for byte, but for what records when or how long
-    (and, with ``accounting=False``, how the answers were obtained: a study served from a warm cache)."""
+    """Every file of the study's run folders and ledger, byte for byte, but for what records when or how long.
+
+    With ``accounting=False`` (a study served from a warm cache), also but for how the answers were obtained: the
+    run accounting in the JSON files, and the pages, which state it."""
     drop = VOLATILE_KEYS if accounting else VOLATILE_KEYS | ACCOUNTING_KEYS
     out = {}
     for path in sorted(results.rglob("*")):
@@ -40,6 +42,8 @@ def folder_bytes(results: Path, *, accounting: bool = True) -> dict[str, bytes]:
         if not path.is_file() or rel.startswith("leaderboard/") or path.name in VOLATILE_FILES:
             continue
         if "/." in f"/{rel}":  # lock files beside run folders
+            continue
+        if path.suffix == ".html" and not accounting:
             continue
         data = path.read_bytes()
         if path.suffix == ".json":
