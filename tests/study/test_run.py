@@ -145,3 +145,29 @@ def test_on_a_local_ray_cluster_the_study_leaves_the_same_bytes(straight, tmp_pa
 def test_jobs_without_a_cluster_is_one_line(tmp_path, capsys):
     assert main(["study", "run", "demo", "--jobs", "2"]) == 2
     assert "--jobs applies with --ray-address" in capsys.readouterr().err
+
+
+def test_the_cost_is_measured_per_shape_priced_for_a_web_api_and_never_downloads(tmp_path, monkeypatch, capsys):
+    """ACSIncome's Census file is not here: sizing the study says so instead of fetching it; NISTIncome is measured
+    on the stand-in (its distinct requests, the same for both models), and the web-API model is priced."""
+    pytest.importorskip("litellm")
+    monkeypatch.setenv("FOLKSCOPE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("folkscope.data.download._fetch", _no_network)
+    plan = tmp_path / "acs.toml"
+    plan.write_text(
+        'name = "acs"\n[[models]]\nmodel = "openai/gpt-4o-mini"\nuse_web_api_model = true\n'
+        '[[models]]\nmodel = "fake"\ninference_backend = "fake"\n'
+        '[risk]\ntasks = ["ACSIncome", "NISTIncome"]\noptions = { subsampling = 0.05 }\n'
+    )
+    assert main(["study", "run", str(plan), "--dry-run", "--results-dir", str(tmp_path / "r")]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    fake = int(text.split("fake: 2 cells, about ")[1].split(" ")[0].replace(",", ""))
+    api = text.split("openai/gpt-4o-mini: 2 cells, about ")[1]
+    assert int(api.split(" ")[0].replace(",", "")) == fake > 0  # the same prompts whatever the model
+    assert "prompt tokens (text bytes / 4), about $" in api and "at litellm's price" in api
+    assert text.count("1 cell not measured: its data is downloaded when it runs") == 2
+    assert not (tmp_path / "r").exists()
+
+
+def _no_network(*_args, **_kwargs):
+    raise AssertionError("sizing a study tried to download a file")

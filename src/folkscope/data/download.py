@@ -36,6 +36,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,7 +44,35 @@ from typing import Any, Protocol
 from folkscope import __version__
 from folkscope.errors import ConfigError, DownloadError, IntegrityError
 
-__all__ = ["download_file", "sha256_file"]
+__all__ = ["DownloadsHeld", "download_file", "no_downloads", "sha256_file"]
+
+#: why downloads are held in this context (None: they are not), set by :func:`no_downloads`
+_HELD: ContextVar[str | None] = ContextVar("folkscope_downloads_held", default=None)
+
+
+class DownloadsHeld(DownloadError):
+    """A file would have been downloaded inside :func:`no_downloads`; nothing was sent."""
+
+
+@contextmanager
+def no_downloads(why: str) -> Iterator[None]:
+    """Refuse every download inside the block with :class:`DownloadsHeld` naming the file and ``why``.
+
+    A caller that only wants to know what work would cost (a study sizing its
+    cells) must not fetch gigabytes of survey files to find out.
+
+    >>> with no_downloads("sizing a study"):
+    ...     download_file("https://example.org/x.zip", "x.zip")
+    Traceback (most recent call last):
+    ...
+    folkscope.data.download.DownloadsHeld: x.zip is not on this machine yet (sizing a study: no download)
+    """
+    token = _HELD.set(why)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
 
 _CHUNK_BYTES = 1 << 20
 _MAX_DELAY_S = 600.0
@@ -141,6 +170,9 @@ def download_file(
     """
     _check_args(url, expected_size, sha256, retries, backoff, timeout)
     dest = Path(dest)
+    held = _HELD.get()
+    if held is not None:
+        raise DownloadsHeld(f"{dest.name} is not on this machine yet ({held}: no download)")
     part = dest.with_name(dest.name + ".part")
     dest.parent.mkdir(parents=True, exist_ok=True)
     attempt, refetched, furthest = 0, False, _size(part)

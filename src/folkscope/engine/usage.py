@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Usage", "oom_note", "recorded_accounting", "run_accounting", "usage_line"]
+__all__ = ["Usage", "oom_note", "recorded_accounting", "run_accounting", "token_price", "usage_line"]
 
 #: the lists :func:`recorded_accounting` blocks collect into
 _TAPS: ContextVar[tuple[list[dict[str, Any]], ...]] = ContextVar("folkscope_run_accounting", default=())
@@ -99,6 +99,29 @@ class Usage:
         ):
             return None
         return cls(*counts, None if cost is None else float(cost))
+
+
+def token_price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """litellm's price in USD of that many tokens of ``model`` (a litellm id), from its bundled cost map, as the
+    web-API backend prices what it sends; None when litellm is not installed or has no price for the model.
+
+    >>> token_price("no-such-provider/no-such-model", 1000, 10) is None
+    True
+    """
+    from folkscope.engine.backends._api_support import _litellm
+    from folkscope.errors import MissingDependencyError
+
+    try:
+        litellm = _litellm()
+    except MissingDependencyError:
+        return None
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # noqa: BLE001 - litellm raises its own errors for a model it has no price for
+        return None
+    return float(prompt) + float(completion)
 
 
 def run_accounting(engine: Any) -> dict[str, Any]:

@@ -13,8 +13,9 @@ with litellm's table: a guide, stated as one; each API step still states its
 exact estimate and stops above ``--max-cost`` before it sends anything.
 
 A shape whose data is not on this machine yet (a public file downloaded on
-first use) cannot be measured without downloading it; it is counted as
-unknown, not guessed.
+first use) cannot be measured without downloading it, and sizing a study
+downloads nothing (:func:`folkscope.data.download.no_downloads`); it is
+counted as unknown, not guessed.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from folkscope.engine.usage import recorded_accounting
-from folkscope.errors import FolkscopeError
+from folkscope.data.download import no_downloads
+from folkscope.engine.usage import recorded_accounting, token_price
+from folkscope.errors import DownloadError, FolkscopeError
 from folkscope.study.cells import Cell
 from folkscope.study.plan import Plan
 
@@ -70,12 +72,16 @@ def measure_shapes(cells: Iterable[Cell], parser: argparse.ArgumentParser) -> di
             quiet = io.StringIO()
             try:
                 with (
+                    no_downloads("sizing the study"),
                     recorded_accounting() as seen,
                     contextlib.redirect_stdout(quiet),
                     contextlib.redirect_stderr(quiet),
                 ):
                     args = parser.parse_args(argv)
                     args.func(args)
+            except DownloadError:
+                costs[cell.shape()] = ShapeCost(None, None, why="its data is downloaded when it runs")
+                continue
             except (FolkscopeError, OSError) as exc:
                 costs[cell.shape()] = ShapeCost(None, None, why=str(exc).split("; ")[0])
                 continue
@@ -83,19 +89,6 @@ def measure_shapes(cells: Iterable[Cell], parser: argparse.ArgumentParser) -> di
         prompt = sum(int((s.get("backend_stats") or {}).get("logical_tokens", 0)) for s in seen)
         costs[cell.shape()] = ShapeCost(requests, prompt)
     return costs
-
-
-def _price(model: str, tokens: int, requests: int) -> float | None:
-    """litellm's price of ``tokens`` prompt tokens and one completion token per request; None without a price."""
-    try:
-        import litellm
-    except ImportError:
-        return None
-    try:
-        prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=tokens, completion_tokens=requests)
-    except Exception:  # noqa: BLE001 - litellm raises its own errors for a model it has no price for
-        return None
-    return float(prompt + completion)
 
 
 def estimate_lines(todo: Sequence[Cell], plan: Plan, parser: argparse.ArgumentParser) -> list[str]:
@@ -114,13 +107,13 @@ def estimate_lines(todo: Sequence[Cell], plan: Plan, parser: argparse.ArgumentPa
         line = f"  {model.label}: {len(mine)} cells, about {requests:,} requests"
         if model.engine.get("use_web_api_model") or model.engine.get("inference_backend") == "litellm":
             tokens = sum(c.prompt_bytes or 0 for c in known) // BYTES_PER_TOKEN
-            price = _price(model.model, tokens, requests)
+            price = token_price(model.model, tokens, requests)  # one answer token per request
             cost = f"about ${price:,.2f} at litellm's price" if price is not None else "no litellm price known"
             line += f", about {tokens:,} prompt tokens (text bytes / {BYTES_PER_TOKEN}), {cost}"
         else:
             line += " on its own hardware (no per-token price)"
         if unknown:
             why = next(costs[c.shape()].why for c in mine if costs[c.shape()].requests is None)
-            line += f"; {unknown} cells not measurable before their data is here ({why})"
+            line += f"; {unknown} cell{'s' if unknown != 1 else ''} not measured: {why}"
         lines.append(line)
     return ["cost before starting (prompts built for every kind of cell, answered by a stand-in model):", *lines]
