@@ -30,13 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from folkscope._deps import require
 from folkscope.engine.progress import format_duration
 from folkscope.errors import FolkscopeError
 from folkscope.report.terminal import closing_lines, wrap
 from folkscope.study.cells import Cell, CellResult, check_cells, expand, run_cell
 from folkscope.study.estimate import estimate_lines
 from folkscope.study.ledger import DONE, FAILED, TO_RUN, Ledger
-from folkscope.study.plan import Plan
+from folkscope.study.plan import PART_KEYS, Plan
 
 __all__ = ["HOLD_ENV", "StudyResult", "default_results_dir", "run_study"]
 
@@ -98,6 +99,8 @@ def run_study(
         Write the leaderboard of the results folder at the end.
     """
     say = say or _say
+    if ray_address is not None:  # before anything is checked, sized or run
+        require("ray", feature="folkscope study run --ray-address")
     results = Path(results_dir) if results_dir is not None else default_results_dir(plan)
     cells = expand(plan, results, parser)
     check_cells(cells, plan, parser)  # every command's checks, before anything loads
@@ -151,8 +154,6 @@ def _say(line: str) -> None:
 
 
 def _part_order(part: str) -> int:
-    from folkscope.study.plan import PART_KEYS
-
     return PART_KEYS.index(part)
 
 
@@ -288,9 +289,7 @@ def _on_ray(
 
 def _cluster(ray_address: str) -> tuple[str, dict[str, float], Callable[[], None]]:
     """Join the cluster (``local``: start one here); its address for the cells' processes, its resources, a stop."""
-    from folkscope._deps import require
-
-    ray = require("ray", feature="study --ray-address")
+    ray = require("ray", feature="folkscope study run --ray-address")
     import logging
 
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
