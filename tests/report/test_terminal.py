@@ -34,9 +34,7 @@ def test_caveats_stay_one_line_each_and_are_never_dropped():
     lines = caveat_lines(["Scores collapse.", long, long.replace("0.33", "0.41")], width=60)
     assert lines[0] == "caveat: Scores collapse."
     assert len(lines) == 2 and all(len(line) <= 60 for line in lines)
-    assert lines[1].startswith("caveat: Answer order") and lines[1].endswith(
-        "(2 caveats; details in the report)"
-    )
+    assert lines[1].startswith("caveat: Answer order") and lines[1].endswith("(2 caveats; details in the report)")
 
 
 def test_the_closing_block_is_the_answer_then_the_page():
