@@ -25,4 +25,6 @@ fi
 # Lint and layout first (pyproject's [tool.ruff]): a mis-sorted import or hand-kept layout fails in seconds, not after the suite.
 "${FOLKSCOPE_VENV:-.venv}/bin/ruff" check src tests benchmarks scripts
 "${FOLKSCOPE_VENV:-.venv}/bin/ruff" format --check src tests benchmarks scripts
-exec "${FOLKSCOPE_VENV:-.venv}/bin/python" -m pytest "$@"
+# Two workers (the machine's two cores), each taking whole test files in order: a file's tests may build on
+# each other (the docs examples read the run folders earlier commands wrote), and the suite fits its 20 minutes.
+exec "${FOLKSCOPE_VENV:-.venv}/bin/python" -m pytest -n 2 --dist loadfile "$@"
