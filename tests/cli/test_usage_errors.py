@@ -104,3 +104,27 @@ def test_help_is_still_the_full_help(capsys):
 def test_a_parsed_namespace_carries_nothing_of_the_parser():
     args = build_parser().parse_args(["epidemiology", "list"])
     assert not [name for name in vars(args) if name.startswith("_")]
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path):
+    """`folkscope tasks | head -1`: the pipe's read end is closed before the command writes a byte, so every write
+    fails; the command stops with status 1 and no traceback (it printed two before)."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "folkscope.cli.main", "tasks"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 1
+    assert done.stderr == ""

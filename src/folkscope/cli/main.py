@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
 import sys
 import warnings
 from collections.abc import Sequence
@@ -76,6 +78,24 @@ def _dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> in
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted; finished work is saved and a rerun resumes it", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if not _reader_gone():
+            raise
+        return 1  # the reader stopped reading (`folkscope tasks | head`): nothing more to say, and no traceback
+
+
+def _reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (poll says so; a broken socket elsewhere is not it);
+    if so, stdout goes to the null device, so the interpreter's own flush at exit does not fail a second time."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        gone = any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() here, or stdout is not a file
+        return False
+    if gone:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return gone
 
 
 def main(argv: Sequence[str] | None = None) -> int:
