@@ -99,10 +99,6 @@ class Ledger:
         entry = self.entries.get(cell.id)
         return self.results_dir / entry["folder"] if entry and entry.get("folder") else None
 
-    def answer_of(self, cell: Cell) -> str | None:
-        entry = self.entries.get(cell.id)
-        return entry.get("answer") if entry else None
-
     def record(
         self,
         cells: list[Cell],
