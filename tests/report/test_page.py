@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+from html import unescape
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,7 @@ def test_render_page_is_self_contained_and_written_atomically(tmp_path):
     )
     assert "<script>" not in html and "Content-Security-Policy" in html
     assert "http://" not in html and "https://" not in html
-    assert "<h2>Configuration</h2>" in html and "<h3>Software</h3>" in html and "&quot;x&quot;: null" in html
+    assert "<h2>Configuration</h2>" in html and "<h3>Software</h3>" in html and '"x": null' in unescape(html)
     assert "Configuration" not in page.render_page("t", heading="h", body=[])
     path = page.write_page(tmp_path / "report.html", html)
     assert path.read_text(encoding="utf-8") == html and os.listdir(tmp_path) == ["report.html"]

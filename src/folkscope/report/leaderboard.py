@@ -41,18 +41,8 @@ from folkscope._json import to_jsonable, write_json
 from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard
-from folkscope.report.page import (
-    LONG_TEXT,
-    TextNotes,
-    bullet_list,
-    escape,
-    figure_block,
-    number,
-    render_page,
-    scroll_box,
-    section,
-    write_page,
-)
+from folkscope.report.page import LONG_TEXT, TextNotes, figure_block, render_page, write_page
+from folkscope.report.templating import macro
 from folkscope.runs.caveats import read_caveats
 from folkscope.runs.manifest import CONFIG_FILE, MANIFEST_FILE, read_manifest
 
@@ -62,50 +52,10 @@ __all__ = ["Site", "find_runs", "write_leaderboard"]
 DEFAULT_SITE = "leaderboard"
 _SITE_MARK = ".folkscope-leaderboard"
 
-_CSS = """
-table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
-table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
-table.sortable th:focus{outline:2px solid #4c78a8}
-table.sortable .label{text-align:left}
-tr.baseline td{background:#fafafa;font-style:italic}td.caveat{background:#fff4d6}.caveat-mark{color:#b26b00;cursor:help}
-.caveats{font-size:.9em;border-left:3px solid #e0a800;padding-left:.6em}.ci{color:#777;font-size:.85em;white-space:nowrap}
-nav ul{columns:2;font-size:.9em}.lead{font-size:1.05em}
-"""
-
-# Sorts a table by the clicked (or Enter/Space-pressed) column; numbers by their data-sort value, n/a last either way.
-_SCRIPT = """
-(function () {
-  function key(cell) {
-    var v = cell.getAttribute("data-sort");
-    if (v === null) return cell.textContent.trim().toLowerCase();
-    return v === "" ? null : parseFloat(v);
-  }
-  document.querySelectorAll("table.sortable").forEach(function (table) {
-    var heads = table.tHead.rows[0].cells;
-    Array.prototype.forEach.call(heads, function (th, col) {
-      th.tabIndex = 0;
-      function sort() {
-        var ascending = th.getAttribute("aria-sort") !== "ascending";
-        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
-        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = key(a.cells[col]), y = key(b.cells[col]);
-          if (x === null || y === null) return x === y ? 0 : (x === null ? 1 : -1);
-          var c = (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y));
-          return ascending ? c : -c;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      }
-      th.addEventListener("click", sort);
-      th.addEventListener("keydown", function (e) {
-        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
-      });
-    });
-  });
-})();
-"""
+#: the page's templates (:mod:`folkscope.report.templating`): its body, extra stylesheet and the sorting script
+_TEMPLATE = "report/templates/leaderboard.html"
+_STYLES = ("report/templates/leaderboard.css",)
+_SCRIPT = "report/templates/sortable.js"
 
 
 @dataclass(frozen=True)
@@ -223,10 +173,6 @@ def write_leaderboard(
 
 
 # ----------------------------------------------------------------------------- caveats
-#: the mark of a number whose run has caveats
-_MARK = "\u26a0"
-
-
 def _run_caveats(run: Any) -> tuple[str, ...]:
     """The caveat messages a run folder's manifest records (none for a row of no single run, or an unreadable manifest)."""
     if not isinstance(run, str) or not run:
@@ -253,12 +199,6 @@ def _with_caveats(t: BoardTable, known: dict[str, tuple[str, ...]]) -> BoardTabl
             known[key] = _run_caveats(key)
         texts.append(" ".join(known[key]))
     return dataclasses.replace(t, frame=t.frame.assign(caveats=texts))
-
-
-def _glance_caveats(t: BoardTable) -> str:
-    """After a table's one-line answer at the top of the page: how many of its rows carry caveats."""
-    n = len(_flagged(t))
-    return f" ({_MARK} {n} row{'s' if n != 1 else ''} with caveats, marked in the table)" if n else ""
 
 
 def _flagged(t: BoardTable) -> list[dict[str, Any]]:
@@ -304,139 +244,115 @@ def _link(site: Path, run: Any) -> str | None:
     return Path(rel).as_posix()
 
 
-def _sort_value(value: Any) -> str:
-    if value is None or isinstance(value, str):
-        return "" if value is None else escape(value)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return escape(value)
+def _sort_value(value: Any) -> str | None:
+    """A number cell's ``data-sort`` key ("" for n/a, which sorts last); None for a text cell, sorted by its text."""
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) or value is None
+    if not numeric:
+        return None
+    if value is None:
+        return ""
+    v = float(value)
     return "" if np.isnan(v) else repr(v)
 
 
-def _cell(value: Any, *, low: Any = None, high: Any = None, digits: int = 3, caveat: str = "") -> str:
-    shown = number(to_jsonable(value), digits=digits)
-    if low is not None or high is not None:
-        if not (pd.isna(low) and pd.isna(high)):
-            shown += f' <span class="ci">[{number(to_jsonable(low), digits=digits)}, {number(to_jsonable(high), digits=digits)}]</span>'
-    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) or value is None
-    sort = f' data-sort="{_sort_value(value)}"' if numeric or (isinstance(value, float) and np.isnan(value)) else ""
-    mark = f' class="caveat" title="{escape(caveat)}"' if caveat else ""
-    return f"<td{sort}{mark}>{shown}</td>"
+def _metric_cell(value: Any, *, low: Any = None, high: Any = None, caveat: str = "") -> dict[str, Any]:
+    shown = to_jsonable(value)
+    return {
+        "note": None,
+        "value": shown,
+        "interval": (low is not None or high is not None) and not (pd.isna(low) and pd.isna(high)),
+        "low": to_jsonable(low),
+        "high": to_jsonable(high),
+        "sort": _sort_value(value),
+        "caveat": caveat,
+    }
 
 
-def _table_html(site: Path, t: BoardTable, notes: TextNotes) -> str:
-    """One board table: labels first (the first links to its run), then each metric with its interval; free text
-    longer than a cell should hold (a reason a number is missing) is a numbered note under the table."""
+def _table_context(site: Path, t: BoardTable, notes: TextNotes) -> dict[str, Any]:
+    """One board table for the template: labels first (the first links to its run), then each metric with its
+    interval; free text longer than a cell should hold (a reason a number is missing) is a numbered note under the
+    table."""
     metrics = t.metric_columns
-    head = "".join(f'<th class="label">{escape(c)}</th>' for c in t.labels) + "".join(
-        f"<th>{escape(c)}</th>" for c in metrics
-    )
     rows = []
     for record in t.frame.to_dict(orient="records"):
         link = _link(site, record.get("run"))
         caveat = str(record.get("caveats") or "")
+        labels = [
+            {
+                "text": record.get(col) if record.get(col) is not None else "",
+                "link": link if i == 0 else None,
+                "caveat": caveat if i == 0 else "",
+            }
+            for i, col in enumerate(t.labels)
+        ]
         cells = []
-        for i, col in enumerate(t.labels):
-            text = escape(record.get(col) if record.get(col) is not None else "")
-            if i == 0 and link:
-                text = f'<a href="{escape(link)}">{text}</a>'
-            if i == 0 and caveat:
-                text += f' <span class="caveat-mark" title="{escape(caveat)}">{_MARK}</span>'
-            cells.append(f'<td class="label">{text}</td>')
         for col in metrics:
             value = record.get(col)
             if isinstance(value, str) and len(value) > LONG_TEXT:
-                cells.append(f"<td>{notes.cell(value, column=col)}</td>")
+                cells.append({"note": notes.cell(value, column=col)})
                 continue
             low, high = t.intervals.get(col, (None, None))
             cells.append(
-                _cell(
-                    record.get(col),
+                _metric_cell(
+                    value,
                     low=record.get(low) if low else None,
                     high=record.get(high) if high else None,
                     caveat=caveat,
                 )
             )
-        kind = ' class="baseline"' if record.get("kind") == "baseline" else ""
-        rows.append(f"<tr{kind}>{''.join(cells)}</tr>")
-    csv = f'<a href="tables/{escape(t.key)}.csv">CSV</a>'
-    about = (f"<p><b>{escape(t.lead)}</b></p>" if t.lead else "") + f'<p class="sub">{escape(t.about)} {csv}</p>'
-    return (
-        f'<h3 id="{escape(t.key)}">{escape(t.title)}</h3>{about}'
-        + scroll_box(
-            f'<table class="sortable" data-key="{escape(t.key)}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>"
-        )
-        + notes.listing()
-        + _caveat_list(t)
-    )
+        rows.append({"baseline": record.get("kind") == "baseline", "labels": labels, "metrics": cells})
+    return {
+        "key": t.key,
+        "title": t.title,
+        "lead": t.lead,
+        "about": t.about,
+        "labels": list(t.labels),
+        "metrics": metrics,
+        "rows": rows,
+        "notes": notes.listing(),
+        "caveats": _caveat_items(t),
+    }
 
 
-def _caveat_list(t: BoardTable) -> str:
-    """Under a table: what each marked row's caveats are, so the marks are read before the numbers are compared."""
-    flagged = _flagged(t)
-    if not flagged:
-        return ""
-    seen, items = set(), []
-    for record in flagged:
+def _caveat_items(t: BoardTable) -> list[tuple[str, str]]:
+    """Under a table: each marked row's name and caveats, once, so the marks are read before the numbers are compared."""
+    items: list[tuple[str, str]] = []
+    for record in _flagged(t):
         name = " ".join(str(record.get(c)) for c in t.labels if record.get(c) is not None)
-        if (name, record["caveats"]) not in seen:
-            seen.add((name, record["caveats"]))
-            items.append(f"<li><b>{escape(name)}</b>: {escape(record['caveats'])}</li>")
-    return (
-        f'<div class="caveats"><p>{_MARK} Caveats: the marked numbers may not mean what they seem.</p>'
-        f"<ul>{''.join(items)}</ul></div>"
-    )
+        if (name, record["caveats"]) not in items:
+            items.append((name, record["caveats"]))
+    return items
 
 
 def _page(
     root: Path, site: Path, runs: Mapping[str, list[Path]], boards: Mapping[str, PartBoard], notes: Sequence[str]
 ) -> str:
-    n_runs = sum(map(len, runs.values()))
-    counts = ", ".join(f"{PARTS[p].title}: {len(v)}" for p, v in runs.items())
-    lead = [
-        f'<p class="lead">{n_runs} run{"s" if n_runs != 1 else ""} under {escape(root)}'
-        f"{f' ({escape(counts)})' if counts else ''}. Click a column head to sort; a model links to its run page.</p>"
-    ]
-    if not n_runs:
-        lead.append(
-            "<p>No run folder was found. Run a part first (e.g. <code>folkscope run --model default --task NISTIncome"
-            "</code>) with this folder as --results-dir.</p>"
-        )
-    glance = [
-        f"<li><b>{escape(t.title)}</b>: {escape(t.lead)}{_glance_caveats(t)}</li>"
-        for b in boards.values()
-        for t in b.tables
-        if t.lead
-    ]
-    if glance:
-        lead.append(f"<ul>{''.join(glance)}</ul>")
-    nav = [
-        f'<li><a href="#{escape(t.key)}">{escape(PARTS[name].title)}: {escape(t.title)}</a></li>'
-        for name, b in boards.items()
-        for t in b.tables
-    ]
-    body = [*lead, f"<nav><ul>{''.join(nav)}</ul></nav>" if nav else ""]
     text_notes = TextNotes()  # one numbering for the page, so every note marker is unique
-    for name, board in boards.items():
-        if not board.tables and not board.figures:
-            continue
-        tables = "\n".join(_table_html(site, t, text_notes) for t in board.tables)
-        figures = (
-            figure_block(
+    parts = [
+        {
+            "title": PARTS[name].title,
+            "tables": [_table_context(site, t, text_notes) for t in board.tables],
+            "figures": figure_block(
                 {f.title: f.path for f in board.figures},
                 run_dir=site,
                 captions={f.title: f"{f.title}. {f.about}" if f.about else f.title for f in board.figures},
             )
             if board.figures
-            else ""
-        )
-        body.append(section(PARTS[name].title, tables, figures))
-    if notes:
-        body.append(section("Not shown", bullet_list(notes, css_class="warn")))
-    body.append(
-        f'<p class="sub">Tables as data: <a href="leaderboard.json">leaderboard.json</a> and tables/*.csv. '
-        f"Written {escape(time.strftime('%Y-%m-%d %H:%M %Z'))}.</p>"
+            else "",
+        }
+        for name, board in boards.items()
+        if board.tables or board.figures
+    ]
+    body = macro("body", _TEMPLATE)(
+        sum(map(len, runs.values())),
+        str(root),
+        ", ".join(f"{PARTS[p].title}: {len(v)}" for p, v in runs.items()),
+        [(t.title, t.lead, len(_flagged(t))) for b in boards.values() for t in b.tables if t.lead],
+        [(t.key, f"{PARTS[name].title}: {t.title}") for name, b in boards.items() for t in b.tables],
+        parts,
+        list(notes),
+        time.strftime("%Y-%m-%d %H:%M %Z"),
     )
-    return render_page("folkscope leaderboard", heading="folkscope leaderboard", body=body, script=_SCRIPT, css=_CSS)
+    return render_page(
+        "folkscope leaderboard", heading="folkscope leaderboard", body=[body], script=_SCRIPT, styles=_STYLES
+    )

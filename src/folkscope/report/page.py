@@ -12,9 +12,11 @@ inside its own box (:func:`scroll_box`), never the page. A cell holds a
 number or a short phrase; longer free text is a numbered note under its
 table (:class:`TextNotes`), so no row grows tall around a paragraph.
 
-Every piece of text that reaches the page goes through :func:`escape`
-because model and user text is untrusted (``spec/reliability.md``,
-"Security"); helpers that take HTML fragments say so. Undefined numbers are
+Every helper here renders a partial of the one template engine
+(:mod:`folkscope.report.templating`, ``report/templates/macros.html``) and
+returns markup; any text it is given is escaped by the engine, because model
+and user text is untrusted (``spec/reliability.md``, "Security"). A part
+composes its page from these pieces and never writes a tag itself. Undefined numbers are
 shown as "n/a", never as a number. Figures are linked by paths relative to
 the run folder; anything else (absolute, ``..``, a URL scheme) is refused.
 """
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
 import os
 import platform
@@ -34,22 +35,31 @@ from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
+from markupsafe import escape as markup_escape
 
 from folkscope._io import atomic_write
 from folkscope._json import to_jsonable
 from folkscope.errors import ConfigError, MissingDependencyError
+from folkscope.report.templating import macro, render
 from folkscope.runs.manifest import package_versions
 
 __all__ = [
+    "bold",
     "bullet_list",
     "config_footer",
     "escape",
     "figure_block",
     "figure_src",
     "frame_table",
+    "heading",
+    "interval",
     "label",
+    "no_interval",
     "number",
     "optional_figures",
+    "para",
+    "preformatted",
     "render_page",
     "scroll_box",
     "section",
@@ -61,53 +71,57 @@ __all__ = [
     "write_page",
 ]
 
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:1.5em 2em;
-color:#222;line-height:1.4}
-p,ul,ol,.sub{max-width:56em}pre{max-width:72em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;
-margin-top:1.8em}h3{margin-bottom:.3em}
-.scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
-table{border-collapse:collapse;font-size:.9em}
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}td{white-space:nowrap}
-th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
-.na{color:#999}.warn{color:#a40}.sub{color:#555;margin-top:0}.headline{font-size:1.15em}
-.fn{color:#555;font-size:.85em;white-space:nowrap}ol.notes{font-size:.9em;color:#333;margin-top:-.5em}
-figure{display:inline-block;margin:.5em;vertical-align:top;max-width:calc(100% - 1em)}
-figure img{max-width:100%;height:auto;border:1px solid #ddd}figcaption{font-size:.9em;max-width:40em}
-pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-word}
-"""  # images from the run folder only, inline CSS, nothing else (no scripts, no requests)
+#: images from the run folder only, the inline stylesheet, nothing else (no scripts, no requests)
 _CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
+#: the page template and its stylesheet (:mod:`folkscope.report.templating`)
+PAGE = "report/templates/page.html"
 
 
-def escape(value: object) -> str:
-    """``str(value)`` safe for HTML text and quoted attributes."""
-    return html.escape(str(value), quote=True)
+def escape(value: object) -> Markup:
+    """``str(value)`` safe for HTML text and quoted attributes (markup from a template stays as it is)."""
+    return markup_escape(value)
 
 
-def number(value: Any, *, digits: int = 4) -> str:
+def number(value: Any, *, digits: int = 4) -> Markup:
     """A cell: None/NaN -> n/a (undefined), "inf" -> ∞, ints with separators, floats rounded, text escaped."""
-    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
-        return '<span class="na" title="undefined">n/a</span>'
-    if isinstance(value, str) and value in ("inf", "-inf"):
-        return "∞" if value == "inf" else "−∞"
-    if isinstance(value, (bool, np.bool_)):
-        return escape(value)
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if not np.isfinite(v):
-            return "∞" if v > 0 else "−∞"
-        return f"{v:.{digits}f}"
-    return escape(value)
+    return macro("num")(value, digits)
 
 
-def total(value: Any) -> str:
+def total(value: Any) -> Markup:
     """Counts and weight sums: thousands separators, decimals only when needed."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+        return escape(f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}")
     return number(value)
+
+
+def interval(low: Any, high: Any, *, digits: int = 4) -> Markup:
+    """``[low, high]``, each through :func:`number`."""
+    return macro("interval")(low, high, digits, False)
+
+
+def no_interval() -> Markup:
+    """The dash of a metric that has no interval."""
+    return macro("interval")(None, None)
+
+
+def para(*pieces: object, css_class: str | None = None) -> Markup:
+    """A paragraph: text pieces are escaped, markup pieces (:func:`bold`, :func:`number`...) kept."""
+    return macro("para")(pieces, css_class)
+
+
+def bold(text: object) -> Markup:
+    """``text`` in bold, as a piece of a :func:`para`."""
+    return macro("bold")(text)
+
+
+def heading(text: object, *, css_class: str | None = None) -> Markup:
+    """A sub-heading (``<h3>``) inside a section."""
+    return macro("heading")(text, css_class)
+
+
+def preformatted(text: object) -> Markup:
+    """``text`` as it is, in a ``<pre>`` block."""
+    return macro("preformatted")(text)
 
 
 #: free text longer than this leaves its table cell for a numbered note under the table, so a row stays one line
@@ -115,20 +129,18 @@ def total(value: Any) -> str:
 LONG_TEXT = 48
 
 
-def scroll_box(table_html: str) -> str:
-    """``table_html`` in a box that scrolls sideways, so a wide table never makes the page wider than the window."""
-    return f'<div class="scroll">{table_html}</div>'
+def scroll_box(table_html: Markup) -> Markup:
+    """``table_html`` (markup) in a box that scrolls sideways, so a wide table never makes the page wider than the window."""
+    return macro("scroll_box")(table_html)
 
 
-def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+def table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> Markup:
     """An HTML table in its own sideways-scrolling box (:func:`scroll_box`).
 
-    Header cells are escaped here; body cells are HTML fragments (escape or
-    :func:`number` them).
+    Every cell is escaped unless it is markup already (:func:`number`,
+    :func:`interval`, a note marker), so a cell holds either text or one of those.
     """
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return scroll_box(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return macro("table")(list(header), [list(row) for row in rows])
 
 
 def label(column: object, labels: Mapping[str, str] | None = None) -> str:
@@ -153,22 +165,21 @@ class TextNotes:
         self._notes: dict[tuple[str, str], int] = {}
         self._listed = 0
 
-    def cell(self, text: str, *, column: str = "") -> str:
+    def cell(self, text: str, *, column: str = "") -> Markup:
         """The cell for ``text`` of ``column`` (its header): itself (escaped) when short, else its note's marker."""
         if len(text) <= LONG_TEXT:
             return escape(text)
         n = self._notes.setdefault((column, text), len(self._notes) + 1)
-        return f'<span class="fn" title="{escape(text)}">note {n}</span>'
+        return macro("note_marker")(n, text)
 
-    def listing(self) -> str:
-        """The notes not listed yet, as an ordered list (or "")."""
+    def listing(self) -> Markup:
+        """The notes not listed yet, as an ordered list (or empty)."""
         fresh = list(self._notes)[self._listed :]
         if not fresh:
-            return ""
+            return Markup()
         start = self._listed + 1
         self._listed = len(self._notes)
-        items = "".join(f"<li>{f'<b>{escape(c)}</b>: ' if c else ''}{escape(t)}</li>" for c, t in fresh)
-        return f'<ol class="notes" start="{start}">{items}</ol>'
+        return macro("notes")(start, fresh)
 
 
 def frame_table(
@@ -177,7 +188,7 @@ def frame_table(
     digits: int = 4,
     labels: Mapping[str, str] | None = None,
     integers: Iterable[str] = (),
-) -> str:
+) -> Markup:
     """A DataFrame as a table: headers by :func:`label`, every cell escaped, numbers through :func:`number`.
 
     Text longer than :data:`LONG_TEXT` characters is listed under the table
@@ -189,7 +200,7 @@ def frame_table(
     notes = TextNotes()
     whole = set(integers)
 
-    def cell(column: str, value: Any) -> str:
+    def cell(column: str, value: Any) -> object:
         if isinstance(value, str):
             return notes.cell(value, column=label(column, labels))
         if isinstance(value, (bool, np.bool_)):
@@ -213,17 +224,14 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def bullet_list(items: Iterable[object], *, css_class: str | None = None) -> str:
-    """An escaped ``<ul>`` of ``items``, or "" when there are none."""
-    cells = "".join(f"<li>{escape(item)}</li>" for item in items)
-    if not cells:
-        return ""
-    return (f'<ul class="{escape(css_class)}">' if css_class else "<ul>") + cells + "</ul>"
+def bullet_list(items: Iterable[object], *, css_class: str | None = None) -> Markup:
+    """An escaped ``<ul>`` of ``items``, or empty markup when there are none."""
+    return macro("bullets")(list(items), css_class)
 
 
-def section(title: str, *parts: str) -> str:
-    """A titled section; ``parts`` are HTML fragments."""
-    return f"<h2>{escape(title)}</h2>\n" + "\n".join(p for p in parts if p)
+def section(title: str, *parts: object) -> Markup:
+    """A titled section; ``parts`` are markup (tables, paragraphs...) or text, which is escaped; empty ones are left out."""
+    return macro("section")(title, parts)
 
 
 def figure_src(rel: str | os.PathLike[str]) -> str:
@@ -250,7 +258,7 @@ def figure_block(
     *,
     run_dir: str | os.PathLike[str] | None = None,
     captions: Mapping[str, str] | None = None,
-) -> str:
+) -> Markup:
     """Each figure shown and linked, with a caption saying what it shows; with ``run_dir``, missing files are flagged.
 
     Parameters
@@ -263,20 +271,15 @@ def figure_block(
         What each figure shows, written where it is drawn; a figure without
         one is captioned by its name, which must then be a readable title.
     """
-    if not plots:
-        return "<p>No plots.</p>"
-    out = []
-    for name, rel in plots.items():
-        src = escape(figure_src(rel))
-        missing = (
-            "" if run_dir is None or (Path(run_dir) / rel).is_file() else ' <span class="warn">(file missing)</span>'
-        )
-        caption = (captions or {}).get(name) or name
-        out.append(
-            f'<figure><a href="{src}"><img src="{src}" alt="{escape(caption)}" '
-            f'loading="lazy"></a><figcaption>{escape(caption)}{missing}</figcaption></figure>'
-        )
-    return "\n".join(out)
+    items = [
+        {
+            "src": figure_src(rel),
+            "caption": (captions or {}).get(name) or name,
+            "missing": run_dir is not None and not (Path(run_dir) / rel).is_file(),
+        }
+        for name, rel in plots.items()
+    ]
+    return macro("figures")(items)
 
 
 def optional_figures(
@@ -284,13 +287,13 @@ def optional_figures(
     *,
     run_dir: str | os.PathLike[str],
     captions: Mapping[str, str] | None = None,
-) -> str:
+) -> Markup:
     """The figures ``draw`` writes into the run folder, as a :func:`figure_block`; without matplotlib (the
     ``plots`` extra) one line saying so instead, so a page's tables never depend on it."""
     try:
         return figure_block(draw(), run_dir=run_dir, captions=captions)
     except MissingDependencyError as exc:
-        return f"<p>No figures: {escape(exc)}</p>"
+        return para(f"No figures: {exc}")
 
 
 def versions() -> dict[str, str]:
@@ -298,15 +301,15 @@ def versions() -> dict[str, str]:
     return {**package_versions(), "platform": platform.platform()}
 
 
-def config_footer(config: Mapping[str, Any]) -> str:
+def config_footer(config: Mapping[str, Any]) -> Markup:
     """The run's configuration as JSON and the software versions, so a page says how it was made."""
     cfg = json.dumps(to_jsonable(config), indent=2, ensure_ascii=False)
-    software = table(["package", "version"], [[escape(k), escape(v)] for k, v in versions().items()])
-    return section("Configuration", f"<pre>{escape(cfg)}</pre>", "<h3>Software</h3>", software)
+    return macro("config_footer")(cfg, [[k, v] for k, v in versions().items()])
 
 
 def _csp(script: str | None) -> str:
-    """The page's Content Security Policy: with ``script``, that one inline script (by its SHA-256) may run, nothing else."""
+    """The page's Content Security Policy: with ``script`` (its text), that one inline script (by its SHA-256) may
+    run, nothing else."""
     if script is None:
         return _CSP
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
@@ -317,49 +320,44 @@ def render_page(
     title: str,
     *,
     heading: str,
-    body: Sequence[str],
+    body: Sequence[object],
     subtitle: str | None = None,
     config: Mapping[str, Any] | None = None,
     script: str | None = None,
-    css: str = "",
+    styles: Sequence[str] = (),
 ) -> str:
-    """A whole HTML page.
+    """A whole HTML page, rendered from the page template.
 
     Parameters
     ----------
     title, heading : str
         The browser title and the ``<h1>`` (both escaped).
-    body : sequence of str
-        HTML fragments in page order (lead paragraphs, :func:`section` blocks...).
+    body : sequence
+        Page parts in order: markup (:func:`section`, :func:`para`, a part's
+        own template...), or text, which is escaped; empty ones are left out.
     subtitle : str, optional
         A line under the heading (escaped).
     config : mapping, optional
         Shown with the software versions at the end (:func:`config_footer`).
     script : str, optional
-        One inline script (trusted code, never data), allowed by its hash in
-        the page's Content Security Policy; still no request leaves the page.
-    css : str
-        Extra style rules after the shared stylesheet.
+        The template name of one inline script (trusted code in a ``.js``
+        file of the package, never data), allowed by its hash in the page's
+        Content Security Policy; still no request leaves the page.
+    styles : sequence of str
+        Template names of extra stylesheets (``.css`` files), after the shared one.
     """
-    sub = f'<p class="sub">{escape(subtitle)}</p>\n' if subtitle else ""
     footer = config_footer(config) if config is not None else ""
-    content = "\n".join(part for part in (*body, footer) if part)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{escape(_csp(script))}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(title)}</title>
-<style>{_CSS}{css}</style>
-</head>
-<body>
-<h1>{escape(heading)}</h1>
-{sub}{content}
-{f"<script>{script}</script>" if script is not None else ""}
-</body>
-</html>
-"""
+    code = render(script) if script is not None else None
+    return render(
+        PAGE,
+        title=title,
+        heading=heading,
+        subtitle=subtitle,
+        content=[part for part in (*body, footer) if part],
+        csp=_csp(code),
+        styles=list(styles),
+        script=script,
+    )
 
 
 def write_page(path: str | os.PathLike[str], page: str) -> Path:
