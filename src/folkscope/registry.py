@@ -119,6 +119,7 @@ class Part:
         return getattr(importlib.import_module(f"folkscope.{self.name}.{module}"), name)  # type: ignore[no-any-return]
 
 
+#: every part, by name, in the order the CLI and the leaderboard list them
 PARTS: Mapping[str, Part] = MappingProxyType(
     {
         "risk": Part(

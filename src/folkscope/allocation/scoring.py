@@ -60,6 +60,7 @@ __all__ = [
     "read_pair_answer",
 ]
 
+#: the scoring modes: one candidate per prompt, every pair of a pool compared, or the whole pool ranked in one prompt
 MODES = ("pointwise", "pairwise", "listwise")
 #: how a pairwise prompt's answer is read: the letter a generation states (the paper), or the most probable letter
 PAIR_ANSWERS = ("generated", "probability")

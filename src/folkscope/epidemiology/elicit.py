@@ -69,7 +69,9 @@ __all__ = [
     "likelihood_distribution",
 ]
 
+#: how the model's distribution is elicited (``mode=``)
 MODES = ("qa", "likelihood", "sampling")
+#: the likelihood mode's answer per condition: the most likely level or the expectation over them
 LIKELIHOOD_READOUTS = ("argmax", "expected")
 #: which outcome levels the likelihood mode asks: the first k - 1 (the paper) or all of them
 LIKELIHOOD_LEVELS = ("paper", "all")

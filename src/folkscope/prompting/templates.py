@@ -24,7 +24,9 @@ __all__ = [
     "task_description",
 ]
 
+#: the line above a row's features in a prompt
 INFO_HEADER = "Information:\n"
+#: what starts the question line
 QUESTION_HEADER = "Question: "
 #: Multiple-choice answer prefill; the scored continuation is " A", " B", ...
 ANSWER_PREFILL = "Answer:"

@@ -16,8 +16,11 @@ from folkscope.errors import ConfigError
 
 __all__ = ["FORMATS", "GRANULARITIES", "VARIATION_KEYS", "format_variations", "parse_variations"]
 
+#: the ``format`` variation's values: how a row's features are laid out
 FORMATS = ("textbullet", "bullet", "comma", "text")
+#: the ``granularity`` variation's values: the codebook's labels or coarse bins
 GRANULARITIES = ("original", "low")
+#: the keys ``--variation key=value`` accepts
 VARIATION_KEYS = (
     "format",
     "connector",

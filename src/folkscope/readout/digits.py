@@ -28,7 +28,9 @@ from folkscope.prompting.chat import continue_prompt
 
 __all__ = ["DIGITS", "DIGIT_READOUTS", "TwoDigitReadout", "read_digit", "read_two_digits"]
 
+#: the ten one-token answers a digit readout scores
 DIGITS = tuple(str(d) for d in range(10))
+#: :func:`read_two_digits`' ``how``: the most likely digit then the next, or the exact expectation over both
 DIGIT_READOUTS = ("greedy", "expected")
 _DIGIT_SET = expand_variants(DIGITS, variants=lambda d: (d,))  # digits as written: one variant each
 

@@ -20,6 +20,7 @@ from folkscope.learners import lightgbm_classifier
 
 __all__ = ["BASELINES", "BaselineResult", "fit_baselines"]
 
+#: the supervised baselines :func:`fit_baselines` can fit, by name (``names=``)
 BASELINES = ("logistic_regression", "gradient_boosting")
 
 

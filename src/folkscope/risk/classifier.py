@@ -53,6 +53,7 @@ from folkscope.tasks.task import TaskMetadata, get_task
 
 __all__ = ["DEFAULT_CONTEXT_SIZE", "FIT_METHODS", "LLMClassifier", "NUMERIC_READOUTS", "ScoringReport"]
 
+#: how a numeric-risk prompt's two digits are read (``numeric_readout=``): folktexts' greedy digits or their expectation
 NUMERIC_READOUTS = DIGIT_READOUTS
 #: How :meth:`LLMClassifier.fit` picks the threshold: folktexts' ROC rule or folkscope's accuracy rule
 FIT_METHODS = ("roc", "accuracy")

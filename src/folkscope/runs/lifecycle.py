@@ -64,6 +64,10 @@ def published_runs() -> Iterator[list[Path]]:
 def open_run(final: str | Path, manifest: Manifest, *, config: Mapping[str, Any]) -> Iterator[Path]:
     """Stage ``final`` for one run of ``manifest.part``; yields the staging folder to write into.
 
+    A failure inside the block leaves the staging folder for a rerun to
+    continue, and no warning; success renames it into place, then warns once
+    per caveat the analysis recorded.
+
     Parameters
     ----------
     final : path
@@ -73,10 +77,6 @@ def open_run(final: str | Path, manifest: Manifest, *, config: Mapping[str, Any]
         guards the folder against another configuration.
     config : mapping
         Written as ``config.json`` (what the part's analysis reads back).
-
-    A failure inside the block leaves the staging folder for a rerun to
-    continue, and no warning; success renames it into place, then warns once
-    per caveat the analysis recorded.
     """
     final = Path(final)
     with RunFolder(final, fingerprint=manifest.fingerprint) as folder, log_to_file(folder / "run.log"):

@@ -38,6 +38,7 @@ __all__ = [
     "read_table",
 ]
 
+#: the manifest's file name in every run folder
 MANIFEST_FILE = "manifest.json"
 CONFIG_FILE = "config.json"
 #: bumped when the manifest's layout changes incompatibly

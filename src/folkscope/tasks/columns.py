@@ -110,6 +110,9 @@ class LowGranularity:
 class ColumnToText:
     """How the values of one column read in a prompt.
 
+    For a numeric column, ``values`` holds exact texts of particular values,
+    used before the unit's format.
+
     Parameters
     ----------
     name : str
@@ -144,9 +147,6 @@ class ColumnToText:
         the last year"``): the line formats (``textbullet``, ``text``) show
         the statement as the line instead of ``"The <description> is: ..."``,
         while a blank still reads ``"The <description> is: <missing>."``.
-
-    For a numeric column, ``values`` holds exact texts of particular values,
-    used before the unit's format.
 
     Examples
     --------
