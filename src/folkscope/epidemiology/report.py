@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from folkscope.epidemiology.answer import answer
 from folkscope.epidemiology.config import made_with
 from folkscope.report.figures import plain_text, save_png, subplots_row
-from folkscope.report.page import escape, frame_table, optional_figures, render_page, section, sentence
+from folkscope.report.page import frame_table, optional_figures, para, render_page, section, sentence
 
 __all__ = ["render_report", "write_task_figure"]
 
@@ -73,8 +74,7 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
     """The run page as HTML (figures written into ``folder`` when matplotlib is there)."""
     scores = pd.DataFrame(metrics["scores"])
     css = "headline" if metrics.get("mean_score") is not None else "headline warn"
-    lead = f'<p class="{css}">{escape(sentence(answer(metrics)))}</p>'
-    lead += _likelihood_note(config := metrics["config"], folder)
+    config = metrics["config"]
     figures = optional_figures(
         lambda: {task: write_task_figure(task, truth, model, folder / f"{task}.png").name for task in scores["task"]},
         run_dir=folder,
@@ -86,17 +86,20 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
     )
     both = truth.merge(model, on=["task", "condition", "level"], sort=False)
     body = [
-        lead,
+        para(sentence(answer(metrics)), css_class=css),
+        _likelihood_note(config, folder),
         section(
             "Scores by task",
             frame_table(scores, digits=3, labels=_LABELS),
-            "<p>Distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
-            "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best from: where it "
-            "comes from: redraws at the raw respondent count as the paper, or at Kish's effective n; a published table, "
-            "with no respondents to redraw, has 0 as in the paper or the best it declares, and no interval); mean "
-            "baseline: the overall distribution for every condition. Score = 100 · clip((distance − worst) / (best − "
-            "worst), 0, 1), with a 95% bootstrap interval; where best is not below worst the paper's rule gives 0 or "
-            "100.</p>",
+            para(
+                "Distance: population-weighted mean over conditions of the L1 distance between the survey's and the "
+                "model's distributions; worst: a uniform guess; best: the survey's own sampling noise (best from: where it "
+                "comes from: redraws at the raw respondent count as the paper, or at Kish's effective n; a published table, "
+                "with no respondents to redraw, has 0 as in the paper or the best it declares, and no interval); mean "
+                "baseline: the overall distribution for every condition. Score = 100 · clip((distance − worst) / (best − "
+                "worst), 0, 1), with a 95% bootstrap interval; where best is not below worst the paper's rule gives 0 or "
+                "100."
+            ),
         ),
         figures,
         section(
@@ -119,7 +122,7 @@ def render_report(metrics: dict[str, Any], truth: pd.DataFrame, model: pd.DataFr
     )
 
 
-def _likelihood_note(config: dict[str, Any], folder: Path) -> str:
+def _likelihood_note(config: dict[str, Any], folder: Path) -> Markup | str:
     """How a likelihood run read its answers, and the bins the model chose most, so a strange score can be traced."""
     if config.get("mode") != "likelihood":
         return ""
@@ -132,8 +135,8 @@ def _likelihood_note(config: dict[str, Any], folder: Path) -> str:
         how = "Every answer was asked about and the stated values renormalised to sum to 1."
     bins_path = folder / "bins.parquet"
     if not bins_path.is_file():
-        return f"<p>{escape(how)}</p>"
+        return para(how)
     bins = pd.read_parquet(bins_path)
     counts = bins["bin"].fillna("unread").value_counts()
     top = ", ".join(f"{letter} {n} of {len(bins)}" for letter, n in counts.head(3).items())
-    return f"<p>{escape(how)} Most chosen answers (A = 0%, V = 100%; bins.parquet has every one): {escape(top)}.</p>"
+    return para(f"{how} Most chosen answers (A = 0%, V = 100%; bins.parquet has every one): {top}.")
