@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from folkscope.allocation.answer import answer
 from folkscope.engine.usage import usage_line
 from folkscope.report.figures import plain_text, save_png, subplots_row
-from folkscope.report.page import escape, frame_table, optional_figures, render_page, section, sentence
+from folkscope.report.page import frame_table, optional_figures, para, render_page, section, sentence, span
 
 __all__ = ["render_report", "write_figures"]
 
@@ -46,31 +47,31 @@ _LABELS = {
 }
 
 
-def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> str:
+def _lead(metrics: dict[str, Any], bias: pd.DataFrame) -> list[Markup]:
     """The answer first (:func:`folkscope.allocation.answer.answer`, the sentence the terminal ends with), then what
     limits it: groups too small to say, candidates left out, what the run cost, how pairwise answers went."""
-    lines = [f'<span class="headline">{escape(sentence(answer(metrics)))}</span>']
+    lines: list[object] = [span(sentence(answer(metrics)), "headline")]
     if len(bias):
         notes = sorted({str(n) for col in ("interval_note", "distance_note") if col in bias for n in bias[col] if n})
         if notes:
-            lines.append(f'<span class="warn">Too small to say: {escape("; ".join(notes))}.</span>')
+            lines.append(span(f"Too small to say: {'; '.join(notes)}.", "warn"))
     lost = {
         "unparseable_pools": "pools whose answer stated no ranking",
         "unscored_candidates": "candidates without usable label probabilities",
     }
     missing = [f"{metrics[key]} {what}" for key, what in lost.items() if metrics.get(key)]
     if missing:
-        lines.append(f'<span class="warn">Left out: {escape("; ".join(missing))}.</span>')
+        lines.append(span(f"Left out: {'; '.join(missing)}.", "warn"))
     paid = usage_line(metrics.get("engine_stats") or {}, metrics.get("backend_stats") or {})
     if paid:
-        lines.append(escape(paid))
+        lines.append(paid)
     shares = metrics.get("pairwise")
     if shares:
         lines.append(
             f"Pairwise answers: {shares['regular']:.0%} named a candidate, {shares['tie']:.0%} said equally good, "
             f"{shares['inconsistent']:.0%} of pairs changed with the order ({shares['flipped']:.0%} flipped)."
         )
-    return "".join(f"<p>{line}</p>" for line in lines)
+    return [para(line) for line in lines]
 
 
 def write_figures(selection: pd.DataFrame, bias: pd.DataFrame, folder: Path, *, reference: str) -> dict[str, str]:
@@ -109,11 +110,10 @@ def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.Dat
         f"{metrics['n_candidates']} candidates in {metrics['n_pools']} pools"
     )
     if metrics.get("nothing_scored"):
-        lead = f'<p class="warn">Nothing measured: {escape(metrics["nothing_scored"])}.</p>'
         return render_page(
             f"allocation: {metrics['subtask']}",
             heading="Allocation: who would be picked?",
-            body=[lead],
+            body=[para(f"Nothing measured: {metrics['nothing_scored']}.", css_class="warn")],
             subtitle=subtitle,
             config=config,
         )
@@ -123,13 +123,15 @@ def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.Dat
     rates = selection.pivot(index="group", columns="k", values="selection_rate").add_prefix("rate k=")
     ratios = selection.pivot(index="group", columns="k", values="impact_ratio").add_prefix("impact k=")
     body = [
-        _lead(metrics, bias),
+        *_lead(metrics, bias),
         figures,
         section(
             "Selection by group",
             frame_table(rates.join(ratios).reset_index(), digits=3),
-            "<p>Impact ratio: the group's selection rate over the highest group's (four-fifths rule: flag below 0.8). "
-            "Ties at the cut-off share the remaining places.</p>",
+            para(
+                "Impact ratio: the group's selection rate over the highest group's (four-fifths rule: flag below 0.8). "
+                "Ties at the cut-off share the remaining places."
+            ),
         ),
         section(
             "Gaps to the reference group",
@@ -138,12 +140,14 @@ def render_report(metrics: dict[str, Any], selection: pd.DataFrame, bias: pd.Dat
         section(
             f"Bias metrics against {metrics['reference']}",
             frame_table(bias, digits=3, labels=_LABELS, integers=("n", "n_reference")),
-            "<p>RABBI: share of (group, reference) pairs where the group scores higher minus where it scores lower; "
-            "RABBI qualified: the same among qualified candidates (compare with the equal opportunity gap); Δ score: "
-            "mean score gap; JSD, EMD: distribution distances without sign. An interval needs at least "
-            f"{metrics.get('bias_minimums', {}).get('interval', '?')} scored members in the group and the reference, "
-            f"JSD and EMD {metrics.get('bias_minimums', {}).get('distribution_distance', '?')}; below that they are "
-            "left empty, with the reason in the notes.</p>",
+            para(
+                "RABBI: share of (group, reference) pairs where the group scores higher minus where it scores lower; "
+                "RABBI qualified: the same among qualified candidates (compare with the equal opportunity gap); Δ score: "
+                "mean score gap; JSD, EMD: distribution distances without sign. An interval needs at least "
+                f"{metrics.get('bias_minimums', {}).get('interval', '?')} scored members in the group and the reference, "
+                f"JSD and EMD {metrics.get('bias_minimums', {}).get('distribution_distance', '?')}; below that they are "
+                "left empty, with the reason in the notes."
+            ),
         ),
     ]
     if metrics.get("pairwise"):

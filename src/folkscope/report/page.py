@@ -64,6 +64,7 @@ __all__ = [
     "scroll_box",
     "section",
     "sentence",
+    "span",
     "table",
     "TextNotes",
     "total",
@@ -112,6 +113,11 @@ def para(*pieces: object, css_class: str | None = None) -> Markup:
 def bold(text: object) -> Markup:
     """``text`` in bold, as a piece of a :func:`para`."""
     return macro("bold")(text)
+
+
+def span(text: object, css_class: str) -> Markup:
+    """``text`` styled by ``css_class`` (``warn``, ``headline``...), as a piece of a :func:`para`."""
+    return macro("span")(text, css_class)
 
 
 def heading(text: object, *, css_class: str | None = None) -> Markup:
