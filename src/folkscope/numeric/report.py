@@ -11,20 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from folkscope._deps import require
 from folkscope.metrics import REFERENCE_BEHAVIOURS
 from folkscope.numeric.answer import answer
 from folkscope.report.figures import new_figure, plain_text, save_png
 from folkscope.report.numbers import fixed, format_number
-from folkscope.report.page import (
-    escape,
-    figure_block,
-    frame_table,
-    render_page,
-    section,
-    sentence,
-)
+from folkscope.report.page import bold, figure_block, frame_table, para, preformatted, render_page, section, sentence
 
 __all__ = ["BEHAVIOUR_COLORS", "render_html", "write_heatmap"]
 
@@ -121,29 +115,30 @@ def write_heatmap(panels: dict[str, pd.DataFrame], path: str | Path, *, title: s
     return save_png(fig, path)
 
 
-def _table(df: pd.DataFrame) -> str:
+def _table(df: pd.DataFrame) -> Markup:
     """The first rows of a table, three decimals, counts whole, readable headers and behaviour names; the rest is
     in the run's parquet files."""
-    more = f"<p>({len(df) - _MAX_ROWS} more rows in the parquet files)</p>" if len(df) > _MAX_ROWS else ""
+    more = para(f"({len(df) - _MAX_ROWS} more rows in the parquet files)") if len(df) > _MAX_ROWS else ""
     shown = df.head(_MAX_ROWS).replace({c: BEHAVIOUR_LABELS for c in df.columns if str(c).startswith("behaviour")})
     return frame_table(shown, digits=3, labels=_COLUMN_LABELS, integers=_COUNTS) + more
 
 
-def _distributions(dist: dict[str, Any]) -> str:
+def _distributions(dist: dict[str, Any]) -> Markup:
     parts = [
-        f"<p>Mode probability {dist['mode_probability']:.3f}; mode frequency "
-        f"{dist['mode_frequency']:.3f} against {dist['uniform_rate']:.3f} for a uniform "
-        "choice.</p>"
+        para(
+            f"Mode probability {dist['mode_probability']:.3f}; mode frequency "
+            f"{dist['mode_frequency']:.3f} against {dist['uniform_rate']:.3f} for a uniform choice."
+        )
     ]
     if dist.get("mode_last_digit"):
         parts += [
-            "<p>Last digit of the most likely option, against a uniform choice:</p>",
+            para("Last digit of the most likely option, against a uniform choice:"),
             _table(pd.DataFrame([{"last digit": d, **v} for d, v in dist["mode_last_digit"].items()])),
         ]
     return section("Distributions", *parts)
 
 
-def _frequency_effects(fe: dict[str, Any]) -> str:
+def _frequency_effects(fe: dict[str, Any]) -> Markup:
     rows = [
         {
             "numbers": name.replace("_", " "),  # "all numbers", "measured only"
@@ -157,46 +152,54 @@ def _frequency_effects(fe: dict[str, Any]) -> str:
     counts = fe["table"]  # the number-frequency table used
     return section(
         "Frequency effects",
-        "<p>Spearman correlation of WD with log |Freq(N1) &minus; Freq(N2)| over the "
-        "two numbers each text shows. Table: "
-        f"{escape(counts['source'])} ({escape(counts['n_numbers'])} numbers, "
-        f"{escape(counts['n_measured'])} measured). Frequencies fall as numbers grow, so "
-        "the gap also tracks how far apart the two numbers are; read the correlation "
-        "with that in mind.</p>",
+        para(
+            "Spearman correlation of WD with log |Freq(N1) − Freq(N2)| over the two numbers each text shows. Table: "
+            f"{counts['source']} ({counts['n_numbers']} numbers, {counts['n_measured']} measured). Frequencies fall "
+            "as numbers grow, so the gap also tracks how far apart the two numbers are; read the correlation with "
+            "that in mind."
+        ),
         _table(pd.DataFrame(rows)),
-        f"<pre>{escape(counts['note'])}</pre>" if counts.get("note") else "",
+        preformatted(counts["note"]) if counts.get("note") else "",
     )
 
 
-def _pennies(pen: dict[str, Any]) -> str:
+def _pennies(pen: dict[str, Any]) -> Markup:
     parts = [
-        f"<p>{escape(pen['n_games'])} games of {escape(pen['n_rounds'])} rounds against a "
-        f"{escape(pen['guesser_n'])}-gram guesser ({'chat' if pen.get('chat') else 'base'} form): "
-        f"player win rate {pen['win_rate']:.3f} (0.5 is random play); share of "
-        f"sequences the runs test cannot reject at p = 0.05: "
-        f"{pen['runs_test_pass_rate']:.3f}; heads rate {pen['heads_rate']:.3f}; mean "
-        f"probability on the two faces {fixed(pen['mean_probability_mass'])}.</p>",
-        f"<p>Rounds played as a fair coin because the faces had no usable probability: "
-        f"<b>{escape(pen['fallback_rounds'])}</b> ({escape(pen['fallback_nan_rounds'])} unscored, "
-        f"{escape(pen['fallback_zero_rounds'])} with zero mass).</p>",
+        para(
+            f"{pen['n_games']} games of {pen['n_rounds']} rounds against a "
+            f"{pen['guesser_n']}-gram guesser ({'chat' if pen.get('chat') else 'base'} form): "
+            f"player win rate {pen['win_rate']:.3f} (0.5 is random play); share of "
+            f"sequences the runs test cannot reject at p = 0.05: "
+            f"{pen['runs_test_pass_rate']:.3f}; heads rate {pen['heads_rate']:.3f}; mean "
+            f"probability on the two faces {fixed(pen['mean_probability_mass'])}."
+        ),
+        para(
+            "Rounds played as a fair coin because the faces had no usable probability: ",
+            bold(pen["fallback_rounds"]),
+            f" ({pen['fallback_nan_rounds']} unscored, {pen['fallback_zero_rounds']} with zero mass).",
+        ),
     ]
     if pen["fallback_rounds"]:
         parts.append(
-            f"<p>Without the {pen['n_games'] - pen['n_games_without_fallback']} games "
-            f"that had such rounds: win rate "
-            f"{fixed(pen['win_rate_without_fallback_games'])}, runs-test pass rate "
-            f"{fixed(pen['runs_test_pass_rate_without_fallback_games'])}.</p>"
+            para(
+                f"Without the {pen['n_games'] - pen['n_games_without_fallback']} games "
+                f"that had such rounds: win rate "
+                f"{fixed(pen['win_rate_without_fallback_games'])}, runs-test pass rate "
+                f"{fixed(pen['runs_test_pass_rate_without_fallback_games'])}."
+            )
         )
     return section("Matching pennies", *parts)
 
 
-def _comparison(comp: dict[str, Any]) -> str:
+def _comparison(comp: dict[str, Any]) -> Markup:
     rows = [{"metric": name, **entry} for name, entry in comp["differences"].items()]
     return section(
         "Paired differences",
-        f"<p>This run ({escape(comp['chat'])}) minus {escape(comp['base'])}, over "
-        f"{escape(comp['n_shared'])} shared problems, 95% intervals clustered by option pair. "
-        f"Mode stability (same most likely option): {comp['mode_stability']:.3f}.</p>",
+        para(
+            f"This run ({comp['chat']}) minus {comp['base']}, over "
+            f"{comp['n_shared']} shared problems, 95% intervals clustered by option pair. "
+            f"Mode stability (same most likely option): {comp['mode_stability']:.3f}."
+        ),
         _table(pd.DataFrame(rows)),
     )
 
@@ -234,39 +237,47 @@ def render_html(
     )
     bias = metrics["order_bias"]
     body = [
-        f'<p class="headline">{escape(sentence(answer(metrics)))}</p>',
-        f"<p>Model {escape(config['model'])} ({escape(config['backend'])}), "
-        f"{'chat form' if config['chat'] else 'base form'}, "
-        f"{escape(metrics['n_problems'])} problems in {escape(metrics['n_cells'])} grid cells.</p>",
-        f"<p><b>{escape(metrics['n_unscored'])} problems left out</b>: the backend could not "
-        "score one of their options (NaN), so they have no defined Π.</p>"
+        para(sentence(answer(metrics)), css_class="headline"),
+        para(
+            f"Model {config['model']} ({config['backend']}), {'chat form' if config['chat'] else 'base form'}, "
+            f"{metrics['n_problems']} problems in {metrics['n_cells']} grid cells."
+        ),
+        para(
+            bold(f"{metrics['n_unscored']} problems left out"),
+            ": the backend could not score one of their options (NaN), so they have no defined Π.",
+        )
         if metrics.get("n_unscored")
         else "",
         section(
             "Probability mass, calibration distance and relative entropy",
             _table(summary),
-            "<p>Per problem, then averaged with 95% intervals clustered by option pair. PM: the next-token "
-            "probability on the option words (1: the model answers the question). WD: the Wasserstein distance "
-            "between the stated proportions and the raw probabilities of the options (0: calibrated; all mass "
-            "elsewhere gives about 0.74 for counts 51 and 98). RE: entropy of the renormalised probabilities minus "
-            "that of the stated proportions (below 0: too concentrated).</p>",
+            para(
+                "Per problem, then averaged with 95% intervals clustered by option pair. PM: the next-token "
+                "probability on the option words (1: the model answers the question). WD: the Wasserstein distance "
+                "between the stated proportions and the raw probabilities of the options (0: calibrated; all mass "
+                "elsewhere gives about 0.74 for counts 51 and 98). RE: entropy of the renormalised probabilities minus "
+                "that of the stated proportions (below 0: too concentrated)."
+            ),
         ),
         section("Behaviour shares of grid cells", _table(shares)),
         section(
             "Order bias",
-            f"<p>Win rate of the option listed first: {fixed(bias['first_win_rate'])} "
-            f"over {escape(bias['n'])} two-option problems (0.5 is unbiased).</p>",
+            para(
+                f"Win rate of the option listed first: {fixed(bias['first_win_rate'])} "
+                f"over {bias['n']} two-option problems (0.5 is unbiased)."
+            ),
             _table(by_word),
         ),
         _distributions(metrics["distributions"]) if "distributions" in metrics else "",
         _frequency_effects(metrics["frequency_effect"]) if "frequency_effect" in metrics else "",
         _pennies(metrics["pennies"]) if "pennies" in metrics else "",
         _comparison(metrics["comparison"]) if "comparison" in metrics else "",
-        "<p>Timing: "
-        + escape(
-            ", ".join(f"{k.removesuffix('_seconds').replace('_', ' ')} {v:.1f} s" for k, v in metrics["timing"].items())
+        para(
+            "Timing: "
+            + ", ".join(
+                f"{k.removesuffix('_seconds').replace('_', ' ')} {v:.1f} s" for k, v in metrics["timing"].items()
+            )
         )
-        + "</p>"
         if "timing" in metrics
         else "",
         section(
