@@ -14,6 +14,7 @@ from typing import Any
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
+from folkscope.cli.tracker_args import add_tracker_arguments, tracked
 
 __all__ = [
     "DESCRIPTION",
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flags(run, AllocationConfig)
     add_engine_arguments(run)
     add_logger_level(run)
+    add_tracker_arguments(run)
     run.set_defaults(func=run_allocation_cmd)
     study = commands.add_parser("study", help="which bias metric predicts the allocation gaps, over several runs")
     study.add_argument(
@@ -148,6 +150,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return AllocationConfig(engine=engine_config_from_args(args), **config_values(args, AllocationConfig))
 
 
+@tracked
 def run_allocation_cmd(args: argparse.Namespace) -> int:
     from folkscope.allocation import run_allocation
     from folkscope.allocation.summary import print_summary

@@ -10,6 +10,7 @@ from folkscope._config import comma_ints
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
+from folkscope.cli.tracker_args import add_tracker_arguments, tracked
 
 __all__ = ["DESCRIPTION", "config_from_args", "register", "run_epidemiology_cmd", "run_generate", "run_list"]
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flags(run, EpidemiologyConfig)
     add_engine_arguments(run)
     add_logger_level(run)
+    add_tracker_arguments(run)
     run.set_defaults(func=run_epidemiology_cmd)
     generate = commands.add_parser(
         "generate",
@@ -124,6 +126,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return config
 
 
+@tracked
 def run_epidemiology_cmd(args: argparse.Namespace) -> int:
     from folkscope.epidemiology import run_epidemiology
     from folkscope.epidemiology.summary import print_summary

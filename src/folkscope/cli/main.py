@@ -38,6 +38,7 @@ _COMMANDS = (
     "allocation",
     "epidemiology",
     "study",
+    "export",
     "tasks",
     "data",
     "prompts",

@@ -8,6 +8,7 @@ import time
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
+from folkscope.cli.tracker_args import add_tracker_arguments, tracked
 from folkscope.numeric import NumericConfig, run_numeric
 from folkscope.numeric.compare import attach_comparison, check_reference
 from folkscope.numeric.summary import print_summary
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-heatmap", action="store_true", help="skip the heatmap PNG")
     add_engine_arguments(parser)
     add_logger_level(parser)
+    add_tracker_arguments(parser)
 
 
 def config_from_args(args: argparse.Namespace) -> NumericConfig:
@@ -56,6 +58,7 @@ def config_from_args(args: argparse.Namespace) -> NumericConfig:
     return NumericConfig(engine=engine_config_from_args(args), **config_values(args, NumericConfig))
 
 
+@tracked
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     check_writable_dir(args.results_dir)  # before the model loads

@@ -15,6 +15,7 @@ from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.cli.engine_args import add_engine_arguments, engine_config_from_args
 from folkscope.cli.parser import add_logger_level
 from folkscope.cli.prompts_cmd import prompt_config_from_args
+from folkscope.cli.tracker_args import add_tracker_arguments, tracked
 from folkscope.paths import check_folder_path, check_writable_dir
 
 __all__ = ["DESCRIPTION", "add_arguments", "benchmark_options", "config_from_args", "register", "run"]
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_flags(parser, BenchmarkConfig, groups={RUN: core, INFERENCE: engine, PROMPTS: prompts})
     add_engine_arguments(parser, model_group=core, inference_group=engine)
     add_logger_level(parser)
+    add_tracker_arguments(parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -90,6 +92,7 @@ def benchmark_options(args: argparse.Namespace, engine_config: Any) -> dict[str,
     return {"model": engine_config, "data_dir": args.data_dir, **data_options(args)}
 
 
+@tracked
 def run(args: argparse.Namespace) -> int:
     from folkscope.risk.run import Benchmark
     from folkscope.risk.summary import print_summary
