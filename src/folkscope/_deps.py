@@ -32,6 +32,9 @@ EXTRA_OF: dict[str, str] = {
     "matplotlib": "plots",
     "lightgbm": "baselines",
     "datasets": "datasets",
+    "huggingface_hub": "datasets",
+    "wandb": "wandb",
+    "mlflow": "mlflow",
 }
 
 
