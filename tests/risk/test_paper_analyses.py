@@ -11,12 +11,12 @@ errors from the ACS's replicate weights.
 from __future__ import annotations
 
 import json
-from html import escape
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 from folkscope.cli.main import main
 from folkscope.data import load_bundled

@@ -59,6 +59,7 @@ __all__ = [
     "number",
     "optional_figures",
     "para",
+    "phrase",
     "preformatted",
     "render_page",
     "scroll_box",
@@ -108,6 +109,11 @@ def no_interval() -> Markup:
 def para(*pieces: object, css_class: str | None = None) -> Markup:
     """A paragraph: text pieces are escaped, markup pieces (:func:`bold`, :func:`number`...) kept."""
     return macro("para")(pieces, css_class)
+
+
+def phrase(*pieces: object) -> Markup:
+    """Pieces side by side (a number and its interval in one cell): text pieces escaped, markup pieces kept."""
+    return macro("phrase")(pieces)
 
 
 def bold(text: object) -> Markup:

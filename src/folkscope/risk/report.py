@@ -4,9 +4,12 @@ What was run comes first (model, task, prompt, rows), then the answer in
 one line (AUC and ECE with their intervals, read against the best baseline)
 with any warning that the scores mean little, then the model beside its
 baselines and the calibration plot, then the groups, and last the full
-metrics, diagnostics and counters, as tables. The shell (:mod:`folkscope.report.page`) escapes every text (model
-and task names, prompts, notes, group names, configuration values), checks
-that plot paths stay in the run folder and writes the page atomically.
+metrics, diagnostics and counters, as tables. The page is composed of the
+shell's partials (:mod:`folkscope.report.page`), plus this part's template
+for prose with formulas (``risk/templates/report.html``); the template
+engine escapes every text (model and task names, prompts, notes, group
+names, configuration values), the shell checks that plot paths stay in the
+run folder and writes the page atomically.
 Undefined metrics are shown as "n/a", never as a number.
 """
 
@@ -18,19 +21,26 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from markupsafe import Markup
 
 from folkscope._json import to_jsonable
 from folkscope.report.page import (
     bullet_list,
-    escape,
     figure_block,
+    heading,
+    interval,
+    no_interval,
     number,
+    para,
+    phrase,
     render_page,
     section,
+    span,
     table,
     total,
     write_page,
 )
+from folkscope.report.templating import macro
 from folkscope.risk.answer import answer
 from folkscope.risk.evaluate import (
     INTERVAL_METRICS,
@@ -56,10 +66,14 @@ _TOTALS = ("n", "n_nan", "weight")
 _SUMMARY_KEYS = ("mean", "std", "q0.05", "q0.25", "q0.5", "q0.75", "q0.95", "share_near_0", "share_near_1")
 
 
-def _interval(iv: Mapping[str, Any] | None, *, digits: int = 4) -> str:
+#: the part's own template: prose with formulas (:mod:`folkscope.report.templating`)
+_TEMPLATE = "risk/templates/report.html"
+
+
+def _interval(iv: Mapping[str, Any] | None, *, digits: int = 4) -> Markup:
     if not iv:
-        return '<span class="na">—</span>'
-    return f"[{number(iv.get('low'), digits=digits)}, {number(iv.get('high'), digits=digits)}]"
+        return no_interval()
+    return interval(iv.get("low"), iv.get("high"), digits=digits)
 
 
 def _config_value(config: Mapping[str, Any], *keys: str) -> str | None:
@@ -73,7 +87,7 @@ def _config_value(config: Mapping[str, Any], *keys: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- sections
-def _counts(metrics: Mapping[str, Any]) -> str:
+def _counts(metrics: Mapping[str, Any]) -> Markup:
     counts = metrics.get("counts", {})
     exc = metrics.get("excluded", {})
     rows = [
@@ -81,28 +95,26 @@ def _counts(metrics: Mapping[str, Any]) -> str:
         ["scored rows", number(counts.get("n_scored"))],
         [
             "excluded: NaN score",
-            f"{number(exc.get('nan_score'))} ({number(100 * (exc.get('share_nan_score') or 0), digits=2)}%)",
+            phrase(number(exc.get("nan_score")), " (", number(100 * (exc.get("share_nan_score") or 0), digits=2), "%)"),
         ],
     ]
-    out = [table(["count", "value"], rows)]
+    out: list[object] = [table(["count", "value"], rows)]
     if exc.get("rows"):
         more = " (first ones only)" if exc.get("rows_truncated") else ""
-        out.append(f"<p>Rows with a NaN score{more}: {escape(', '.join(map(str, exc['rows'])))}</p>")
+        out.append(para(f"Rows with a NaN score{more}: {', '.join(map(str, exc['rows']))}"))
     for col, by in (exc.get("by_group") or {}).items():
         if by:
-            out.append(
-                f"<p>NaN scores by {escape(col)}: " + escape(", ".join(f"{k}: {v}" for k, v in by.items())) + "</p>"
-            )
+            out.append(para(f"NaN scores by {col}: " + ", ".join(f"{k}: {v}" for k, v in by.items())))
     single = metrics.get("single_class_groups") or []
     if single:
-        out.append('<h3 class="warn">Single-class groups (AUC, balanced accuracy, TPR or FPR undefined)</h3>')
+        out.append(heading("Single-class groups (AUC, balanced accuracy, TPR or FPR undefined)", css_class="warn"))
         out.append(
             table(
                 ["column", "group", "positives", "negatives"],
                 [
                     [
-                        escape(s.get("column") or "—"),
-                        escape(s.get("group")),
+                        s.get("column") or "—",
+                        s.get("group"),
                         number(s.get("n_positive")),
                         number(s.get("n_negative")),
                     ]
@@ -112,27 +124,30 @@ def _counts(metrics: Mapping[str, Any]) -> str:
         )
     undefined = metrics.get("undefined") or []
     if undefined:
-        out.append('<h3 class="warn">Undefined metrics (reported as n/a)</h3>')
+        out.append(heading("Undefined metrics (reported as n/a)", css_class="warn"))
         out.append(
             table(
                 ["weighting", "scope", "group", "metric", "note"],
                 [
                     [
-                        escape(u.get("weighting")),
-                        escape(u.get("scope")),
-                        escape(u.get("group") or "—"),
-                        escape(u.get("metric")),
-                        escape(
-                            f"{u['n_resamples_undefined']} bootstrap resamples undefined, excluded from the interval"
-                            if u.get("n_resamples_undefined")
-                            else ""
-                        ),
+                        u.get("weighting"),
+                        u.get("scope"),
+                        u.get("group") or "—",
+                        u.get("metric"),
+                        f"{u['n_resamples_undefined']} bootstrap resamples undefined, excluded from the interval"
+                        if u.get("n_resamples_undefined")
+                        else "",
                     ]
                     for u in undefined
                 ],
             )
         )
-    return "\n".join(out)
+    return phrase(*_lines(out))
+
+
+def _lines(parts: Sequence[object]) -> list[object]:
+    """``parts`` one per line, as the page's source reads best."""
+    return [piece for i, part in enumerate(parts) for piece in ((part,) if i == 0 else ("\n", part))]
 
 
 def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
@@ -149,20 +164,20 @@ def _what_ran(config: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
     return f"{prompt} · {rows}"
 
 
-def _reading(metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
+def _reading(metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> Markup:
     """The answer in one line (:func:`folkscope.risk.answer.answer`, the sentence the terminal ends with):
     discrimination and calibration with their intervals, read against the best baseline."""
     auc = ((metrics.get("unweighted") or {}).get("overall") or {}).get("roc_auc")
     undefined = auc is None or (isinstance(auc, float) and np.isnan(auc))
-    return f'<p class="headline{" warn" if undefined else ""}">{escape(answer(metrics, baselines))}</p>'
+    return para(answer(metrics, baselines), css_class="headline warn" if undefined else "headline")
 
 
-def _warnings(diag: Mapping[str, Any] | None) -> str:
+def _warnings(diag: Mapping[str, Any] | None) -> Markup:
     """The diagnostics' warnings, right under the answer: they say whether the numbers above mean anything."""
     return bullet_list((diag or {}).get("warnings") or [], css_class="warn")
 
 
-def _diagnostics(diag: Mapping[str, Any] | None) -> str:
+def _diagnostics(diag: Mapping[str, Any] | None) -> Markup | str:
     """Whether the scores mean anything: order bias, letter mass, spread, and the warnings they raise."""
     if not diag:
         return ""
@@ -172,8 +187,14 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> str:
         rows.append(
             [
                 "order bias: mean |score change| between answer orderings",
-                f"{number(bias.get('mean_abs_difference'))} (max {number(bias.get('max_abs_difference'))}, "
-                f"{number(bias.get('orderings'))} orderings)",
+                phrase(
+                    number(bias.get("mean_abs_difference")),
+                    " (max ",
+                    number(bias.get("max_abs_difference")),
+                    ", ",
+                    number(bias.get("orderings")),
+                    " orderings)",
+                ),
             ]
         )
     mass = diag.get("answer_mass")
@@ -183,7 +204,7 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> str:
         rows.append(
             [
                 "probability on the answer letters (median)",
-                f"{number(mass.get('median'))} (min {number(mass.get('min'))}; {below} of rows below 0.5)",
+                phrase(number(mass.get("median")), " (min ", number(mass.get("min")), f"; {below} of rows below 0.5)"),
             ]
         )
     spread = diag.get("spread")
@@ -191,42 +212,54 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> str:
         rows.append(
             [
                 "score spread: 5% and 95% quantiles (min, max)",
-                f"{number(spread.get('q05'))} to {number(spread.get('q95'))} "
-                f"({number(spread.get('min'))}, {number(spread.get('max'))})",
+                phrase(
+                    number(spread.get("q05")),
+                    " to ",
+                    number(spread.get("q95")),
+                    " (",
+                    number(spread.get("min")),
+                    ", ",
+                    number(spread.get("max")),
+                    ")",
+                ),
             ]
         )
-    verdict = (
-        "<p>The warnings at the top of the page come from these checks.</p>"
+    verdict = para(
+        "The warnings at the top of the page come from these checks."
         if diag.get("warnings")
-        else "<p>No warning: the scores vary across rows and the answer letters hold most of the model's probability.</p>"
+        else "No warning: the scores vary across rows and the answer letters hold most of the model's probability."
     )
     return section(
         "Diagnostics: do the scores mean anything?", verdict, table(["diagnostic", "value"], rows) if rows else ""
     )
 
 
-def _selective(data: Mapping[str, Any] | None) -> str:
+def _selective(data: Mapping[str, Any] | None) -> Markup | str:
     at = (data or {}).get("at_coverage") or {}
     if not at:
         return ""
     return section(
         "Selective accuracy",
-        "<p>Accuracy on the most confident rows: a score worth using is more accurate where it is more confident.</p>",
+        para("Accuracy on the most confident rows: a score worth using is more accurate where it is more confident."),
         table(
             ["coverage (most confident share of rows)", "accuracy"],
-            [[escape(f"{float(c):.0%}"), number(v)] for c, v in at.items()],
+            [[f"{float(c):.0%}", number(v)] for c, v in at.items()],
         ),
     )
 
 
-def _importance(importance: Mapping[str, Mapping[str, Any]] | None) -> str:
+def _importance(importance: Mapping[str, Mapping[str, Any]] | None) -> Markup | str:
     if not importance:
         return ""
     first = next(iter(importance.values()))
-    head = (
-        f"<p>Drop in AUC when a feature's values are shuffled across rows (mean and sd over "
-        f"{number(first.get('n_repeats', 1))} repeat(s), {total(first.get('rows'))} rows; "
-        f"AUC without shuffling {number(first.get('baseline_auc'))}).</p>"
+    head = para(
+        "Drop in AUC when a feature's values are shuffled across rows (mean and sd over ",
+        number(first.get("n_repeats", 1)),
+        " repeat(s), ",
+        total(first.get("rows")),
+        " rows; AUC without shuffling ",
+        number(first.get("baseline_auc")),
+        ").",
     )
     return section(
         "Permutation importance",
@@ -234,14 +267,14 @@ def _importance(importance: Mapping[str, Mapping[str, Any]] | None) -> str:
         table(
             ["feature", "AUC drop", "sd", "AUC when shuffled"],
             [
-                [escape(col), number(r.get("importance")), number(r.get("std")), number(r.get("permuted_auc"))]
+                [col, number(r.get("importance")), number(r.get("std")), number(r.get("permuted_auc"))]
                 for col, r in importance.items()
             ],
         ),
     )
 
 
-def _overall(metrics: Mapping[str, Any]) -> str:
+def _overall(metrics: Mapping[str, Any]) -> Markup:
     un = metrics.get("unweighted") or {}
     sw = metrics.get("survey_weighted")
     header = ["metric", "unweighted", "95% CI"]
@@ -250,7 +283,7 @@ def _overall(metrics: Mapping[str, Any]) -> str:
     rows = []
     for m in METRICS:
         row = [
-            escape(TABLE_COLUMNS[m]),
+            TABLE_COLUMNS[m],
             number(un.get("overall", {}).get(m)),
             _interval((un.get("intervals") or {}).get(m)) if m in INTERVAL_METRICS else "",
         ]
@@ -262,14 +295,21 @@ def _overall(metrics: Mapping[str, Any]) -> str:
         rows.append(row)
     threshold = un.get("overall", {}).get("threshold")
     boot = metrics.get("settings", {}).get("n_bootstrap")
-    note = (
-        f'<p class="sub">Threshold {number(threshold)}; 95% percentile bootstrap intervals '
-        f"from {number(boot)} resamples (seed {number(metrics.get('settings', {}).get('seed'))})."
-        "</p>"
-    )
+    notes: list[object] = [
+        para(
+            "Threshold ",
+            number(threshold),
+            "; 95% percentile bootstrap intervals from ",
+            number(boot),
+            " resamples (seed ",
+            number(metrics.get("settings", {}).get("seed")),
+            ").",
+            css_class="sub",
+        )
+    ]
     summary_rows = []
     for key in _SUMMARY_KEYS:
-        row = [escape(key), number((un.get("overall", {}).get("score_summary") or {}).get(key))]
+        row = [key, number((un.get("overall", {}).get("score_summary") or {}).get(key))]
         if sw:
             row.append(number((sw.get("overall", {}).get("score_summary") or {}).get(key)))
         summary_rows.append(row)
@@ -287,39 +327,37 @@ def _overall(metrics: Mapping[str, Any]) -> str:
     ]
     rse = (sw or {}).get("replicate_standard_errors")
     if rse:
-        note += (
-            "<h3>Survey standard errors (replicate weights)</h3>"
-            "<p>By the Census Bureau's successive difference replication over PWGTP1–80, "
-            "SE = √(4/80 Σ(θ<sub>r</sub> − θ)²); unlike the bootstrap above it respects the survey design.</p>"
-            + table(
+        notes += [
+            macro("replicate_note", _TEMPLATE)(),
+            table(
                 ["metric", "survey-weighted", "SE"],
                 [
-                    [escape(TABLE_COLUMNS[m]), number(sw.get("overall", {}).get(m)), number(rse.get(m))]
+                    [TABLE_COLUMNS[m], number(sw.get("overall", {}).get(m)), number(rse.get(m))]
                     for m in METRICS
                     if m in rse
                 ],
-            )
-        )
-    return (
-        table(header, rows)
-        + note
-        + table(["rows", "unweighted"] + (["survey-weighted"] if sw else []), totals + prevalence)
-        + "<h3>Score distribution</h3>"
-        + summary
+            ),
+        ]
+    return phrase(
+        table(header, rows),
+        *notes,
+        table(["rows", "unweighted"] + (["survey-weighted"] if sw else []), totals + prevalence),
+        heading("Score distribution"),
+        summary,
     )
 
 
-def _groups(block_of: Mapping[str, Any] | None) -> str:
+def _groups(block_of: Mapping[str, Any] | None) -> Markup | str:
     if not block_of:
         return ""
-    out = []
+    out: list[object] = []
     for col, block in (block_of.get("groups") or {}).items():
-        out.append(f"<h3>By {escape(col)}</h3>")
+        out.append(heading(f"By {col}"))
         out.append(
             table(
                 ["group", *[_TITLES[c] for c in _GROUP_COLS]],
                 [
-                    [escape(g.get("name")), *[(total if c in _TOTALS else number)(g.get(c)) for c in _GROUP_COLS]]
+                    [g.get("name"), *[(total if c in _TOTALS else number)(g.get(c)) for c in _GROUP_COLS]]
                     for g in block.get("groups", [])
                 ],
             )
@@ -329,13 +367,17 @@ def _groups(block_of: Mapping[str, Any] | None) -> str:
         if by_group:
             shown = [m for m in METRICS if any(m in v for v in by_group.values())]
             out.append(
-                f'<p class="sub">95% bootstrap intervals per group ({number(ivs.get("n_resamples"))} '
-                "resamples of all rows):</p>"
+                para(
+                    "95% bootstrap intervals per group (",
+                    number(ivs.get("n_resamples")),
+                    " resamples of all rows):",
+                    css_class="sub",
+                )
             )
             out.append(
                 table(
                     ["group", *[TABLE_COLUMNS[m] for m in shown]],
-                    [[escape(name), *[_interval(v.get(m)) for m in shown]] for name, v in by_group.items()],
+                    [[name, *[_interval(v.get(m)) for m in shown]] for name, v in by_group.items()],
                 )
             )
         pair = block.get("pair")
@@ -348,29 +390,32 @@ def _groups(block_of: Mapping[str, Any] | None) -> str:
             gap = (block.get("gaps") or {}).get(m) or {}
             giv = gap_ivs.get(m) or {}
             row = [
-                escape(TABLE_COLUMNS[m]),
+                TABLE_COLUMNS[m],
                 number(gap.get("max_minus_min")),
                 _interval(giv.get("max_minus_min")),
-                escape(gap.get("max_group") or "—"),
-                escape(gap.get("min_group") or "—"),
+                gap.get("max_group") or "—",
+                gap.get("min_group") or "—",
             ]
             if pair:
                 row += [number(gap.get("a_minus_b")), _interval(giv.get("a_minus_b"))]
             rows.append(row)
         out.append(table(header, rows))
         if pair:
-            ci = _interval(ivs.get("delta_sce"))
             out.append(
-                f"<p>ΔSCE = SCE({escape(pair[0])}) − SCE({escape(pair[1])}) = "
-                f"{number(block.get('delta_sce'))}{f' {ci}' if ci else ''}</p>"
+                para(
+                    f"ΔSCE = SCE({pair[0]}) − SCE({pair[1]}) = ",
+                    number(block.get("delta_sce")),
+                    " ",
+                    _interval(ivs.get("delta_sce")),
+                )
             )
-    return "\n".join(out)
+    return phrase(*_lines(out))
 
 
-def _comparison(model: str, metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> str:
+def _comparison(model: str, metrics: Mapping[str, Any], baselines: Mapping[str, Mapping[str, Any]] | None) -> Markup:
     if not baselines:
-        return "<p>No baselines were evaluated for this run.</p>"
-    out = []
+        return para("No baselines were evaluated for this run.")
+    out: list[object] = []
     results = {model: metrics, **{str(k): v for k, v in baselines.items()}}
     for weighting in ("unweighted", "survey_weighted"):
         if weighting == "survey_weighted" and not metrics.get("survey_weighted"):
@@ -380,28 +425,28 @@ def _comparison(model: str, metrics: Mapping[str, Any], baselines: Mapping[str, 
         rows = []
         for name, row in frame.iterrows():
             shown = name if name == model else str(name).replace("_", " ")  # a baseline's key, as words
-            cells = [escape(shown), total(row["n"])]
+            cells: list[object] = [shown, total(row["n"])]
             for key, title in TABLE_COLUMNS.items():
                 cell = number(to_jsonable(row[title]))
                 if key in INTERVAL_METRICS and np.isfinite(row[f"{title} low"]):
-                    cell += f' <span class="sub">[{number(row[f"{title} low"])}, {number(row[f"{title} high"])}]</span>'
+                    cell = phrase(cell, " ", span(interval(row[f"{title} low"], row[f"{title} high"]), "sub"))
                 cells.append(cell)
             rows.append(cells)
-        out.append(f"<h3>{escape(weighting.replace('_', '-'))}</h3>")
+        out.append(heading(weighting.replace("_", "-")))
         out.append(table(["model", "n scored", *titles], rows))
-    return "\n".join(out)
+    return phrase(*_lines(out))
 
 
 _COUNTER_TITLES = {"engine_stats": "Engine: requests and result cache", "backend_stats": "Backend: batches and tokens"}
 
 
-def _scoring(scoring: Mapping[str, Any] | None) -> str:
+def _scoring(scoring: Mapping[str, Any] | None) -> Markup | str:
     """How the scores were obtained: rows, NaN / unparseable answers, orderings, ..."""
     if not scoring:
         return ""
-    out = []
+    out: list[object] = []
     plain = [
-        [escape(k.replace("_", " ")), number(to_jsonable(v))]
+        [k.replace("_", " "), number(to_jsonable(v))]
         for k, v in scoring.items()
         if k != "notes" and not isinstance(v, (Mapping, list, tuple))
     ]
@@ -409,15 +454,15 @@ def _scoring(scoring: Mapping[str, Any] | None) -> str:
         out.append(table(["scoring", "value"], plain))
     for key, value in scoring.items():
         if isinstance(value, Mapping) and value:  # engine and backend counters: one table each
-            out.append(f"<h3>{escape(_COUNTER_TITLES.get(key, key.replace('_', ' ')))}</h3>")
+            out.append(heading(_COUNTER_TITLES.get(key, key.replace("_", " "))))
             out.append(
                 table(
                     ["counter", "value"],
-                    [[escape(k.replace("_", " ")), number(to_jsonable(v))] for k, v in value.items()],
+                    [[k.replace("_", " "), number(to_jsonable(v))] for k, v in value.items()],
                 )
             )
         elif isinstance(value, (list, tuple)) and value and key != "notes":
-            out.append(f"<p>{escape(key.replace('_', ' '))}: {escape(', '.join(map(str, value)))}</p>")
+            out.append(para(f"{key.replace('_', ' ')}: {', '.join(map(str, value))}"))
     return section("Scoring and engine counters", *out) if out else ""
 
 
@@ -488,7 +533,7 @@ def write_report(
         ),
         section("Per-group metrics and gaps (survey-weighted)", _groups(sw))
         if sw
-        else "<p>No survey weights: weighted metrics were not computed.</p>",
+        else para("No survey weights: weighted metrics were not computed."),
         section("All metrics", _overall(metrics)),
         _selective(selective),
         _importance(importance),
