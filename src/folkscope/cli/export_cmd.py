@@ -59,14 +59,14 @@ def run(args: argparse.Namespace) -> int:
     from folkscope.export.trackers import log_runs
 
     options = tracker_options(args)
+    if args.push_to_hub is not None and args.hf is None:
+        raise ConfigError("--push-to-hub uploads the dataset --hf DIR writes; add --hf DIR", parameter="push_to_hub")
     if args.hf is None and not options.requested:
         raise ConfigError(
             "nothing to do: pass --hf DIR (a dataset), --wandb-project or --mlflow-uri (a tracker)",
             parameter="hf",
             value=None,
         )
-    if args.push_to_hub is not None and args.hf is None:
-        raise ConfigError("--push-to-hub uploads the dataset --hf DIR writes; add --hf DIR", parameter="push_to_hub")
     if args.private and args.push_to_hub is None:
         raise ConfigError("--private applies to --push-to-hub; add --push-to-hub REPO or drop it", parameter="private")
     if args.hf is not None:
@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.hf is not None:
         command = shlex.join(["folkscope", "export", *(r.id for r in runs), "--hf", Path(args.hf).name])
         folder = export_runs(runs, args.hf, command=command)
-        say(f"exported {len(runs)} run(s) to {folder} (datasets.load_from_disk('{folder}'))")
+        say(f"exported {len(runs)} run(s) with a dataset card; load it with datasets.load_from_disk(DIR)")
+        print(f"dataset: {folder}")  # a path is never wrapped
         if args.push_to_hub is not None:
             push_export(folder, args.push_to_hub, private=args.private, say=say)
     if options.requested:

@@ -33,9 +33,9 @@ from typing import Any
 
 import pandas as pd
 
+from folkscope._quiet import quiet_libraries
 from folkscope.errors import BackendError, ConfigError, DataError
 from folkscope.export.flatten import flat_metrics
-from folkscope._quiet import quiet_libraries
 from folkscope.export.sources import ExportedRun
 from folkscope.paths import check_writable_dir
 from folkscope.runs import read_caveats, read_table

@@ -30,7 +30,6 @@ first so it never stops to prompt for a key after a long run.
 
 from __future__ import annotations
 
-import importlib
 import netrc
 import os
 import re
@@ -42,9 +41,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from folkscope._quiet import quiet_libraries
 from folkscope.errors import BackendError, ConfigError, MissingDependencyError
 from folkscope.export.flatten import flat_metrics, flat_params
-from folkscope._quiet import quiet_libraries
 from folkscope.export.sources import ExportedRun
 from folkscope.runs import read_caveats
 
@@ -78,14 +77,10 @@ class TrackerOptions:
         return bool(self.wandb_project or self.mlflow_uri)
 
 
-def _import(module: str, extra: str, feature: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"{feature} needs the optional package '{module}', which is not installed ({exc}). "
-            f"Install it with: pip install 'folkscope[{extra}]'"
-        ) from None
+def _import(module: str, flag: str) -> Any:
+    from folkscope._deps import require
+
+    return require(module, feature=f"{flag} (logging runs to {module})")
 
 
 def _wandb_logged_in() -> bool:
@@ -121,7 +116,7 @@ def check_trackers(options: TrackerOptions) -> None:
                 parameter="wandb_project",
                 value=options.wandb_project,
             )
-        _import("wandb", "wandb", "--wandb-project")
+        _import("wandb", "--wandb-project")
         mode = os.environ.get("WANDB_MODE", "online").lower()
         if mode not in ("offline", "disabled", "dryrun") and not _wandb_logged_in():
             raise ConfigError(
@@ -137,7 +132,7 @@ def check_trackers(options: TrackerOptions) -> None:
                 parameter="mlflow_uri",
                 value=options.mlflow_uri,
             )
-        _import("mlflow", "mlflow", "--mlflow-uri")
+        _import("mlflow", "--mlflow-uri")
 
 
 @dataclass(frozen=True)
@@ -192,7 +187,7 @@ def _caveat_text(record: RunRecord) -> str:
 
 
 def _log_wandb(record: RunRecord, run: ExportedRun, project: str) -> str:
-    wandb = _import("wandb", "wandb", "--wandb-project")
+    wandb = _import("wandb", "--wandb-project")
     tracker = wandb.init(
         project=project,
         name=record.name,
@@ -250,7 +245,7 @@ def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 def _log_mlflow(record: RunRecord, run: ExportedRun, uri: str) -> str:
-    _import("mlflow", "mlflow", "--mlflow-uri")
+    _import("mlflow", "--mlflow-uri")
     from mlflow.entities import Metric, Param
     from mlflow.tracking import MlflowClient
 
