@@ -184,19 +184,9 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> Markup | str:
     rows = []
     bias = diag.get("order_bias")
     if bias:
-        rows.append(
-            [
-                "order bias: mean |score change| between answer orderings",
-                phrase(
-                    number(bias.get("mean_abs_difference")),
-                    " (max ",
-                    number(bias.get("max_abs_difference")),
-                    ", ",
-                    number(bias.get("orderings")),
-                    " orderings)",
-                ),
-            ]
-        )
+        b = {k: number(bias.get(k)) for k in ("mean_abs_difference", "max_abs_difference", "orderings")}
+        shown = phrase(b["mean_abs_difference"], " (max ", b["max_abs_difference"], ", ", b["orderings"], " orderings)")
+        rows.append(["order bias: mean |score change| between answer orderings", shown])
     mass = diag.get("answer_mass")
     if mass:
         share = mass.get("share_below_half")
@@ -209,21 +199,9 @@ def _diagnostics(diag: Mapping[str, Any] | None) -> Markup | str:
         )
     spread = diag.get("spread")
     if spread:
-        rows.append(
-            [
-                "score spread: 5% and 95% quantiles (min, max)",
-                phrase(
-                    number(spread.get("q05")),
-                    " to ",
-                    number(spread.get("q95")),
-                    " (",
-                    number(spread.get("min")),
-                    ", ",
-                    number(spread.get("max")),
-                    ")",
-                ),
-            ]
-        )
+        q = {k: number(spread.get(k)) for k in ("q05", "q95", "min", "max")}
+        shown = phrase(q["q05"], " to ", q["q95"], " (", q["min"], ", ", q["max"], ")")
+        rows.append(["score spread: 5% and 95% quantiles (min, max)", shown])
     verdict = para(
         "The warnings at the top of the page come from these checks."
         if diag.get("warnings")
