@@ -195,6 +195,8 @@ def _log_wandb(record: RunRecord, run: ExportedRun, project: str) -> str:
         tags=[run.manifest.part, *(f"caveat:{code}"[:64] for code, _ in record.caveats)],
         config=record.params,
         settings=wandb.Settings(silent=True, console="off"),
+        dir=os.environ.get("WANDB_DIR") or None,  # read now: wandb keeps the first call's settings for the process
+        mode=os.environ.get("WANDB_MODE") or None,
         reinit="create_new",
     )
     try:
