@@ -35,18 +35,18 @@ _TITLED = re.compile(r"^(?P<title>.+?)\s*<(?P<target>[^<>]+)>$")
 class SphinxConventions(griffe.Extension):
     """Complete and rewrite the package's docstrings once it is loaded (names resolve only then)."""
 
-    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
-        self._complete(pkg)
+    def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
+        self._complete(pkg, loader)
         self._rewrite(pkg)
 
-    def _complete(self, module: griffe.Module) -> None:
+    def _complete(self, module: griffe.Module, loader: griffe.GriffeLoader) -> None:
         if module.filepath is not None and not isinstance(module.filepath, list):
             source = Path(module.filepath).read_text(encoding="utf-8")
-            _set_runtime_docstrings(module, source)
-            _set_comment_docstrings(module, source.splitlines())
+            _set_runtime_docstrings(module, source, loader)
+            _set_comment_docstrings(module, source.splitlines(), loader)
         for member in module.modules.values():
             if not member.is_alias:
-                self._complete(member)
+                self._complete(member, loader)
 
     def _rewrite(self, obj: griffe.Object) -> None:
         if obj.docstring is not None:
@@ -57,7 +57,7 @@ class SphinxConventions(griffe.Extension):
                 self._rewrite(member)
 
 
-def _set_runtime_docstrings(module: griffe.Module, source: str) -> None:
+def _set_runtime_docstrings(module: griffe.Module, source: str, loader: griffe.GriffeLoader) -> None:
     """Members documented by ``name.__doc__ = ...``: replaced by what inspecting the imported module finds."""
     names = [
         target.value.id
@@ -68,14 +68,17 @@ def _set_runtime_docstrings(module: griffe.Module, source: str) -> None:
     ]
     if not names:
         return
-    inspected = griffe.inspect(module.path)
+    # parsed as the loader parses every other docstring (numpydoc, mkdocs.yml's options)
+    inspected = griffe.inspect(
+        module.path, docstring_parser=loader.docstring_parser, docstring_options=loader.docstring_options
+    )
     for name in names:
         found = inspected[name]
         found.lineno, found.endlineno = module.members[name].lineno, module.members[name].endlineno
         module.set_member(name, found)
 
 
-def _set_comment_docstrings(module: griffe.Module, lines: list[str]) -> None:
+def _set_comment_docstrings(module: griffe.Module, lines: list[str], loader: griffe.GriffeLoader) -> None:
     """A module attribute without a docstring takes the ``#:`` comment lines right above it."""
     for attribute in module.attributes.values():
         if attribute.is_alias or attribute.docstring is not None or not attribute.lineno:
@@ -86,7 +89,13 @@ def _set_comment_docstrings(module: griffe.Module, lines: list[str]) -> None:
             comment.insert(0, lines[row][2:].strip())
             row -= 1
         if comment:
-            attribute.docstring = griffe.Docstring("\n".join(comment), lineno=row + 2, parent=attribute)
+            attribute.docstring = griffe.Docstring(
+                "\n".join(comment),
+                lineno=row + 2,
+                parent=attribute,
+                parser=loader.docstring_parser,
+                parser_options=loader.docstring_options,
+            )
 
 
 def _reference(scope: griffe.Object, body: str) -> str:

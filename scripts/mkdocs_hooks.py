@@ -5,6 +5,9 @@ repository root, outside ``docs_dir``, and links into ``docs/``. The site needs 
 first commands, one small run per part), so it is added as a generated page with its ``docs/`` links made
 site-relative, and the pages' links back to it (``../README.md``) are pointed at that page. One text, no copy
 to keep in step; ``mkdocs build --strict`` still checks every link of both.
+
+A flag in a code span (``--inference-backend``) is marked as one word (docs/stylesheets/extra.css): browsers
+break lines after hyphens, which splits flags in the pages' narrow table cells into ``--`` / ``inference-``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 QUICKSTART = "quickstart.md"
 #: a docs page's link to the repository's README: `](../README.md)`, `](../README.md#install)`, from any depth
 _README_LINK = re.compile(r"\]\((?:\.\./)+README\.md(#[^)\s]*)?\)")
+#: a code span holding one command-line flag and nothing else
+_FLAG = re.compile(r"<code>(--?[A-Za-z][\w-]*)</code>")
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -34,3 +39,7 @@ def on_page_markdown(markdown: str, page: Page, config: Any, files: Files) -> st
     here = posixpath.dirname(page.file.src_uri)
     target = posixpath.relpath(QUICKSTART, here or ".")
     return _README_LINK.sub(lambda m: f"]({target}{m.group(1) or ''})", markdown)
+
+
+def on_page_content(html: str, page: Page, config: Any, files: Files) -> str:
+    return _FLAG.sub(r'<code class="flag">\1</code>', html)

@@ -96,6 +96,10 @@ def test_every_page_is_built(site):
     # the repository README, its docs/ links made site-relative (scripts/mkdocs_hooks.py)
     assert "One small run per part" in quickstart and 'href="../risk/"' in quickstart
     assert 'href="quickstart/"' in (site / "index.html").read_text(encoding="utf-8")
+    # a flag is one word on the site, never split at its hyphens (scripts/mkdocs_hooks.py, docs/stylesheets/extra.css)
+    assert '<code class="flag">--inference-backend</code>' in (site / "results" / "index.html").read_text(
+        encoding="utf-8"
+    )
 
 
 API_PAGES = sorted(p for p in (DOCS / "api").glob("*.md") if p.stem != "README")
