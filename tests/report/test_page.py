@@ -14,7 +14,7 @@ import pytest
 
 import folkscope.report as report
 from folkscope.errors import ConfigError
-from folkscope.report import board, figures, leaderboard, page
+from folkscope.report import board, figures, leaderboard, notebook, page
 
 EVIL = "<script>alert(1)</script>"
 
@@ -75,7 +75,7 @@ def test_plain_text_keeps_dollars_literal():
 
 def test_public_names():
     assert set(report.__all__) == {n for n in vars(report) if not n.startswith("_") and callable(getattr(report, n))}
-    for module in (page, figures, board, leaderboard):
+    for module in (page, figures, board, leaderboard, notebook):
         for name in module.__all__:
             assert getattr(report, name) is getattr(module, name)
 

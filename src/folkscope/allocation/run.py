@@ -44,6 +44,7 @@ from folkscope.allocation.templates import load_template
 from folkscope.engine import Engine, engine_for_run, run_accounting
 from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
+from folkscope.report.notebook import open_result
 from folkscope.runs import Manifest, open_run, read_manifest, run_path
 
 __all__ = ["AllocationRun", "run_allocation"]
@@ -58,6 +59,11 @@ class AllocationRun:
 
     folder: Path
     metrics: dict[str, Any]
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the answer, the headline metrics with intervals and the caveats, read from the folder
+        (:func:`folkscope.report.open_result`)."""
+        return open_result(self.folder)._repr_html_()
 
 
 def _candidates(config: AllocationConfig) -> tuple[CandidateSet, np.ndarray | None]:

@@ -47,6 +47,7 @@ from folkscope.epidemiology.truth import (
     references,
     task_truth,
 )
+from folkscope.report.notebook import open_result
 from folkscope.runs import Manifest, open_run, run_path
 
 __all__ = ["EpidemiologyRun", "run_epidemiology"]
@@ -61,6 +62,11 @@ class EpidemiologyRun:
 
     folder: Path
     metrics: dict[str, Any]
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the answer, the headline metrics with intervals and the caveats, read from the folder
+        (:func:`folkscope.report.open_result`)."""
+        return open_result(self.folder)._repr_html_()
 
 
 def _truth_of(task: Task, frames: dict[str, pd.DataFrame], seed: int) -> Truth | HighTruth:

@@ -40,6 +40,7 @@ from folkscope.numeric.frequencies import load_number_frequencies
 from folkscope.numeric.games import play_matching_pennies
 from folkscope.numeric.problems import NumericProblem
 from folkscope.numeric.scoring import score_problems
+from folkscope.report.notebook import open_result
 from folkscope.runs import Manifest, engine_model_name, open_run
 
 __all__ = ["NumericRun", "run_numeric"]
@@ -51,6 +52,11 @@ class NumericRun:
 
     folder: Path
     metrics: dict[str, Any]
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the answer, the headline metrics with intervals and the caveats, read from the folder
+        (:func:`folkscope.report.open_result`)."""
+        return open_result(self.folder)._repr_html_()
 
 
 def _data_record(config: NumericConfig, problems: list[NumericProblem]) -> dict[str, Any]:

@@ -5,14 +5,16 @@ and draws its figures with :mod:`folkscope.report.figures`, so every run page
 shares one look and one set of safety rules (escaping, figure paths inside the
 run folder, atomic writes). The leaderboard (:func:`write_leaderboard`) reaches
 each part through the registry and lays out the tables it returns
-(:class:`BoardTable`). ``import folkscope.report`` does not import
+(:class:`BoardTable`). In Jupyter, a finished run (:func:`open_result`), a
+comparison and a leaderboard table display themselves as HTML
+(:mod:`folkscope.report.notebook`). ``import folkscope.report`` does not import
 matplotlib; the figure helpers import it when called (``pip install
 'folkscope[plots]'``).
 """
 
 from __future__ import annotations
 
-from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, run_metrics, slug
+from folkscope.report.board import BoardFigure, BoardTable, PartBoard, RunMetrics, estimate, run_metrics, slug
 from folkscope.report.figures import (
     drawn_figure,
     new_figure,
@@ -23,6 +25,7 @@ from folkscope.report.figures import (
     subplots_row,
 )
 from folkscope.report.leaderboard import Site, find_runs, write_leaderboard
+from folkscope.report.notebook import RunResult, open_result
 from folkscope.report.numbers import fixed, format_number
 from folkscope.report.page import (
     TextNotes,
@@ -58,6 +61,7 @@ __all__ = [
     "BoardTable",
     "PartBoard",
     "RunMetrics",
+    "RunResult",
     "Site",
     "TextNotes",
     "bold",
@@ -65,6 +69,7 @@ __all__ = [
     "config_footer",
     "drawn_figure",
     "escape",
+    "estimate",
     "figure_block",
     "figure_src",
     "find_runs",
@@ -77,6 +82,7 @@ __all__ = [
     "new_figure",
     "no_interval",
     "number",
+    "open_result",
     "optional_figures",
     "para",
     "phrase",

@@ -33,12 +33,13 @@ from typing import Any
 
 import pandas as pd
 
-from folkscope._json import read_json
+from folkscope._json import read_json, to_jsonable
 from folkscope._names import slug as _slug
 from folkscope.errors import DataError
+from folkscope.report.templating import NOTEBOOK, macro
 from folkscope.runs import Manifest, read_manifest
 
-__all__ = ["BoardFigure", "BoardTable", "PartBoard", "RunMetrics", "run_metrics", "slug"]
+__all__ = ["BoardFigure", "BoardTable", "PartBoard", "RunMetrics", "estimate", "run_metrics", "slug"]
 
 
 def slug(text: str) -> str:
@@ -48,6 +49,16 @@ def slug(text: str) -> str:
     'risk-nistincome-mc-zeroshot'
     """
     return _slug(text, keep="a-z0-9", lower=True, fallback="table")
+
+
+def estimate(value: Any, low: Any = None, high: Any = None) -> dict[str, Any]:
+    """A number and its interval as the notebook template takes them (``interval`` false when there is none).
+
+    >>> estimate(0.5, 0.4, 0.6)["interval"], estimate(0.5)["interval"]
+    (True, False)
+    """
+    interval = bool((low is not None or high is not None) and not (pd.isna(low) and pd.isna(high)))
+    return {"value": to_jsonable(value), "low": to_jsonable(low), "high": to_jsonable(high), "interval": interval}
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +110,32 @@ class BoardTable:
         skip = {c for pair in self.intervals.values() for c in pair} | {*self.labels, "run", "kind", "caveats"}
         return [c for c in self.frame.columns if c not in skip]
 
+    def display_context(self) -> dict[str, Any]:
+        """The table as the notebook template takes it: label columns, then each metric with its interval."""
+        metrics = self.metric_columns
+        rows = []
+        for record in self.frame.to_dict(orient="records"):
+            cells = []
+            for col in metrics:
+                low, high = self.intervals.get(col, (None, None))
+                cells.append(
+                    estimate(record.get(col), record.get(low) if low else None, record.get(high) if high else None)
+                )
+            labels = [record.get(c) if record.get(c) is not None else "" for c in self.labels]
+            rows.append({"labels": labels, "metrics": cells})
+        return {
+            "title": self.title,
+            "about": self.about,
+            "lead": self.lead,
+            "labels": list(self.labels),
+            "metrics": metrics,
+            "rows": rows,
+        }
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the table's one-line answer, then each row's metrics with their intervals."""
+        return str(macro("board_table", NOTEBOOK)(self.display_context()))
+
 
 @dataclass(frozen=True)
 class BoardFigure:
@@ -117,6 +154,10 @@ class PartBoard:
     tables: Sequence[BoardTable] = ()
     figures: Sequence[BoardFigure] = ()
     notes: Sequence[str] = ()
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: each table, its answer first (:meth:`BoardTable._repr_html_`)."""
+        return "\n".join(t._repr_html_() for t in self.tables)
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,20 @@ import numpy as np
 import pandas as pd
 
 from folkscope._io import atomic_write
-from folkscope._json import write_json
+from folkscope._json import to_jsonable, write_json
 from folkscope.errors import ConfigError
 from folkscope.metrics._validation import check_number
 from folkscope.registry import part
+from folkscope.report.board import estimate
 from folkscope.report.numbers import format_number
 from folkscope.report.paired import Options
+from folkscope.report.templating import NOTEBOOK, macro
 from folkscope.runs import read_caveats, read_manifest
 
 __all__ = ["Comparison", "check_output", "compare_runs"]
+
+#: differences shown in a notebook (:meth:`Comparison._repr_html_`); all of them stay in ``differences``
+_SHOWN = 25
 
 _OUTPUTS = (".csv", ".json")
 
@@ -129,6 +134,39 @@ class Comparison:
             return f"compared on {units}"
         clauses[0] += f" on {units}"
         return "; ".join(clauses)
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the answer, the caveats, then B − A per metric with its interval, the headline differences
+        first (the first rows; all of them are in :attr:`differences`)."""
+        frame = self.differences
+        first = pd.Series(False, index=frame.index)
+        for metric, scope in self.headline:
+            first |= (frame["metric"] == metric) & (frame["scope"] == scope)
+        rows = [
+            {
+                **estimate(d["difference"], d["low"], d["high"]),
+                "scope": d["scope"],
+                "title": d["title"],
+                "a": to_jsonable(d["a"]),
+                "b": to_jsonable(d["b"]),
+                "favours": d["favours"] if isinstance(d["favours"], str) else "",
+            }
+            for d in pd.concat([frame[first], frame[~first]]).head(_SHOWN).to_dict(orient="records")
+        ]
+        context = {
+            "lead": self.lead(),
+            "part_title": part(self.part).title,
+            "n_shared": f"{self.n_shared:,}",
+            "unit": self.unit,
+            "confidence": f"{self.settings.get('confidence', 0.95):.0%}",
+            "run_a": str(self.run_a),
+            "run_b": str(self.run_b),
+            "caveats": list(self.caveats),
+            "rows": rows,
+            "more": max(0, len(frame) - _SHOWN),
+            "notes": list(self.notes),
+        }
+        return str(macro("comparison", NOTEBOOK)(context))
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, as plain data (the ``--output FILE.json`` layout)."""

@@ -42,7 +42,7 @@ from folkscope.errors import ConfigError, DataError
 from folkscope.registry import PARTS
 from folkscope.report.board import BoardFigure, BoardTable, PartBoard
 from folkscope.report.page import LONG_TEXT, TextNotes, figure_block, render_page, write_page
-from folkscope.report.templating import macro
+from folkscope.report.templating import NOTEBOOK, macro
 from folkscope.runs.caveats import read_caveats
 from folkscope.runs.manifest import CONFIG_FILE, MANIFEST_FILE, read_manifest
 
@@ -70,6 +70,11 @@ class Site:
     figures: Sequence[BoardFigure] = ()
     notes: Sequence[str] = ()
     files: Sequence[Path] = field(default_factory=tuple)
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: every table of the site, each with its one-line answer first, then where the page is."""
+        tables = "\n".join(t._repr_html_() for t in self.tables)
+        return tables + str(macro("site_footer", NOTEBOOK)(self.n_runs, str(self.index)))
 
 
 def find_runs(

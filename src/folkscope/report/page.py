@@ -188,7 +188,7 @@ class TextNotes:
         """The notes not listed yet, as an ordered list (or empty)."""
         fresh = list(self._notes)[self._listed :]
         if not fresh:
-            return Markup()
+            return escape("")
         start = self._listed + 1
         self._listed = len(self._notes)
         return macro("notes")(start, fresh)

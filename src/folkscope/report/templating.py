@@ -32,6 +32,8 @@ __all__ = ["environment", "macro", "render", "text_of"]
 
 #: the partials every page shares (tables, notes, figures, sections), as macros
 MACROS = "report/templates/macros.html"
+#: the displays of results in Jupyter (``_repr_html_``), as macros
+NOTEBOOK = "report/templates/notebook.html"
 
 
 @cache
