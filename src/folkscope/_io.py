@@ -51,6 +51,32 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     return Path(path)
 
 
+@contextlib.contextmanager
+def staged_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty folder beside ``path``; on success it replaces ``path`` whole (an earlier one is removed).
+
+    An exception while writing leaves ``path`` as it was and removes the
+    staging folder, so a reader never finds half of a new folder mixed with
+    the old one (a dataset export replaced by another).
+    """
+    import shutil
+
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.{os.getpid()}.", dir=final.parent))
+    try:
+        yield staging
+        if final.exists():
+            old = final.with_name(f".{final.name}.{os.getpid()}.replaced")
+            final.rename(old)
+            staging.rename(final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staging.rename(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def write_parquet(path: str | os.PathLike[str], frame: Any) -> Path:
     """Write a DataFrame as parquet (no index), atomically; return ``path``."""
     return atomic_write(path, lambda fh: frame.to_parquet(fh, index=False))

@@ -78,8 +78,8 @@ def test_chat_print_and_tokenizer_rendering(tmp_path, capsys, local_tokenizer):
     assert rec["prompt"].endswith("<|assistant|>\n<think>\n\n</think>\n\nAnswer:")
 
 
-def test_few_shot_flags_and_hf_export(tmp_path):
-    pytest.importorskip("datasets")
+def test_few_shot_flags_and_hf_export(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
     out = tmp_path / "qa"
     argv = [
         *BASE,
@@ -95,6 +95,8 @@ def test_few_shot_flags_and_hf_export(tmp_path):
         str(out),
     ]
     assert run(argv) == 0
+    assert "%|" not in capsys.readouterr().err  # datasets' progress bars stay off the terminal
+    assert set(datasets.load_from_disk(str(out))) == {"train", "test"}
     meta = json.loads((out / "prompt_config.json").read_text())
     expected = PromptConfig(
         few_shot=FewShotConfig(

@@ -116,7 +116,10 @@ def test_hf_export_round_trip(tmp_path, nist):
     assert meta["prompt_config_name"] == cfg.name and meta["task"] == "NISTIncome"
     assert PromptConfig.from_dict(meta["prompt_config"]) == cfg
 
-    on_disk = datasets.load_from_disk(str(out / "hf"))
+    on_disk = datasets.load_from_disk(str(out))  # the folder itself is the dataset
+    card = (out / "README.md").read_text()
+    assert f"prompt configuration `{cfg.name}`" in card and "- NIST ACS 2019 excerpt: public domain" in card
+    assert "  - split: test\n    path: parquet/test.parquet" in card
     loaded = datasets.load_dataset(
         "parquet",
         data_files={s: str(out / "parquet" / f"{s}.parquet") for s in ("train", "test")},
@@ -140,6 +143,20 @@ def test_hf_export_round_trip(tmp_path, nist):
     assert on_disk["test"][0]["prompt"] == got["prompt"][0]
     parquet = pd.read_parquet(out / "parquet" / "test.parquet")
     assert list(parquet["prompt"]) == list(got["prompt"])
+
+
+def test_hf_export_replaces_an_earlier_export_and_refuses_other_folders(tmp_path, nist):
+    datasets = pytest.importorskip("datasets")
+    out = export_hf_dataset(nist, None, tmp_path / "qa", splits=("train", "test"))
+    export_hf_dataset(nist, None, out, splits=("test",))
+    assert set(datasets.load_from_disk(str(out))) == {"test"} and not (out / "train").exists()
+    assert [p.name for p in (out / "parquet").iterdir()] == ["test.parquet"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="not an earlier export"):
+        export_hf_dataset(nist, None, tmp_path / "other", splits=("test",))
+    with pytest.raises(ConfigError, match="cannot be named 'parquet'"):
+        export_hf_dataset(nist, None, tmp_path / "qa2", splits=("parquet",))
 
 
 def test_hf_export_rejects_empty_split(tmp_path, nist):

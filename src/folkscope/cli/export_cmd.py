@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _refuse_public_unlicensed(runs: list[Any]) -> None:
     """Rows derived from data without a licence (the RABBI resumes) are not published openly by folkscope."""
-    from folkscope.export.terms import data_terms
+    from folkscope.data.terms import data_terms
 
     bare = [r.id for r in runs if any(t.unlicensed for t in data_terms(r.manifest.part, r.manifest.data))]
     if bare:

@@ -19,7 +19,7 @@ from folkscope._config import flag_named
 from folkscope.cli.config_flags import add_config_flags, config_values
 from folkscope.cli.data_args import add_data_source_arguments, data_options
 from folkscope.errors import ConfigError
-from folkscope.paths import check_folder_path, check_output_file, check_writable_dir
+from folkscope.paths import check_folder_path, check_output_file
 from folkscope.prompting.config import PromptConfig
 from folkscope.risk.config import PROMPTS, BenchmarkConfig, prompt_config_of
 
@@ -108,7 +108,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("output")
     out.add_argument("--output", default=None, help="write JSONL here: one line per row and answer ordering")
     out.add_argument(
-        "--hf-dataset", default=None, metavar="DIR", help="export train/test prompts as a Hugging Face dataset"
+        "--hf-dataset",
+        default=None,
+        metavar="DIR",
+        help="export train/test prompts as a Hugging Face dataset at DIR (datasets.load_from_disk(DIR)), with "
+        "parquet/ files, prompt_config.json and a dataset card",
     )
     out.add_argument("--hf-splits", default="train,test", help="splits for --hf-dataset (comma-separated)")
     out.add_argument("--tokenizer", default=None, help="render chat prompts with this tokenizer's chat template")
@@ -147,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:  # where the prompts go is checked before any row is read
         check_output_file(args.output)
     if args.hf_dataset is not None:
-        check_writable_dir(args.hf_dataset, flag="--hf-dataset", what="the dataset")
+        from folkscope.export import check_export_dir
+
+        check_export_dir(args.hf_dataset, flag="--hf-dataset")  # new, empty or an earlier export
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None  # a bad name fails before any data is read
     if tokenizer is not None:  # a template without a system role: as a run sends the prompts
         config = fit_chat_config(config, tokenizer)

@@ -7,7 +7,7 @@ says, per run: the model, the subject and part, the config fingerprint,
 the headline numbers with their intervals as the part's own leaderboard
 table shows them (reached through the registry, never by importing the
 part), the caveats the run recorded, and then, for the whole export, how
-it was made and the data terms (:mod:`folkscope.export.terms`). Data that
+it was made and the data terms (:mod:`folkscope.data.terms`). Data that
 carries no licence is said so in words, above the terms list.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from folkscope import __version__
+from folkscope.data.terms import DataTerms, data_terms, hub_licence
 from folkscope.export.sources import ExportedRun
-from folkscope.export.terms import DataTerms, data_terms, hub_licence
 from folkscope.registry import PARTS
 from folkscope.runs import read_caveats
 

@@ -25,14 +25,13 @@ a mixture.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from folkscope._io import staged_folder
 from folkscope._quiet import quiet_libraries
 from folkscope.errors import BackendError, ConfigError, DataError
 from folkscope.export.flatten import flat_metrics
@@ -158,25 +157,13 @@ def save_dataset(tables: Mapping[str, pd.DataFrame], folder: str | Path, card: s
 
     datasets = require("datasets", feature="exporting results as a Hugging Face dataset")
     final = Path(folder)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+    with staged_folder(final) as staging:
         with quiet_libraries():
             parts = {
                 split: datasets.Dataset.from_pandas(frame, preserve_index=False) for split, frame in tables.items()
             }
             datasets.DatasetDict(parts).save_to_disk(str(staging))
         (staging / "README.md").write_text(card, encoding="utf-8")
-        if final.exists():
-            old = final.with_name(f".{final.name}.replaced")
-            shutil.rmtree(old, ignore_errors=True)
-            final.rename(old)
-            staging.rename(final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(final)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return final
 
 

@@ -185,6 +185,57 @@ def write_prompts_jsonl(
     return _atomic_write_text(Path(path), _json_lines(batch, split, tokenizer))
 
 
+#: what save_to_disk writes for a DatasetDict: its presence marks a folder as an earlier export (replaced whole)
+_DATASET_DICT_FILE = "dataset_dict.json"
+#: names beside the splits' folders in an export folder; no split may take one
+_BESIDE_SPLITS = ("parquet", "prompt_config.json", "README.md", _DATASET_DICT_FILE)
+
+
+def _card(task: str, cfg: PromptConfig, rows: dict[str, int], provenance: dict[str, Any]) -> str:
+    """The export's dataset card: what the prompts are, their columns, and the terms of the rows they describe."""
+    from folkscope import __version__
+    from folkscope.data.terms import data_terms, hub_licence
+
+    terms = data_terms("risk", provenance)
+    lines = [
+        "---",
+        f"license: {hub_licence(terms)}",
+        "tags:",
+        "- folkscope",
+        "- prompts",
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        *(f"  - split: {s}\n    path: parquet/{s}.parquet" for s in rows),
+        "---",
+        "",
+        f"# folkscope prompts: {task}",
+        "",
+        f"The prompts folkscope {__version__} sends a model for task `{task}` with prompt configuration "
+        f"`{cfg.name}` (fingerprint `{cfg.fingerprint()}`; the whole configuration is in `prompt_config.json`): "
+        "one row per survey row and answer ordering. Load it with `datasets.load_from_disk(DIR)`, or the "
+        "`parquet/` files with any parquet reader.",
+        "",
+        "| split | rows |",
+        "|---|---|",
+        *(f"| {s} | {n} |" for s, n in rows.items()),
+        "",
+        "Columns: " + ", ".join(f"`{c}`" for c in _COLUMNS) + " (see `folkscope.prompting.export`).",
+        "",
+        "## Data terms",
+        "",
+        *(f"- {t.name}: {t.terms}" for t in terms),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_COLUMNS = (
+    "row_id split ordering permutation mode prompt messages prefill choices choice_labels candidates label answer "
+    "prompt_config"
+).split()
+
+
 def export_hf_dataset(
     dataset: Any,
     config: PromptConfig | None,
@@ -195,13 +246,17 @@ def export_hf_dataset(
 ) -> Path:
     """Export rendered prompts, choices and labels of a dataset's splits for Hugging Face ``datasets``.
 
-    Writes, under ``out_dir``:
+    ``out_dir`` becomes (replacing an earlier export there whole):
 
-    - ``parquet/<split>.parquet``: readable with
+    - a ``datasets.DatasetDict``, one split each: ``datasets.load_from_disk(out_dir)``
+      (``dataset_dict.json`` and one folder per split, ``datasets``' own files);
+    - ``parquet/<split>.parquet``: the same tables, readable with
       ``datasets.load_dataset("parquet", data_files={"test": ".../parquet/test.parquet"})``
-      (or pandas / pyarrow);
-    - ``hf/``: the same as a ``datasets.DatasetDict`` (``datasets.load_from_disk``);
-    - ``prompt_config.json``: the prompt configuration, its name and fingerprint.
+      (or pandas / pyarrow), and what a Hub upload of the folder serves (the card's ``configs``);
+    - ``prompt_config.json``: the prompt configuration, its name and fingerprint;
+    - ``README.md``: the dataset card (task, configuration, splits, columns, data terms).
+
+    No split may be named ``parquet`` (the folder beside the splits').
 
     Parameters
     ----------
@@ -210,7 +265,7 @@ def export_hf_dataset(
     config : PromptConfig or None
         Prompt configuration (default: the paper's prompt).
     out_dir : path
-        Output folder (created).
+        Output folder: new, empty, or an earlier export.
     splits : sequence of str
         Splits to export; each must be non-empty.
     tokenizer : optional
@@ -224,6 +279,8 @@ def export_hf_dataset(
         ``out_dir``.
     """
     from folkscope._deps import require
+    from folkscope._io import staged_folder
+    from folkscope._quiet import quiet_libraries
 
     datasets = require("datasets", feature="exporting prompts as a Hugging Face dataset")
     cfg = config if config is not None else PromptConfig()
@@ -233,25 +290,43 @@ def export_hf_dataset(
         raise ConfigError(
             f"splits must be a non-empty list of split names, got {splits!r}", parameter="splits", value=splits
         )
+    clash = [s for s in splits if s in _BESIDE_SPLITS]
+    if clash:
+        raise ConfigError(
+            f"a split cannot be named {clash[0]!r}: the export keeps a file of that name",
+            parameter="splits",
+            value=clash[0],
+        )
     out = Path(out_dir)
-    (out / "parquet").mkdir(parents=True, exist_ok=True)
-    parts = {}
+    if out.is_dir() and any(out.iterdir()) and not (out / _DATASET_DICT_FILE).is_file():
+        raise ConfigError(
+            f"{out} is a folder with other files in it, not an earlier export; pass a new or empty folder",
+            parameter="out_dir",
+            value=str(out),
+        )
+    frames = {}
     for split in splits:
         batch = render_dataset(dataset, cfg, split=split)
         if len(batch) == 0:
             raise ConfigError(f"split {split!r} has no rows; export other splits", parameter="splits", value=split)
         frame = prompts_frame(batch, split=split, tokenizer=tokenizer)
         frame["prompt_config"] = cfg.name
-        write_parquet(out / "parquet" / f"{split}.parquet", frame)
-        parts[split] = datasets.Dataset.from_pandas(frame, preserve_index=False)
-    datasets.DatasetDict(parts).save_to_disk(str(out / "hf"))
+        frames[split] = frame
     meta = {
         "task": dataset.task.name,
         "prompt_config": cfg.to_dict(),
         "prompt_config_name": cfg.name,
         "prompt_config_fingerprint": cfg.fingerprint(),
         "prompt_format_version": PROMPT_FORMAT_VERSION,
-        "splits": {s: int(len(p)) for s, p in parts.items()},
+        "splits": {s: int(len(f)) for s, f in frames.items()},
     }
-    (out / "prompt_config.json").write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+    with staged_folder(out) as staging:
+        for split, frame in frames.items():
+            write_parquet(staging / "parquet" / f"{split}.parquet", frame)
+        with quiet_libraries():  # no "Saving the dataset ... 100%|" bars on the terminal
+            parts = {s: datasets.Dataset.from_pandas(f, preserve_index=False) for s, f in frames.items()}
+            datasets.DatasetDict(parts).save_to_disk(str(staging))
+        (staging / "prompt_config.json").write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+        card = _card(dataset.task.name, cfg, meta["splits"], dict(getattr(dataset, "provenance", None) or {}))
+        (staging / "README.md").write_text(card, encoding="utf-8")
     return out
