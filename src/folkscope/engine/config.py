@@ -24,8 +24,9 @@ from folkscope.errors import ConfigError
 
 __all__ = ["API_OPTIONS", "API_SCORE_MODES", "BACKENDS", "VLLM_OPTIONS", "EngineConfig", "check_max_cost"]
 
-#: backends a configuration may name (``fake`` answers deterministically, for tests and dry runs)
-BACKENDS = ("transformers", "vllm", "litellm", "fake")
+#: backends a configuration may name (``fake`` answers deterministically, for tests and dry runs; ``replay``
+#: serves log-likelihoods another harness computed, from an answers folder)
+BACKENDS = ("transformers", "vllm", "litellm", "fake", "replay")
 #: options only web APIs take (litellm)
 API_OPTIONS = ("max_rpm", "api_base", "max_concurrency", "assistant_prefill", "score_mode", "max_cost", "approve_cost")
 #: how web APIs score plain-text prompts (LiteLLMBackend's ``score_mode``)
@@ -73,7 +74,8 @@ class EngineConfig:
         default="transformers",
         metadata=_meta(
             "inference backend: transformers, vllm (a CUDA GPU and the [vllm] extra), litellm (web APIs; "
-            "same as --use-web-api-model) or fake (deterministic, for dry runs)",
+            "same as --use-web-api-model), fake (deterministic, for dry runs) or replay (--model is an answers "
+            "folder of log-likelihoods another harness computed; folkscope lm-eval import writes it)",
             "--inference-backend",
             choices=BACKENDS,
         ),

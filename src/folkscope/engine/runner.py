@@ -49,6 +49,7 @@ from folkscope.engine.cache import ResultCache, entry_key, namespace_key
 from folkscope.engine.config import EngineConfig
 from folkscope.engine.plausibility import implausible
 from folkscope.engine.progress import Progress, progress_mode
+from folkscope.engine.recording import record
 from folkscope.engine.requests import (
     GenerateRequest,
     GenerateResult,
@@ -396,6 +397,7 @@ class Engine:
                     parameter="requests",
                     value=type(req).__name__,
                 )
+        record(requests)
         requests = self._fit_context(requests)
         keys = [request_key(r) for r in requests]
         first: dict[str, int] = {}

@@ -8,6 +8,8 @@ name               class                                      needs
 ``litellm``        :class:`~.api.LiteLLMBackend` (alias       ``folkscope[api]``
                    ``api``): web APIs
 ``vllm``           :class:`~.vllm.VLLMBackend`                ``folkscope[vllm]``
+``replay``         :class:`~.replay.ReplayBackend`: answers   nothing
+                   another harness computed (lm-eval)
 =================  =========================================  ===========
 
 Other backends plug in the same way (:func:`register_backend`), implementing
@@ -16,7 +18,7 @@ the :class:`~.base.Backend` protocol.
 Examples
 --------
 >>> sorted(available_backends())
-['api', 'fake', 'hf', 'litellm', 'transformers', 'vllm']
+['api', 'fake', 'hf', 'litellm', 'replay', 'transformers', 'vllm']
 >>> get_backend("fake").__name__
 'FakeBackend'
 """
@@ -38,6 +40,7 @@ _REGISTRY: dict[str, str] = {
     "litellm": "folkscope.engine.backends.api:LiteLLMBackend",
     "api": "folkscope.engine.backends.api:LiteLLMBackend",
     "vllm": "folkscope.engine.backends.vllm:VLLMBackend",
+    "replay": "folkscope.engine.backends.replay:ReplayBackend",
 }
 
 
