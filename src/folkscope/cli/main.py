@@ -39,6 +39,7 @@ _COMMANDS = (
     "epidemiology",
     "study",
     "export",
+    "lmeval",
     "tasks",
     "data",
     "prompts",
