@@ -7,7 +7,7 @@
 # Extra arguments go to pytest (e.g. bash scripts/test.sh -k metrics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh "hf,api,ray,plots,datasets,baselines,essays,yaml,docs,dev"
+bash scripts/setup.sh "hf,api,ray,plots,datasets,baselines,essays,yaml,docs,wandb,mlflow,lmeval,dev"
 # folktexts 0.7.1, the parity tests' oracle (tests/parity): beside the venv, not in it (its console scripts
 # would collide with ours), without its dependencies (it runs on the venv's torch and transformers).
 oracle="${FOLKSCOPE_ORACLE_DIR:-.oracle}"
