@@ -146,3 +146,38 @@ def test_cli_export_says_what_to_run_next(tmp_path, capsys):
     assert code == 0 and lines[0] == "answer: lm-eval task mine: 12 questions, 48 log-likelihoods to compute"
     assert "max_length=600" in lines[2] and f"--include_path {tmp_path}" in lines[2]
     assert Path(tmp_path / "mine" / "mine.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("command", "table", "column"),
+    [
+        (["numeric", "run", "--limit", "2"], "probabilities.parquet", "model_prob"),
+        (["allocation", "run", "--limit", "1", "--no-chat", "--n-bootstrap", "20"], "scores.parquet", "score"),
+        (["epidemiology", "run", "--limit", "1"], "model.parquet", None),
+    ],
+    ids=["numeric", "allocation", "epidemiology"],
+)
+def test_every_part_imports_as_its_own_run_on_the_same_engine(tmp_path, command, table, column):
+    task = export_task(build_parser(), command, tmp_path / "tasks")
+    write_log(task.folder, tmp_path / "out", Engine.from_model("demo", backend="fake", use_cache=False), model="demo")
+    imported = import_samples(build_parser(), [tmp_path / "out"], task.folder, tmp_path / "results")
+    assert read_manifest(imported.folder).part == task.part
+    main(
+        [
+            *command,
+            "--inference-backend",
+            "fake",
+            "--model",
+            "demo",
+            "--no-cache",
+            "--results-dir",
+            str(tmp_path / "own"),
+        ]
+    )
+    (own,) = (p for p in (tmp_path / "own").glob("*/demo/*") if p.is_dir())
+    mine, theirs = pd.read_parquet(own / table), pd.read_parquet(imported.folder / table)
+    numbers = [column] if column else [c for c in mine.columns if mine[c].dtype.kind == "f"]
+    assert numbers and len(mine) == len(theirs) > 0
+    np.testing.assert_allclose(theirs[numbers].to_numpy(float), mine[numbers].to_numpy(float))
+    if task.part == "numeric":  # the log holds no tokenization: the multi-token share is unknown, not 0
+        assert json.loads((imported.folder / "metrics.json").read_text())["multi_token_share"] is None

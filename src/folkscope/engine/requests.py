@@ -288,9 +288,10 @@ class ScoreResult:
         NaN marks a candidate the backend could not score exactly (a web API
         that left it out of its top log-probabilities); never a silent 0.
     num_tokens : tuple of int
-        Number of tokens of each candidate.
+        Number of tokens of each candidate; 0 where it is not known (answers
+        replayed from another harness's log, which records no tokenization).
     prompt_tokens : int
-        Length of the tokenized prompt.
+        Length of the tokenized prompt (0 where not known, as above).
     bound : float, optional
         When some logprobs are NaN: a log-probability that each of them is
         known not to exceed (the smallest one the API returned), so callers

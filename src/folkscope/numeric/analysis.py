@@ -64,7 +64,8 @@ def analyse(folder: Path, *, heatmap: bool = True) -> dict[str, Any]:
         "behaviour_shares": measures.behaviour_shares(cells),
         "behaviour_shares_renormalised": measures.behaviour_shares(cells, column="behaviour_renormalised"),
         "order_bias": bias,
-        "multi_token_share": float((probs["min_tokens"] > 1).mean()),
+        # 0 tokens: the count is unknown (answers replayed from another harness's log), so the share is too
+        "multi_token_share": float((probs["min_tokens"] > 1).mean()) if (probs["min_tokens"] > 0).all() else None,
     }
     if unscored:
         metrics["unscored_problem_ids"] = unscored[:20]

@@ -140,7 +140,8 @@ class ReplayBackend:
 
     def _result(self, context: str, candidates: Sequence[str]) -> ScoreResult:
         logprobs = tuple(self._logprob(context, c) for c in candidates)
-        # a NaN here is a pair the table lacks: no bound is known, so a caller cannot rule it out
+        # a NaN here is a pair the table lacks: no bound is known, so a caller cannot rule it out; token counts
+        # are 0, "not known" (the log records no tokenization)
         return ScoreResult(logprobs, tuple(0 for _ in candidates), 0)
 
     def _batches(self, answers: list[tuple[int, Any]]) -> Batches:
