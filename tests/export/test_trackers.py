@@ -203,3 +203,21 @@ def test_mlflow_keys_are_made_acceptable_to_mlflow(key, expected):
     made = _mlflow_key(key)
     assert made == (expected or key)
     _validate_metric_name(made)  # raises on a key MLflow refuses
+
+
+def test_a_study_plan_logs_each_cell_once_and_never_its_cost_estimate(capsys, tmp_path, file_store):
+    plan = tmp_path / "tracked.toml"
+    plan.write_text(
+        'name = "tracked"\n[[models]]\nmodel = "fake"\ninference_backend = "fake"\n[numeric]\ntasks = ["colors"]\n'
+        f'options = {{ limit = 10, no_cache = true, mlflow_uri = "{file_store}" }}\n'
+    )
+    results = tmp_path / "results"
+    assert main(["study", "run", str(plan), "--results-dir", str(results), "--no-leaderboard"]) == 0
+    capsys.readouterr()
+    (folder,) = [p.parent for p in results.rglob("manifest.json")]
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=file_store)
+    (experiment,) = [e for e in client.search_experiments() if e.name == "folkscope"]
+    (run,) = client.search_runs([experiment.experiment_id])  # the estimate's stand-in run is not among them
+    assert run.data.tags["folkscope.run_folder"] == str(folder)
