@@ -75,7 +75,7 @@ __all__ = [
 
 #: images from the run folder only, the inline stylesheet, nothing else (no scripts, no requests)
 _CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
-#: the page template and its stylesheet (:mod:`folkscope.report.templating`)
+#: the page template (:mod:`folkscope.report.templating`); it includes the stylesheet ``page.css``
 PAGE = "report/templates/page.html"
 
 
@@ -98,12 +98,12 @@ def total(value: Any) -> Markup:
 
 def interval(low: Any, high: Any, *, digits: int = 4) -> Markup:
     """``[low, high]``, each through :func:`number`."""
-    return macro("interval")(low, high, digits, False)
+    return macro("interval")(low, high, digits)
 
 
 def no_interval() -> Markup:
     """The dash of a metric that has no interval."""
-    return macro("interval")(None, None)
+    return macro("no_interval")()
 
 
 def para(*pieces: object, css_class: str | None = None) -> Markup:

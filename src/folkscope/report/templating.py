@@ -47,6 +47,7 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # package files: no stat per macro call (a page calls one per table cell)
     )
     env.filters["text_of"] = text_of
     return env
