@@ -162,6 +162,10 @@ def save_dataset(tables: Mapping[str, pd.DataFrame], folder: str | Path, card: s
             parts = {
                 split: datasets.Dataset.from_pandas(frame, preserve_index=False) for split, frame in tables.items()
             }
+            if RUNS_SPLIT in parts:  # text even when no run recorded a caveat (an empty list has no type of its own)
+                parts[RUNS_SPLIT] = parts[RUNS_SPLIT].cast_column(
+                    "caveats", datasets.Sequence(datasets.Value("string"))
+                )
             datasets.DatasetDict(parts).save_to_disk(str(staging))
         (staging / "README.md").write_text(card, encoding="utf-8")
     return final
