@@ -10,6 +10,7 @@ import pytest
 
 from folkscope.engine import Engine
 from folkscope.errors import ConfigError, DataError
+from folkscope.report import open_result
 from folkscope.risk.analysis import rescore
 from folkscope.risk.config import BenchmarkConfig
 from folkscope.risk.run import Benchmark
@@ -181,3 +182,15 @@ def test_chain_of_thought_runs_keep_the_generations_and_count_unparseable_ones(t
     assert (table.loc[men, "generation"] == "No idea.").all()
     assert metrics["scoring"]["unparseable_generations"] == int(men.sum()) == metrics["scoring"]["nan_scores"]
     assert metrics["model"]["counts"]["n_excluded"] == int(men.sum())  # excluded from metrics, and counted
+
+
+def test_a_finished_benchmark_displays_its_result_in_jupyter(finished_run):
+    bench, _, _ = finished_run
+    result = open_result(bench.run_dir)
+    html = bench._repr_html_()
+    assert html == result._repr_html_() and html.index(result.answer) < html.index("<table")
+    assert "seeded-fake" in result.answer and result.part == "risk"
+    fresh = Benchmark.make_benchmark(
+        "NISTIncome", model=Engine.from_model("seeded-fake", backend="fake", use_cache=False)
+    )
+    assert fresh._repr_html_() is None  # not run yet: the notebook shows the plain repr

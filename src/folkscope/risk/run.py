@@ -40,6 +40,7 @@ from folkscope.engine import Engine, EngineConfig, run_accounting
 from folkscope.engine.usage import oom_note
 from folkscope.errors import ConfigError
 from folkscope.prompting import shuffled_pool
+from folkscope.report.notebook import open_result
 from folkscope.risk.analysis import evaluate_folder, group_pairs, manifest, rescore, write_folktexts
 from folkscope.risk.baselines import fit_baselines
 from folkscope.risk.classifier import LLMClassifier
@@ -391,6 +392,11 @@ class Benchmark:
         if show_plots:
             _display(plots)
         return paths
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter, once run: the run's answer, headline metrics with intervals and caveats
+        (:func:`folkscope.report.open_result`); before that, None, so the notebook shows the plain repr."""
+        return None if self.run_dir is None else open_result(self.run_dir)._repr_html_()
 
     # -- running -------------------------------------------------------------------
     def run(self, results_root_dir: str | Path = "results", fit_threshold: int | bool = 0) -> dict[str, Any]:
