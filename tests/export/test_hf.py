@@ -148,6 +148,7 @@ def test_an_earlier_export_is_replaced_whole(risk_run, numeric_run, tmp_path):
         (["export", "{run}/metrics.json", "--hf", "{tmp}/o"], "is a file; pass a run folder"),
         (["export", "{run}", "--hf", "{results}"], "a folder with other files in it, not an earlier export"),
         (["export", "{run}", "--hf", "{run}/metrics.json"], "is a file, not a folder"),
+        (["export", "{run}", "--hf", "{run}/dataset"], "lies inside the run folder"),
         (["export", "{run}"], "nothing to do: pass --hf DIR"),
         (["export", "{run}", "--push-to-hub", "me/x"], "add --hf DIR"),
         (["export", "{run}", "--hf", "{tmp}/o", "--private"], "--private applies to --push-to-hub"),

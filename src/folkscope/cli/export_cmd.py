@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if args.push_to_hub is not None:
         check_hub_access(args.push_to_hub)
     runs = resolve_runs(args.runs)  # every path checked before anything is written
+    if args.hf is not None:
+        _refuse_inside_a_run(Path(args.hf).expanduser().absolute(), runs)
     if args.push_to_hub is not None and not args.private:
         _refuse_public_unlicensed(runs)
     if args.hf is not None:
@@ -86,6 +88,17 @@ def run(args: argparse.Namespace) -> int:
     if options.requested:
         log_runs(runs, options, say=say)
     return 0
+
+
+def _refuse_inside_a_run(out: Path, runs: list[Any]) -> None:
+    """A dataset written into a run folder would become part of the run it exports."""
+    for run in runs:
+        if out == run.folder or run.folder in out.parents:
+            raise ConfigError(
+                f"--hf {out} lies inside the run folder {run.folder}; pass a folder outside it",
+                parameter="hf",
+                value=str(out),
+            )
 
 
 def _refuse_public_unlicensed(runs: list[Any]) -> None:

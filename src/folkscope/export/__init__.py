@@ -4,9 +4,9 @@
   saved at a folder, loadable with ``datasets.load_from_disk``, with a
   dataset card (:mod:`~folkscope.export.hf`, :mod:`~folkscope.export.card`);
   :func:`~folkscope.export.hf.push_export` uploads it to the Hub;
-- :mod:`~folkscope.export.trackers`: a run's config, metrics, tables,
-  figures and page logged to Weights & Biases or MLflow through their own
-  libraries, after the run folder is published.
+- :func:`log_runs` (:mod:`~folkscope.export.trackers`): a run's config,
+  metrics, tables, figures and page logged to Weights & Biases or MLflow
+  through their own libraries, after the run folder is published.
 
 This layer reads run folders only through :mod:`folkscope.runs` and reaches
 a part only through :mod:`folkscope.registry`; nothing below the command
@@ -21,8 +21,18 @@ from pathlib import Path
 from folkscope.export.card import render_card
 from folkscope.export.hf import check_export_dir, push_export, run_tables, save_dataset
 from folkscope.export.sources import ExportedRun, resolve_runs
+from folkscope.export.trackers import TrackerOptions, check_trackers, log_runs
 
-__all__ = ["ExportedRun", "check_export_dir", "export_runs", "push_export", "resolve_runs"]
+__all__ = [
+    "ExportedRun",
+    "TrackerOptions",
+    "check_export_dir",
+    "check_trackers",
+    "export_runs",
+    "log_runs",
+    "push_export",
+    "resolve_runs",
+]
 
 
 def export_runs(runs: Sequence[ExportedRun], folder: str | Path, *, command: str = "") -> Path:

@@ -70,7 +70,7 @@ def check_export_dir(path: str | Path, *, flag: str = "--hf") -> Path:
     if folder.is_dir() and any(folder.iterdir()) and not (folder / DATASET_DICT_FILE).is_file():
         raise ConfigError(
             f"{flag} {folder} is a folder with other files in it, not an earlier export; pass a new or empty folder",
-            parameter=flag.lstrip("-"),
+            parameter=flag.lstrip("-").replace("-", "_"),
             value=str(folder),
         )
     return folder
