@@ -235,3 +235,18 @@ def test_the_command_prints_folkscope_lines_only(risk_run, tmp_path):
     assert proc.stdout.splitlines()[0].startswith("exported 1 run(s) ")
     assert proc.stdout.splitlines()[-1] == f"dataset: {out}"
     assert "%|" not in proc.stdout and "Saving the dataset" not in proc.stdout
+
+
+def test_quieting_the_libraries_restores_their_bars_and_loggers_for_a_python_caller():
+    import logging
+
+    from datasets.utils import logging as ds_logging
+
+    from folkscope._quiet import quiet_libraries
+
+    ds_logging.enable_progress_bar()
+    level = logging.getLogger("mlflow").level
+    with quiet_libraries():
+        assert not ds_logging.is_progress_bar_enabled() and logging.getLogger("mlflow").level == logging.ERROR
+        print("a library's own line")  # to folkscope's log, not the terminal
+    assert ds_logging.is_progress_bar_enabled() and logging.getLogger("mlflow").level == level
