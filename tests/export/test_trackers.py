@@ -18,7 +18,7 @@ import pytest
 from folkscope.cli.main import main
 from folkscope.export.flatten import flat_metrics
 from folkscope.export.trackers import _mlflow_key
-from folkscope.runs import read_manifest
+from folkscope.runs import read_manifest, read_table
 
 from .conftest import numeric_argv
 
@@ -112,6 +112,21 @@ def test_wandb_offline_log_holds_the_runs_metrics_and_config(capsys, risk_run, o
         == json.loads((risk_run / "metrics.json").read_text())["model"]["unweighted"]["overall"]["roc_auc"]
     )
     assert config["run_folder"] == str(risk_run) and config["fingerprint"] == read_manifest(risk_run).fingerprint
+    # the tables and PNG figures show in W&B as tables and images, not only as artifact files
+    # (W&B records a media value as flat keys: tables/scores/_type, tables/scores/nrows, ...)
+    assert logged["tables/scores/_type"] == "table-file"
+    assert logged["tables/scores/nrows"] == len(read_table(risk_run, "scores"))
+    figures = sorted(p.stem for p in risk_run.rglob("*.png"))
+    assert figures and all(logged[f"figures/{name}/_type"] == "image-file" for name in figures)
+
+
+def test_a_table_longer_than_the_wandb_limit_stays_an_artifact_file_only(capsys, risk_run, offline_wandb, monkeypatch):
+    import folkscope.export.trackers as trackers
+
+    monkeypatch.setattr(trackers, "WANDB_TABLE_ROWS", len(read_table(risk_run, "scores")) - 1)
+    assert main(["export", str(risk_run), "--wandb-project", "folkscope-tests"]) == 0
+    logged, _ = _wandb_logged(offline_wandb)
+    assert "tables/scores/_type" not in logged and "figures/roc/_type" in logged
 
 
 def test_mlflow_file_store_holds_metrics_params_caveats_tables_figures_and_page(capsys, risk_run, file_store):

@@ -12,7 +12,10 @@ What one run becomes in a tracker (the same for both, from the folder alone):
   and the list as ``caveats.txt``;
 - files: the declared tables (parquet, CSV) under ``tables/``, the figures
   (PNG, SVG) under ``figures/``, the page and ``manifest.json`` (W&B: one
-  artifact of type ``folkscope-run`` holding them).
+  artifact of type ``folkscope-run`` holding them; besides, W&B shows the PNG
+  figures as images and each table of at most :data:`WANDB_TABLE_ROWS` rows
+  as a table, and counts the larger ones in ``tables_as_files_only``; MLflow
+  shows PNG artifacts itself).
 
 Logging reads a published run folder, so it runs after the folder is in
 place: a tracker that fails cannot lose the run, and ``folkscope export RUN
@@ -47,8 +50,11 @@ from folkscope.export.flatten import flat_metrics, flat_params
 from folkscope.export.sources import ExportedRun
 from folkscope.runs import read_caveats
 
-__all__ = ["TrackerOptions", "check_trackers", "log_runs", "run_record"]
+__all__ = ["WANDB_TABLE_ROWS", "TrackerOptions", "check_trackers", "log_runs", "run_record"]
 
+#: tables up to this many rows are also logged as W&B tables (its own default limit is 200,000; a large table
+#: stays an artifact file rather than slowing the W&B page down)
+WANDB_TABLE_ROWS = 10_000
 _FIGURES = (".png", ".svg")
 _PAGES = ("report.html", "index.html", "manifest.json")
 
@@ -186,6 +192,44 @@ def _caveat_text(record: RunRecord) -> str:
 # -- Weights & Biases ------------------------------------------------------------------------------------------------
 
 
+def _plain_cells(frame: Any) -> Any:
+    """The table with list, dict and array cells as JSON text: a W&B table holds scalars."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        return json.dumps(value, default=str) if isinstance(value, (list, dict, tuple)) else value
+
+    out = frame.copy()
+    for column in out.columns:
+        if pd.api.types.is_object_dtype(out[column].dtype):
+            out[column] = out[column].map(plain)
+    return out
+
+
+def _wandb_media(wandb: Any, record: RunRecord) -> tuple[dict[str, Any], int]:
+    """PNG figures as images and tables of at most :data:`WANDB_TABLE_ROWS` rows as tables; how many were too long."""
+    import importlib.util
+
+    import pandas as pd
+
+    media: dict[str, Any] = {}
+    if importlib.util.find_spec("PIL") is not None:  # wandb.Image reads the file with Pillow
+        media.update({f"figures/{p.stem}": wandb.Image(str(p)) for p in record.files["figures"] if p.suffix == ".png"})
+    too_long = 0
+    for path in record.files["tables"]:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        if len(frame) > WANDB_TABLE_ROWS:
+            too_long += 1
+            continue
+        media[f"tables/{path.stem}"] = wandb.Table(dataframe=_plain_cells(frame))
+    return media, too_long
+
+
 def _log_wandb(record: RunRecord, run: ExportedRun, project: str) -> str:
     wandb = _import("wandb", "--wandb-project")
     tracker = wandb.init(
@@ -201,7 +245,11 @@ def _log_wandb(record: RunRecord, run: ExportedRun, project: str) -> str:
     )
     try:
         tracker.log(record.metrics)
+        media, too_long = _wandb_media(wandb, record)
+        if media:
+            tracker.log(media)
         tracker.summary["metrics_not_finite"] = record.not_finite
+        tracker.summary["tables_as_files_only"] = too_long
         tracker.summary["caveats"] = _caveat_text(record)
         artifact = wandb.Artifact(
             f"folkscope-{run.manifest.part}-{run.manifest.fingerprint[:16]}", type="folkscope-run"
